@@ -1,0 +1,194 @@
+import { isPlainObject, type KubeObject } from '../api/objects.js';
+import { resourceKey, type ResourceType } from '../api/resources.js';
+import { badRequest, methodNotSupported, notFound, StatusError, unsupportedMediaType } from '../api/status.js';
+import { applyJsonPatch } from '../patch/json.js';
+import { applyMergePatch, checkMergePatchBody } from '../patch/merge.js';
+import { applyStrategicMergePatch } from '../patch/strategic.js';
+import type { ObjectStore } from '../store/store.js';
+import { parseObjectBody, parsePatchBody } from './body.js';
+
+/** What a handler returns: a status code and a JSON body (or text for pod logs). */
+export interface Reply {
+  status: number;
+  body: unknown;
+  contentType?: string;
+}
+
+/** Patch content types the server accepts, in the order kube-apiserver lists them. */
+export const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+] as const;
+
+/** Resources whose registry answers a delete with the deleted object rather than a Status. */
+const RETURNS_DELETED_OBJECT = new Set([
+  'pods',
+  'persistentvolumes',
+  'persistentvolumeclaims',
+  'namespaces',
+  'serviceaccounts',
+  'storage.k8s.io/storageclasses',
+]);
+
+function apiVersion(r: ResourceType): string {
+  return r.group === '' ? r.version : `${r.group}/${r.version}`;
+}
+
+/** Checks the body's apiVersion, kind and namespace against the URL, as the real handlers do. */
+export function checkBody(r: ResourceType, obj: Record<string, unknown>, namespace: string | undefined): KubeObject {
+  const av = obj.apiVersion;
+  if (typeof av === 'string' && av !== '' && av !== apiVersion(r)) {
+    throw badRequest(`the API version in the data (${av}) does not match the expected API version (${apiVersion(r)})`);
+  }
+  const kind = obj.kind;
+  if (typeof kind === 'string' && kind !== '' && kind !== r.kind) {
+    throw badRequest(`the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: kind ${kind} is not ${r.kind}`);
+  }
+  if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  if (!isPlainObject(obj.metadata)) {
+    throw badRequest(`${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${r.kind}.metadata of type v1.ObjectMeta`);
+  }
+  const meta = obj.metadata;
+  if (r.namespaced && namespace !== undefined) {
+    if (typeof meta.namespace === 'string' && meta.namespace !== '' && meta.namespace !== namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = namespace;
+  }
+  return obj as KubeObject;
+}
+
+export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, text: string): Reply {
+  if (r.namespaced && namespace === undefined) throw methodNotSupported(r, 'create');
+  const obj = checkBody(r, parseObjectBody(text, r.kind), namespace);
+  return { status: 201, body: store.create(r, obj) };
+}
+
+export function handleUpdate(
+  store: ObjectStore,
+  r: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  subresource: 'status' | undefined,
+  text: string,
+): Reply {
+  const obj = checkBody(r, parseObjectBody(text, r.kind), namespace);
+  const bodyName = obj.metadata.name;
+  if (bodyName === undefined || bodyName === '') obj.metadata.name = name;
+  else if (bodyName !== name) {
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+  }
+  return { status: 200, body: store.update(r, obj, subresource === undefined ? {} : { subresource }) };
+}
+
+/** Applies a patch of any supported type to the stored object and writes the result with optimistic concurrency. */
+export function handlePatch(
+  store: ObjectStore,
+  r: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  subresource: 'status' | undefined,
+  contentType: string,
+  text: string,
+  fieldManager: string | null,
+): Reply {
+  const type = contentType.split(';')[0]?.trim() ?? '';
+  if (!(PATCH_TYPES as readonly string[]).includes(type)) throw unsupportedMediaType(PATCH_TYPES);
+  const current = store.get(r, namespace, name);
+  const options = subresource === undefined ? {} : { subresource };
+  if (type === 'application/apply-patch+yaml') {
+    if (fieldManager === null || fieldManager === '') {
+      throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+    }
+    const applied = checkBody(r, parseObjectBody(text, r.kind), namespace);
+    if (current === undefined) {
+      if (subresource !== undefined) throw notFound(r, name);
+      applied.metadata.name = name;
+      return { status: 201, body: store.create(r, applied) };
+    }
+    const merged = applyMergePatch(current, applied) as KubeObject;
+    return { status: 200, body: store.update(r, merged, options) };
+  }
+  if (current === undefined) throw notFound(r, name);
+  const patch = parsePatchBody(text);
+  let patched: unknown;
+  if (type === 'application/json-patch+json') patched = applyJsonPatch(current, patch);
+  else if (type === 'application/merge-patch+json') {
+    checkMergePatchBody(patch);
+    patched = applyMergePatch(current, patch);
+  }
+  else patched = applyStrategicMergePatch(resourceKey(r), current, patch);
+  if (!isPlainObject(patched) || !isPlainObject(patched.metadata)) {
+    throw badRequest('the patch produced an object without metadata');
+  }
+  const next = patched as KubeObject;
+  if (next.metadata.name !== name) {
+    throw badRequest(`the name of the object (${String(next.metadata.name)}) does not match the name on the URL (${name})`);
+  }
+  return { status: 200, body: store.update(r, next, options) };
+}
+
+interface DeleteBody {
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+function parseDeleteBody(text: string): DeleteBody {
+  if (text.trim() === '') return {};
+  const parsed = parsePatchBody(text);
+  if (!isPlainObject(parsed)) throw badRequest('the body of a delete must be a DeleteOptions object');
+  const pre = parsed.preconditions;
+  if (pre === undefined || pre === null) return {};
+  if (!isPlainObject(pre)) throw badRequest('DeleteOptions.preconditions must be an object');
+  const out: DeleteBody = { preconditions: {} };
+  if (typeof pre.uid === 'string' && out.preconditions) out.preconditions.uid = pre.uid;
+  if (typeof pre.resourceVersion === 'string' && out.preconditions) out.preconditions.resourceVersion = pre.resourceVersion;
+  return out;
+}
+
+function successStatus(r: ResourceType, obj: KubeObject): object {
+  const details: Record<string, string> = { name: obj.metadata.name ?? '' };
+  if (r.group !== '') details.group = r.group;
+  details.kind = r.plural;
+  details.uid = obj.metadata.uid ?? '';
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+}
+
+export function handleDelete(store: ObjectStore, r: ResourceType, namespace: string | undefined, name: string, text: string): Reply {
+  const body = parseDeleteBody(text);
+  const result = store.delete(r, namespace, name, body.preconditions ?? {});
+  if (!result.deleted || RETURNS_DELETED_OBJECT.has(resourceKey(r))) return { status: 200, body: result.object };
+  return { status: 200, body: successStatus(r, result.object) };
+}
+
+export function handleDeleteCollection(store: ObjectStore, r: ResourceType, items: KubeObject[]): Reply {
+  const deleted: KubeObject[] = [];
+  for (const o of items) {
+    try {
+      deleted.push(store.delete(r, o.metadata.namespace, o.metadata.name ?? '').object);
+    } catch (e) {
+      // Gone meanwhile (a namespace cascade, a finalizer): the real server skips those too.
+      if (!(e instanceof StatusError && e.code === 404)) throw e;
+    }
+  }
+  return {
+    status: 200,
+    body: { kind: `${r.kind}List`, apiVersion: apiVersion(r), metadata: { resourceVersion: String(store.resourceVersion) }, items: deleted },
+  };
+}
+
+/** POST pods/{name}/binding: assigns the pod to the target node. */
+export function handleBinding(store: ObjectStore, namespace: string, name: string, text: string): Reply {
+  const body = parseObjectBody(text, 'Binding');
+  const target = body.target;
+  if (!isPlainObject(target) || typeof target.name !== 'string' || target.name === '') {
+    throw new StatusError(422, 'Invalid', `Binding.core "${name}" is invalid: target.name: Required value`, {
+      name,
+      kind: 'Binding',
+      causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'target.name' }],
+    });
+  }
+  store.bindPod(namespace, name, target.name);
+  return { status: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
+}

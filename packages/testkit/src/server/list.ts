@@ -1,0 +1,107 @@
+import { clone, type KubeObject } from '../api/objects.js';
+import { resourceKey, type ResourceType } from '../api/resources.js';
+import { badRequest, gone, resourceExpired, StatusError } from '../api/status.js';
+import type { ObjectStore } from '../store/store.js';
+import { matchesSelectors, type Selectors } from './selection.js';
+
+/** A list query, from the request's parameters. */
+export interface ListQuery extends Selectors {
+  namespace?: string;
+  limit?: number;
+  continueToken?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface ListResult {
+  items: KubeObject[];
+  resourceVersion: number;
+  continueToken?: string;
+  remainingItemCount?: number;
+}
+
+interface ContinueKey {
+  v: string;
+  rv: number;
+  start: string;
+}
+
+const EXPIRED_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+function encodeContinue(key: ContinueKey): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+function decodeContinue(token: string): ContinueKey {
+  try {
+    const key = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as ContinueKey;
+    if (key.v !== 'meta.k8s.io/v1' || typeof key.rv !== 'number' || typeof key.start !== 'string') throw new Error('bad');
+    return key;
+  } catch {
+    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  }
+}
+
+function sortKey(o: KubeObject): string {
+  return o.metadata.namespace === undefined ? (o.metadata.name ?? '') : `${o.metadata.namespace}/${o.metadata.name ?? ''}`;
+}
+
+/**
+ * The objects of a resource as they were at `rv`, rebuilt by undoing newer changes from the history (the real
+ * server reads etcd at that revision). Throws 410 Expired when the history no longer reaches back that far.
+ */
+export function snapshotAt(store: ObjectStore, r: ResourceType, rv: number): KubeObject[] {
+  const current = store.list(r);
+  if (rv >= store.resourceVersion) return current;
+  const newer = store.history.since(rv);
+  if (newer === undefined) throw resourceExpired(rv, store.history.compactedAt);
+  const byKey = new Map(current.map((o) => [sortKey(o), o]));
+  const key = resourceKey(r);
+  for (let i = newer.length - 1; i >= 0; i--) {
+    const c = newer[i];
+    if (c === undefined || c.resource !== key) continue;
+    const k = sortKey(c.object);
+    if (c.type === 'ADDED') byKey.delete(k);
+    else if (c.previous !== undefined) byKey.set(k, clone(c.previous));
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
+}
+
+/** Runs a list with the real server's resourceVersion, selector and pagination semantics. */
+export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): ListResult {
+  let atRv = store.resourceVersion;
+  let start = '';
+  if (q.continueToken !== undefined && q.continueToken !== '') {
+    if (q.resourceVersion !== undefined && q.resourceVersion !== '') {
+      throw badRequest('specifying resource version is not allowed when using continue');
+    }
+    const key = decodeContinue(q.continueToken);
+    if (key.rv < store.history.compactedAt) throw gone(EXPIRED_CONTINUE);
+    atRv = key.rv;
+    start = key.start;
+  } else if (q.resourceVersion !== undefined && q.resourceVersion !== '' && q.resourceVersion !== '0') {
+    const wanted = Number(q.resourceVersion);
+    if (!Number.isInteger(wanted) || wanted < 0) throw badRequest(`invalid resource version: ${q.resourceVersion}`);
+    if (wanted > store.resourceVersion) {
+      throw new StatusError(504, 'Timeout', `Too large resource version: ${wanted}, current: ${store.resourceVersion}`, {
+        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+        retryAfterSeconds: 1,
+      });
+    }
+    if (q.resourceVersionMatch === 'Exact') atRv = wanted;
+  } else if (q.resourceVersionMatch !== undefined && q.resourceVersionMatch !== '' && (q.resourceVersion ?? '') === '') {
+    throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+  }
+  const all = snapshotAt(store, r, atRv).filter(
+    (o) => (q.namespace === undefined || !r.namespaced || o.metadata.namespace === q.namespace) && matchesSelectors(r, o, q),
+  );
+  const from = start === '' ? all : all.filter((o) => sortKey(o) >= start);
+  const limit = q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
+  if (limit === undefined || from.length <= limit) return { items: from, resourceVersion: atRv };
+  const page = from.slice(0, limit);
+  const next = from[limit];
+  const result: ListResult = { items: page, resourceVersion: atRv, remainingItemCount: from.length - limit };
+  if (next !== undefined) result.continueToken = encodeContinue({ v: 'meta.k8s.io/v1', rv: atRv, start: sortKey(next) });
+  return result;
+}

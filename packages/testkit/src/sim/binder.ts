@@ -1,0 +1,304 @@
+/**
+ * The PersistentVolume controller of kube-controller-manager (`pkg/controller/volume/persistentvolume`), the part a
+ * dynamic provisioner relies on, written anew as a level-based loop over the store:
+ *
+ * - Unbound claims: a volume pre-bound to the claim (its `claimRef`) or, for claims without delayed binding, the
+ *   smallest Available volume of the same class, volume mode, selector, access modes and enough capacity is bound.
+ *   Otherwise a claim of a class whose provisioner is not `kubernetes.io/no-provisioner` gets the
+ *   `volume.kubernetes.io/storage-provisioner` and `volume.beta.kubernetes.io/storage-provisioner` annotations
+ *   (for `WaitForFirstConsumer` classes only once the scheduler set `volume.kubernetes.io/selected-node`), which is
+ *   what tells an external provisioner to act. A claim without a class gets the default class, if there is one.
+ * - Binding, in the controller's order: PV `claimRef` (plus `pv.kubernetes.io/bound-by-controller` when the
+ *   controller chose the volume), PV phase Bound, PVC `spec.volumeName` with `pv.kubernetes.io/bind-completed` (and
+ *   `bound-by-controller` when the claim had no `volumeName`), PVC status Bound with the PV's access modes and capacity.
+ * - Volumes: no `claimRef` (or one without uid) → Available; claim gone (or recreated with another uid) → Released;
+ *   bound claim lost its volume → claim phase Lost. Reclaiming (deleting or recycling) is left to the provisioner.
+ *
+ * The storage-object-in-use protection controllers run alongside unless `protection: false` (see `protection.ts`).
+ */
+import { timestamp, type ObjectStore } from '../store/store.js';
+import {
+  ANN_BETA_STORAGE_PROVISIONER,
+  ANN_BIND_COMPLETED,
+  ANN_BOUND_BY_CONTROLLER,
+  ANN_DYNAMICALLY_PROVISIONED,
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+  NO_PROVISIONER,
+} from './annotations.js';
+import { startProtection, type ProtectionOptions } from './protection.js';
+import {
+  bindVolumeToClaim,
+  claimClass,
+  claimHasClass,
+  defaultClass,
+  findBestMatchForClaim,
+  getClass,
+  isDelayBinding,
+  isVolumeBoundToClaim,
+  volumeClass,
+} from './pvutil.js';
+import { hasAccessModes, storageOf } from './match.js';
+import { RESYNC_KEY, WorkQueue, nsKey, splitKey, type LoopOptions, type Stoppable } from './queue.js';
+import { view, viewOpt, type PersistentVolume, type PersistentVolumeClaim } from './types.js';
+
+/** Options of {@link startPvBinder}. */
+export interface PvBinderOptions extends LoopOptions {
+  /**
+   * Also run the PVC and PV protection controllers (finalizers `kubernetes.io/pvc-protection` and
+   * `kubernetes.io/pv-protection`), with these options when an object is given. Default true.
+   */
+  protection?: boolean | ProtectionOptions;
+  /**
+   * Assign the default StorageClass to an unbound claim that names no class (the PV controller's retroactive
+   * default class assignment, GA since 1.28; the API server's admission plugin does the same on create). Default true.
+   */
+  assignDefaultClass?: boolean;
+}
+
+const PVCS = 'persistentvolumeclaims';
+const PVS = 'persistentvolumes';
+const ALL_CLAIMS = 'claims';
+
+/** Starts the simulated PV controller; see the module comment. */
+export function startPvBinder(store: ObjectStore, options: PvBinderOptions = {}): Stoppable {
+  const binder = new PvBinder(store, options);
+  const queue: WorkQueue = new WorkQueue((key) => binder.reconcile(key, queue), options);
+  const unsubscribe = store.subscribe((c) => {
+    if (c.resource === PVCS) {
+      queue.add(`claim:${nsKey(c.object.metadata.namespace, c.object.metadata.name)}`);
+      for (const o of [c.object, c.previous]) {
+        const volumeName = viewOpt<PersistentVolumeClaim>(o)?.spec?.volumeName;
+        if (volumeName !== undefined && volumeName !== '') queue.add(`volume:${volumeName}`);
+      }
+    } else if (c.resource === PVS) {
+      queue.add(`volume:${c.object.metadata.name ?? ''}`);
+      for (const o of [c.object, c.previous]) {
+        const ref = viewOpt<PersistentVolume>(o)?.spec?.claimRef;
+        if (ref?.name !== undefined) queue.add(`claim:${nsKey(ref.namespace, ref.name)}`);
+      }
+    } else if (c.resource === 'storage.k8s.io/storageclasses') {
+      queue.add(ALL_CLAIMS);
+    }
+  });
+  queue.add(RESYNC_KEY);
+  const protection = options.protection ?? true;
+  const protector = protection === false ? undefined : startProtection(store, { ...options, ...(protection === true ? {} : protection) });
+  return {
+    async stop() {
+      unsubscribe();
+      await Promise.all([queue.stop(), protector?.stop()]);
+    },
+  };
+}
+
+class PvBinder {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly options: PvBinderOptions,
+  ) {}
+
+  reconcile(key: string, queue: WorkQueue): void {
+    if (key === RESYNC_KEY || key === ALL_CLAIMS) {
+      for (const o of this.store.list(PVCS)) queue.add(`claim:${nsKey(o.metadata.namespace, o.metadata.name)}`);
+      if (key === RESYNC_KEY) for (const o of this.store.list(PVS)) queue.add(`volume:${o.metadata.name ?? ''}`);
+      return;
+    }
+    if (key.startsWith('claim:')) {
+      const [ns, name] = splitKey(key.slice('claim:'.length));
+      const claim = viewOpt<PersistentVolumeClaim>(this.store.get(PVCS, ns, name));
+      if (claim === undefined) {
+        // Volumes bound to a deleted claim must get Released.
+        for (const pv of this.volumes()) {
+          const ref = pv.spec?.claimRef;
+          if (ref?.name === name && (ref.namespace ?? '') === ns) queue.add(`volume:${pv.metadata.name ?? ''}`);
+        }
+        return;
+      }
+      if (claim.metadata.annotations?.[ANN_BIND_COMPLETED] === undefined) this.syncUnboundClaim(claim);
+      else this.syncBoundClaim(claim);
+      return;
+    }
+    if (key.startsWith('volume:')) {
+      const pv = viewOpt<PersistentVolume>(this.store.get(PVS, undefined, key.slice('volume:'.length)));
+      if (pv !== undefined) this.syncVolume(pv, queue);
+    }
+  }
+
+  private volumes(): PersistentVolume[] {
+    return this.store.list(PVS).map((o) => view<PersistentVolume>(o));
+  }
+
+  private getVolume(name: string): PersistentVolume | undefined {
+    return viewOpt<PersistentVolume>(this.store.get(PVS, undefined, name));
+  }
+
+  private syncUnboundClaim(claim: PersistentVolumeClaim): void {
+    const volumeName = claim.spec?.volumeName ?? '';
+    if (volumeName !== '') {
+      // The user asked for a specific volume.
+      const pv = this.getVolume(volumeName);
+      if (pv === undefined) return this.setClaimPhase(claim, 'Pending');
+      if (pv.spec?.claimRef === undefined || pv.spec.claimRef === null) {
+        if (!this.satisfies(pv, claim)) return this.setClaimPhase(claim, 'Pending');
+        return this.bind(pv, claim);
+      }
+      if (isVolumeBoundToClaim(pv, claim)) return this.bind(pv, claim);
+      return this.setClaimPhase(claim, 'Pending');
+    }
+    const delayBinding = isDelayBinding(this.store, claim);
+    const pv = findBestMatchForClaim(claim, this.volumes(), delayBinding);
+    if (pv !== undefined) return this.bind(pv, claim);
+    if ((this.options.assignDefaultClass ?? true) && !claimHasClass(claim)) {
+      const sc = defaultClass(this.store);
+      if (sc !== undefined) {
+        this.modifyClaim(claim, (c) => {
+          c.spec = { ...c.spec, storageClassName: sc.metadata.name ?? '' };
+        });
+        return; // The update re-queues the claim.
+      }
+    }
+    const className = claimClass(claim);
+    const selectedNode = claim.metadata.annotations?.[ANN_SELECTED_NODE];
+    if (!(delayBinding && selectedNode === undefined) && className !== '') {
+      const sc = getClass(this.store, className);
+      const provisioner = sc?.provisioner ?? '';
+      if (provisioner !== '' && provisioner !== NO_PROVISIONER && claim.metadata.annotations?.[ANN_STORAGE_PROVISIONER] !== provisioner) {
+        this.modifyClaim(claim, (c) => {
+          c.metadata.annotations = { ...c.metadata.annotations, [ANN_BETA_STORAGE_PROVISIONER]: provisioner, [ANN_STORAGE_PROVISIONER]: provisioner };
+        });
+      }
+    }
+    this.setClaimPhase(claim, 'Pending');
+  }
+
+  private syncBoundClaim(claim: PersistentVolumeClaim): void {
+    const volumeName = claim.spec?.volumeName ?? '';
+    const pv = volumeName === '' ? undefined : this.getVolume(volumeName);
+    if (pv === undefined) return this.setClaimPhase(claim, 'Lost');
+    const ref = pv.spec?.claimRef;
+    if (ref === undefined || ref === null || ref.uid === claim.metadata.uid) return this.bind(pv, claim);
+    this.setClaimPhase(claim, 'Lost');
+  }
+
+  private syncVolume(pv: PersistentVolume, queue: WorkQueue): void {
+    const ref = pv.spec?.claimRef;
+    if (ref === undefined || ref === null || ref.uid === undefined || ref.uid === '') {
+      this.setVolumePhase(pv, 'Available');
+      return;
+    }
+    let claim = viewOpt<PersistentVolumeClaim>(this.store.get(PVCS, ref.namespace ?? '', ref.name ?? ''));
+    if (claim !== undefined && claim.metadata.uid !== ref.uid) claim = undefined;
+    if (claim === undefined) {
+      if (pv.status?.phase !== 'Released' && pv.status?.phase !== 'Failed') this.setVolumePhase(pv, 'Released');
+      return;
+    }
+    const claimVolume = claim.spec?.volumeName ?? '';
+    if (claimVolume === '') {
+      queue.add(`claim:${nsKey(claim.metadata.namespace, claim.metadata.name)}`);
+      return;
+    }
+    if (claimVolume === pv.metadata.name) {
+      this.setVolumePhase(pv, 'Bound');
+      return;
+    }
+    // The claim got bound to another volume.
+    const annotations = pv.metadata.annotations ?? {};
+    if (annotations[ANN_DYNAMICALLY_PROVISIONED] !== undefined && pv.spec?.persistentVolumeReclaimPolicy === 'Delete') {
+      if (pv.status?.phase !== 'Released' && pv.status?.phase !== 'Failed') this.setVolumePhase(pv, 'Released');
+      return;
+    }
+    this.store.modify(PVS, undefined, pv.metadata.name ?? '', (o) => {
+      const v = view<PersistentVolume>(o);
+      if (v.metadata.annotations?.[ANN_BOUND_BY_CONTROLLER] !== undefined) {
+        if (v.spec !== undefined) delete v.spec.claimRef;
+        delete v.metadata.annotations[ANN_BOUND_BY_CONTROLLER];
+      } else if (v.spec?.claimRef !== undefined && v.spec.claimRef !== null) {
+        delete v.spec.claimRef.uid;
+      }
+    });
+    const updated = this.getVolume(pv.metadata.name ?? '');
+    if (updated !== undefined) this.setVolumePhase(updated, 'Available');
+  }
+
+  /** `checkVolumeSatisfyClaim`: size, class, volume mode and access modes of a volume the claim asked for by name. */
+  private satisfies(pv: PersistentVolume, claim: PersistentVolumeClaim): boolean {
+    return (
+      pv.metadata.deletionTimestamp === undefined &&
+      storageOf(pv.spec?.capacity) >= storageOf(claim.spec?.resources?.requests) &&
+      volumeClass(pv) === claimClass(claim) &&
+      (pv.spec?.volumeMode ?? 'Filesystem') === (claim.spec?.volumeMode ?? 'Filesystem') &&
+      hasAccessModes(pv.spec?.accessModes, claim.spec?.accessModes)
+    );
+  }
+
+  /** `bind`: volume spec, volume phase, claim spec, claim status, each written only when it changes. */
+  private bind(pv: PersistentVolume, claim: PersistentVolumeClaim): void {
+    const pvName = pv.metadata.name ?? '';
+    this.store.modify(PVS, undefined, pvName, (o) => bindVolumeToClaim(view<PersistentVolume>(o), claim));
+    const bound = this.getVolume(pvName);
+    if (bound === undefined) return;
+    this.setVolumePhase(bound, 'Bound');
+    this.modifyClaim(claim, (c) => {
+      const annotations = { ...c.metadata.annotations };
+      let dirty = false;
+      if (c.spec?.volumeName !== pvName) {
+        c.spec = { ...c.spec, volumeName: pvName };
+        if (annotations[ANN_BOUND_BY_CONTROLLER] === undefined) annotations[ANN_BOUND_BY_CONTROLLER] = 'yes';
+        dirty = true;
+      }
+      if (annotations[ANN_BIND_COMPLETED] === undefined) {
+        annotations[ANN_BIND_COMPLETED] = 'yes';
+        dirty = true;
+      }
+      c.metadata.annotations = annotations;
+      return dirty;
+    });
+    const current = viewOpt<PersistentVolumeClaim>(this.store.get(PVCS, claim.metadata.namespace, claim.metadata.name ?? ''));
+    if (current !== undefined) this.setClaimPhase(current, 'Bound', bound);
+  }
+
+  private modifyClaim(claim: PersistentVolumeClaim, mutate: (c: PersistentVolumeClaim) => boolean | void): void {
+    this.store.modify(PVCS, claim.metadata.namespace, claim.metadata.name ?? '', (o) => mutate(view<PersistentVolumeClaim>(o)));
+  }
+
+  /** `updateClaimStatus`: the phase, and the volume's access modes and capacity (cleared without a volume). */
+  private setClaimPhase(claim: PersistentVolumeClaim, phase: string, pv?: PersistentVolume): void {
+    this.store.modify(
+      PVCS,
+      claim.metadata.namespace,
+      claim.metadata.name ?? '',
+      (o) => {
+        const c = view<PersistentVolumeClaim>(o);
+        const status = { ...c.status, phase };
+        if (pv === undefined) {
+          delete status.accessModes;
+          delete status.capacity;
+        } else {
+          if (pv.spec?.accessModes !== undefined) status.accessModes = [...pv.spec.accessModes];
+          if (pv.spec?.capacity !== undefined) status.capacity = { ...pv.spec.capacity };
+        }
+        if (JSON.stringify(status) === JSON.stringify(c.status ?? {})) return false;
+        c.status = status;
+      },
+      { subresource: 'status' },
+    );
+  }
+
+  /** `updateVolumePhase`, stamping `lastPhaseTransitionTime` on a change. */
+  private setVolumePhase(pv: PersistentVolume, phase: string): void {
+    this.store.modify(
+      PVS,
+      undefined,
+      pv.metadata.name ?? '',
+      (o) => {
+        const v = view<PersistentVolume>(o);
+        if (v.status?.phase === phase) return false;
+        const status = { ...v.status, phase, lastPhaseTransitionTime: timestamp() };
+        delete status.message;
+        v.status = status;
+      },
+      { subresource: 'status' },
+    );
+  }
+}

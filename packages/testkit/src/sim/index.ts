@@ -1,0 +1,13 @@
+/**
+ * Simulated control loops over an {@link ObjectStore}: what kube-controller-manager (PV controller, PVC/PV
+ * protection), kube-scheduler and the kubelet do for storage provisioning. Each is started on its own and returns
+ * something with `stop()`.
+ */
+export type { ObjectStore } from '../store/store.js';
+export * from './annotations.js';
+export { startPvBinder, type PvBinderOptions } from './binder.js';
+export { startKubelet, type Kubelet, type KubeletEvent, type KubeletHandle, type KubeletNode, type KubeletOptions, type ReadLogOptions } from './kubelet.js';
+export { goArch, nodeObject, registerNode, setNodeReady, type NodeOptions } from './nodes.js';
+export { startProtection, type ProtectionOptions } from './protection.js';
+export { RESYNC_KEY, WorkQueue, type LoopOptions, type Stoppable } from './queue.js';
+export { startScheduler, type SchedulerOptions } from './scheduler.js';

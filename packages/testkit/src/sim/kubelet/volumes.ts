@@ -1,0 +1,268 @@
+/**
+ * Volume setup of the simulated kubelet. The node's root directory stands for the node's filesystem: a hostPath
+ * (or a PV's `hostPath`/`local` path) `P` is `<root>/P`; pod-private volumes live where the kubelet keeps them,
+ * under `<root>/var/lib/kubelet/pods/<uid>/`. configMap and secret volumes are written out per container (their
+ * text content goes through that container's path mapping, see `paths.ts`).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ObjectStore } from '../../store/store.js';
+import { viewOpt, type DownwardAPIFile, type KeyToPath, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Volume } from '../types.js';
+import type { PathMapper } from './paths.js';
+
+/** A volume that is not ready to be set up yet (or cannot be); the message is the kubelet's mount error. */
+export class VolumeError extends Error {
+  override readonly name = 'VolumeError';
+}
+
+/** A file of a configMap or secret volume. */
+export interface ProjectedFile {
+  /** Relative path inside the volume. */
+  path: string;
+  content: Buffer;
+  mode: number;
+}
+
+/** The kubelet's plugin directory names of volumes whose files it writes out. */
+export type ProjectedType = 'configmap' | 'secret' | 'downward-api' | 'projected';
+
+/** A volume ready to be mounted: a host directory (or file), or content to write out per container. */
+export type ResolvedVolume = { kind: 'host'; hostPath: string } | { kind: 'projected'; type: ProjectedType; files: ProjectedFile[] };
+
+/** What volume setup needs besides the store and the pod. */
+export interface VolumeContext {
+  /** Node root directory. */
+  root: string;
+  /** Content of `serviceAccountToken` projections. */
+  serviceAccountToken: string;
+}
+
+/** `<root>/P` for a node-absolute path `P`; `..` cannot climb out of the root. */
+export function onNode(root: string, p: string): string {
+  return path.join(root, path.posix.resolve('/', p));
+}
+
+/** The kubelet's directory of a pod on a node. */
+export function podDir(root: string, uid: string): string {
+  return path.join(root, 'var', 'lib', 'kubelet', 'pods', uid);
+}
+
+function checkHostPath(hostPath: string, shown: string, type: string | undefined): void {
+  const stat = fs.statSync(hostPath, { throwIfNoEntry: false });
+  switch (type ?? '') {
+    case '':
+    case 'DirectoryOrCreate':
+      if (stat === undefined) fs.mkdirSync(hostPath, { recursive: true, mode: 0o755 });
+      return;
+    case 'Directory':
+      if (stat?.isDirectory() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a directory`);
+      return;
+    case 'FileOrCreate':
+      if (stat === undefined) {
+        fs.mkdirSync(path.dirname(hostPath), { recursive: true, mode: 0o755 });
+        fs.writeFileSync(hostPath, '', { mode: 0o644 });
+      } else if (!stat.isFile()) throw new VolumeError(`hostPath type check failed: ${shown} is not a file`);
+      return;
+    case 'File':
+      if (stat?.isFile() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a file`);
+      return;
+    case 'Socket':
+      if (stat?.isSocket() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a socket file`);
+      return;
+    case 'CharDevice':
+      if (stat?.isCharacterDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a character device`);
+      return;
+    case 'BlockDevice':
+      if (stat?.isBlockDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a block device`);
+      return;
+    default:
+      throw new VolumeError(`hostPath type check failed: unknown type ${type ?? ''} for ${shown}`);
+  }
+}
+
+function pickFiles(
+  data: Map<string, Buffer>,
+  items: KeyToPath[] | undefined,
+  defaultMode: number | undefined,
+  optional: boolean,
+  what: 'configmap' | 'secret',
+): ProjectedFile[] {
+  const mode = defaultMode ?? 0o644;
+  if (items === undefined || items.length === 0) return [...data.entries()].map(([key, content]) => ({ path: key, content, mode }));
+  const files: ProjectedFile[] = [];
+  for (const item of items) {
+    const content = data.get(item.key);
+    if (content === undefined) {
+      if (optional) continue;
+      throw new VolumeError(what === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `secret references non-existent secret key: ${item.key}`);
+    }
+    files.push({ path: item.path, content, mode: item.mode ?? mode });
+  }
+  return files;
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null) return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+/** A ConfigMap's `data` and `binaryData`, or a Secret's `data` (base64) and `stringData`, as bytes per key. */
+export function objectData(store: ObjectStore, kind: 'configmaps' | 'secrets', namespace: string, name: string): Map<string, Buffer> | undefined {
+  const obj = store.get(kind, namespace, name);
+  if (obj === undefined) return undefined;
+  const out = new Map<string, Buffer>();
+  if (kind === 'configmaps') {
+    for (const [k, v] of Object.entries(stringMap(obj.data))) out.set(k, Buffer.from(v, 'utf8'));
+    for (const [k, v] of Object.entries(stringMap(obj.binaryData))) out.set(k, Buffer.from(v, 'base64'));
+  } else {
+    for (const [k, v] of Object.entries(stringMap(obj.data))) out.set(k, Buffer.from(v, 'base64'));
+    for (const [k, v] of Object.entries(stringMap(obj.stringData))) out.set(k, Buffer.from(v, 'utf8'));
+  }
+  return out;
+}
+
+function claimVolume(store: ObjectStore, root: string, namespace: string, claimName: string): string {
+  const pvc = viewOpt<PersistentVolumeClaim>(store.get('persistentvolumeclaims', namespace, claimName));
+  if (pvc === undefined) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
+  const volumeName = pvc.spec?.volumeName ?? '';
+  const phase = pvc.status?.phase ?? '';
+  if (volumeName === '' || phase !== 'Bound') {
+    throw new VolumeError(`PVC ${namespace}/${claimName} has non-bound phase ("${phase}") or empty pvc.Spec.VolumeName ("${volumeName}")`);
+  }
+  const pv = viewOpt<PersistentVolume>(store.get('persistentvolumes', undefined, volumeName));
+  if (pv === undefined) throw new VolumeError(`persistentvolume "${volumeName}" not found`);
+  if (pv.spec?.hostPath !== undefined) {
+    const hostPath = onNode(root, pv.spec.hostPath.path);
+    checkHostPath(hostPath, pv.spec.hostPath.path, pv.spec.hostPath.type);
+    return hostPath;
+  }
+  if (pv.spec?.local !== undefined) {
+    const hostPath = onNode(root, pv.spec.local.path);
+    if (fs.statSync(hostPath, { throwIfNoEntry: false }) === undefined) throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
+    return hostPath;
+  }
+  throw new VolumeError(`persistentvolume "${volumeName}": only hostPath and local volumes can be mounted by the simulated kubelet`);
+}
+
+/** A downward API file's content (`metadata.labels` and `metadata.annotations` as sorted `key="value"` lines). */
+function downwardValue(pod: Pod, file: DownwardAPIFile): string {
+  const fieldPath = file.fieldRef?.fieldPath;
+  if (fieldPath === undefined) return ''; // resourceFieldRef: no resource accounting in the simulation.
+  const lines = (m: Record<string, string> | undefined): string =>
+    Object.keys(m ?? {})
+      .sort()
+      .map((k) => `${k}=${JSON.stringify(m?.[k] ?? '')}`)
+      .join('\n');
+  const one = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
+  if (one !== null) return (one[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[one[2] ?? ''] ?? '';
+  switch (fieldPath) {
+    case 'metadata.name':
+      return pod.metadata.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata.namespace ?? '';
+    case 'metadata.uid':
+      return pod.metadata.uid ?? '';
+    case 'metadata.labels':
+      return lines(pod.metadata.labels);
+    case 'metadata.annotations':
+      return lines(pod.metadata.annotations);
+    default:
+      throw new VolumeError(`unsupported downward API fieldPath: ${fieldPath}`);
+  }
+}
+
+function downwardFiles(pod: Pod, items: DownwardAPIFile[] | undefined, defaultMode: number | undefined): ProjectedFile[] {
+  return (items ?? []).map((f) => ({ path: f.path, content: Buffer.from(downwardValue(pod, f), 'utf8'), mode: f.mode ?? defaultMode ?? 0o644 }));
+}
+
+function keyedFiles(
+  store: ObjectStore,
+  kind: 'configmaps' | 'secrets',
+  namespace: string,
+  src: { name?: string; items?: KeyToPath[]; optional?: boolean },
+  defaultMode: number | undefined,
+): ProjectedFile[] {
+  const data = objectData(store, kind, namespace, src.name ?? '');
+  const label = kind === 'configmaps' ? 'configmap' : 'secret';
+  if (data === undefined && src.optional !== true) throw new VolumeError(`${label} "${src.name ?? ''}" not found`);
+  return pickFiles(data ?? new Map<string, Buffer>(), src.items, defaultMode, src.optional === true, label);
+}
+
+/**
+ * Sets up a pod's volumes on a node: creates hostPath (per type), emptyDir and PV directories, reads configMaps,
+ * secrets, downward API fields and projections. Throws {@link VolumeError} when a volume is not ready (claim not
+ * bound, object missing, type check).
+ */
+export function resolveVolumes(store: ObjectStore, pod: Pod, ctx: VolumeContext): Map<string, ResolvedVolume> {
+  const out = new Map<string, ResolvedVolume>();
+  for (const v of pod.spec?.volumes ?? []) out.set(v.name, resolveVolume(store, pod, v, ctx));
+  return out;
+}
+
+function resolveVolume(store: ObjectStore, pod: Pod, v: Volume, ctx: VolumeContext): ResolvedVolume {
+  const namespace = pod.metadata.namespace ?? '';
+  const root = ctx.root;
+  const dir = podDir(root, pod.metadata.uid ?? '');
+  if (v.hostPath !== undefined) {
+    const hostPath = onNode(root, v.hostPath.path);
+    checkHostPath(hostPath, v.hostPath.path, v.hostPath.type);
+    return { kind: 'host', hostPath };
+  }
+  if (v.emptyDir !== undefined) {
+    const hostPath = path.join(dir, 'volumes', 'kubernetes.io~empty-dir', v.name);
+    fs.mkdirSync(hostPath, { recursive: true, mode: 0o777 });
+    return { kind: 'host', hostPath };
+  }
+  if (v.persistentVolumeClaim !== undefined) return { kind: 'host', hostPath: claimVolume(store, root, namespace, v.persistentVolumeClaim.claimName) };
+  if (v.configMap !== undefined) {
+    return { kind: 'projected', type: 'configmap', files: keyedFiles(store, 'configmaps', namespace, v.configMap, v.configMap.defaultMode) };
+  }
+  if (v.secret !== undefined) {
+    const s = v.secret;
+    const src = { name: s.secretName ?? '', ...(s.items === undefined ? {} : { items: s.items }), ...(s.optional === undefined ? {} : { optional: s.optional }) };
+    return { kind: 'projected', type: 'secret', files: keyedFiles(store, 'secrets', namespace, src, s.defaultMode) };
+  }
+  if (v.downwardAPI !== undefined) return { kind: 'projected', type: 'downward-api', files: downwardFiles(pod, v.downwardAPI.items, v.downwardAPI.defaultMode) };
+  if (v.projected !== undefined) {
+    const mode = v.projected.defaultMode;
+    const files: ProjectedFile[] = [];
+    for (const src of v.projected.sources ?? []) {
+      if (src.configMap !== undefined) files.push(...keyedFiles(store, 'configmaps', namespace, src.configMap, mode));
+      else if (src.secret !== undefined) files.push(...keyedFiles(store, 'secrets', namespace, src.secret, mode));
+      else if (src.downwardAPI !== undefined) files.push(...downwardFiles(pod, src.downwardAPI.items, mode));
+      else if (src.serviceAccountToken !== undefined) {
+        files.push({ path: src.serviceAccountToken.path, content: Buffer.from(ctx.serviceAccountToken, 'utf8'), mode: mode ?? 0o644 });
+      } else throw new VolumeError(`volume "${v.name}": unsupported projection ${Object.keys(src).join(', ')}`);
+    }
+    return { kind: 'projected', type: 'projected', files };
+  }
+  throw new VolumeError(
+    `volume "${v.name}": only hostPath, emptyDir, persistentVolumeClaim, configMap, secret, downwardAPI and projected volumes are supported by the simulated kubelet`,
+  );
+}
+
+/** Whether bytes are UTF-8 text without NUL bytes, i.e. safe to rewrite. */
+function isText(content: Buffer): boolean {
+  if (content.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(content);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes a configMap/secret/downwardAPI/projected volume's files into `dir` (emptied first), text rewritten by `mapper`. */
+export function writeProjected(dir: string, files: readonly ProjectedFile[], mapper: PathMapper): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  for (const f of files) {
+    const target = path.join(dir, path.posix.normalize(f.path));
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+    const content = isText(f.content) ? Buffer.from(mapper.rewrite(f.content.toString('utf8')), 'utf8') : f.content;
+    fs.writeFileSync(target, content, { mode: f.mode });
+    fs.chmodSync(target, f.mode);
+  }
+}

@@ -1,0 +1,81 @@
+import { parseArgs } from 'node:util';
+import { serve } from './serve.js';
+import { demo } from './demo.js';
+
+const USAGE = `Usage: kprov-testkit <command> [options]
+
+Commands:
+  serve    Run the API server with its simulations until SIGINT or SIGTERM
+  demo     Walk through the simulations step by step, then exit (or stay up with --keep)
+
+Options of serve:
+  --port N                 Port on 127.0.0.1 (default: a free port)
+  --kubeconfig-out FILE    Where to write the kubeconfig (default: ./.kprov/kubeconfig)
+  --node NAME[=ROOTDIR]    A simulated node, repeatable (default: node-1 with root ./.kprov/nodes/node-1)
+  --no-binder              Do not run the PV binder
+  --no-scheduler           Do not run the scheduler
+  --no-kubelet             Do not run the kubelet
+
+Options of demo:
+  --keep                   Stay up after the walkthrough, for kubectl
+  --dir DIR                Working folder (default: ./.kprov)
+
+  -h, --help               Show this help
+`;
+
+/** Entry point of `kprov-testkit`; returns the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    if (command === 'serve') {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          port: { type: 'string' },
+          'kubeconfig-out': { type: 'string' },
+          node: { type: 'string', multiple: true },
+          'no-binder': { type: 'boolean' },
+          'no-scheduler': { type: 'boolean' },
+          'no-kubelet': { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      });
+      if (values.help === true) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      const port = values.port === undefined ? 0 : Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new Error(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
+      }
+      return await serve({
+        port,
+        kubeconfigOut: values['kubeconfig-out'] ?? '.kprov/kubeconfig',
+        nodes: values.node ?? [],
+        binder: values['no-binder'] !== true,
+        scheduler: values['no-scheduler'] !== true,
+        kubelet: values['no-kubelet'] !== true,
+      });
+    }
+    if (command === 'demo') {
+      const { values } = parseArgs({
+        args: rest,
+        options: { keep: { type: 'boolean' }, dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      });
+      if (values.help === true) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      return await demo({ keep: values.keep === true, dir: values.dir ?? '.kprov' });
+    }
+    process.stderr.write(`kprov-testkit: unknown command "${command}"\n\n${USAGE}`);
+    return 2;
+  } catch (e) {
+    process.stderr.write(`kprov-testkit: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}

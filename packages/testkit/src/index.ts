@@ -1,0 +1,26 @@
+/**
+ * @packageDocumentation
+ * An in-process Kubernetes API server that real clients (client-node, kubectl) talk to over HTTP, with the
+ * control loops a storage provisioner relies on (PV binder, scheduler, kubelet) and fault injection.
+ */
+export { startApiServer, type NodeSpec, type Testkit, type TestkitOptions } from './testkit.js';
+export { kubeConfigFor, kubeconfigYaml, writeKubeconfig } from './kubeconfig.js';
+export { ApiServer, type ApiServerOptions, type PodLogSource } from './server/server.js';
+export { FaultInjector, type FaultAction, type FaultRule, type FaultRequest } from './server/faults.js';
+export {
+  ObjectStore,
+  DEFAULT_NAMESPACES,
+  type StoreOptions,
+  type ResourceRef,
+  type WriteOptions,
+  type Preconditions,
+  type DeleteResult,
+  type ChangeListener,
+  type Unsubscribe,
+} from './store/store.js';
+export { ChangeHistory, type Change, type ChangeType } from './store/history.js';
+export { RESOURCES, findResource, resourceKey, type ResourceType, type Verb } from './api/resources.js';
+export { StatusError, type Status, type StatusCause, type StatusDetails, type StatusReason } from './api/status.js';
+export type { KubeObject, ObjectMeta, OwnerReference } from './api/objects.js';
+export { toTable, humanDuration, type Table, type TableRow, type TableColumnDefinition, type ToTableOptions } from './server/table.js';
+export { formatTable } from './format/table-text.js';

@@ -1,0 +1,135 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const cli = resolve(here, '../../dist/cli.js');
+
+async function hasKubectl(): Promise<boolean> {
+  try {
+    await run('kubectl', ['version', '--client']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const available = await hasKubectl();
+
+const MANIFEST = `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: demo-sc
+provisioner: example.com/demo
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: demo-pvc
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: demo-sc
+  resources:
+    requests:
+      storage: 1Mi
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: demo-pod
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, "echo hi"]
+    volumeMounts:
+    - name: v
+      mountPath: /data
+  volumes:
+  - name: v
+    persistentVolumeClaim:
+      claimName: demo-pvc
+`;
+
+describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
+  let dir: string;
+  let server: ChildProcess;
+  let kubeconfig: string;
+
+  const kubectl = async (...args: string[]): Promise<string> => {
+    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 });
+    return stdout;
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kprov-kubectl-'));
+    kubeconfig = join(dir, 'kubeconfig');
+    server = spawn(process.execPath, [cli, 'serve', '--kubeconfig-out', kubeconfig, '--node', `node-k=${join(dir, 'node-k')}`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((ok, fail) => {
+      let seen = '';
+      server.stdout?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (seen.includes('kubeconfig:')) ok();
+      });
+      server.once('exit', (code) => fail(new Error(`kprov-testkit serve exited with ${code}`)));
+    });
+  });
+
+  afterAll(async () => {
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((ok) => server.once('exit', ok));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes a kubeconfig that names the server', async () => {
+    expect(await readFile(kubeconfig, 'utf8')).toMatch(/server: http:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it('applies, gets and deletes a StorageClass, a PVC and a pod', async () => {
+    const file = join(dir, 'manifest.yaml');
+    await writeFile(file, MANIFEST);
+    const applied = await kubectl('apply', '-f', file);
+    expect(applied).toContain('storageclass.storage.k8s.io/demo-sc created');
+    expect(applied).toContain('persistentvolumeclaim/demo-pvc created');
+    expect(applied).toContain('pod/demo-pod created');
+    expect(await kubectl('apply', '-f', file)).toContain('storageclass.storage.k8s.io/demo-sc unchanged');
+
+    const sc = await kubectl('get', 'sc', '-o', 'wide');
+    expect(sc).toMatch(/^NAME\s+PROVISIONER\s+RECLAIMPOLICY\s+VOLUMEBINDINGMODE\s+ALLOWVOLUMEEXPANSION\s+AGE/);
+    expect(sc).toMatch(/demo-sc\s+example\.com\/demo\s+Delete\s+WaitForFirstConsumer\s+false/);
+
+    const all = await kubectl('get', 'pv,pvc,sc,pods', '-o', 'wide');
+    expect(all).toMatch(/persistentvolumeclaim\/demo-pvc\s+Pending/);
+    expect(all).toMatch(/pod\/demo-pod\s+0\/1\s+Pending/);
+
+    const nodes = await kubectl('get', 'nodes');
+    expect(nodes).toMatch(/node-k\s+Ready/);
+
+    const pvc = JSON.parse(await kubectl('get', 'pvc', 'demo-pvc', '-o', 'json')) as { metadata: { annotations?: Record<string, string> } };
+    expect(pvc.metadata.annotations?.['volume.kubernetes.io/selected-node']).toBe('node-k');
+
+    const deleted = await kubectl('delete', '-f', file, '--wait=false');
+    expect(deleted).toContain('pod "demo-pod" deleted');
+    expect(deleted).toContain('persistentvolumeclaim "demo-pvc" deleted');
+    expect(deleted).toContain('storageclass.storage.k8s.io "demo-sc" deleted');
+    await kubectl('wait', '--for=delete', 'pvc/demo-pvc', 'pod/demo-pod', '--timeout=20s');
+    const after = await kubectl('get', 'pvc,sc,pods', '--ignore-not-found');
+    expect(after.trim()).toBe('');
+  });
+
+  it('reports a missing object as kubectl users expect', async () => {
+    await expect(kubectl('get', 'pvc', 'nope')).rejects.toThrow(/persistentvolumeclaims "nope" not found/);
+  });
+});

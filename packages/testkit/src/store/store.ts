@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, isPlainObject, type KubeObject } from '../api/objects.js';
 import { RESOURCES, resourceByKey, resourceKey, type ResourceType } from '../api/resources.js';
+import { decodeTimes } from '../api/decode.js';
 import { defaultsForCreate, defaultsForUpdate } from '../api/defaults.js';
 import { validateCreate, validateUpdate } from '../api/validation.js';
 import {
@@ -198,6 +199,7 @@ export class ObjectStore {
     for (const system of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'managedFields', 'selfLink']) {
       delete meta[system];
     }
+    decodeTimes(r, obj);
     prepareForCreate(r, obj);
     const defaultClass = r.plural === 'persistentvolumeclaims' ? this.defaultStorageClass() : undefined;
     defaultsForCreate(r, obj, {
@@ -227,6 +229,7 @@ export class ObjectStore {
     const stored = this.table(r).get(storageKey(r, obj.metadata.namespace, name));
     if (stored === undefined) throw notFound(r, name);
     const old = clone(stored);
+    decodeTimes(r, obj);
     const wanted = obj.metadata.resourceVersion;
     if (wanted !== undefined && wanted !== '' && wanted !== old.metadata.resourceVersion) {
       throw conflict(r, name, OBJECT_MODIFIED);

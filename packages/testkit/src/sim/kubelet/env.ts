@@ -3,6 +3,7 @@
  * `third_party/forked/golang/expansion`): `envFrom` first, then `env` in order, each value able to refer to the
  * variables defined before it; `command` and `args` are expanded with the result.
  */
+import { podMetadataField } from './fields.js';
 import type { ObjectStore } from '../../store/store.js';
 import type { Container, Pod } from '../types.js';
 import { objectData } from './volumes.js';
@@ -55,18 +56,9 @@ export interface FieldContext {
 }
 
 function fieldValue(pod: Pod, fieldPath: string, ctx: FieldContext): string {
-  const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
-  if (m !== null) {
-    const map = m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations;
-    return map?.[m[2] ?? ''] ?? '';
-  }
+  const meta = podMetadataField(pod, fieldPath);
+  if (meta !== undefined) return meta;
   switch (fieldPath) {
-    case 'metadata.name':
-      return pod.metadata.name ?? '';
-    case 'metadata.namespace':
-      return pod.metadata.namespace ?? '';
-    case 'metadata.uid':
-      return pod.metadata.uid ?? '';
     case 'spec.nodeName':
       return pod.spec?.nodeName ?? '';
     case 'spec.serviceAccountName':

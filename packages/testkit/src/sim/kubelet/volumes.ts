@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { ObjectStore } from '../../store/store.js';
 import { viewOpt, type DownwardAPIFile, type KeyToPath, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Volume } from '../types.js';
 import type { PathMapper } from './paths.js';
+import { podMetadataField } from './fields.js';
 
 /** A volume that is not ready to be set up yet (or cannot be); the message is the kubelet's mount error. */
 export class VolumeError extends Error {
@@ -155,15 +156,9 @@ function downwardValue(pod: Pod, file: DownwardAPIFile): string {
       .sort()
       .map((k) => `${k}=${JSON.stringify(m?.[k] ?? '')}`)
       .join('\n');
-  const one = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
-  if (one !== null) return (one[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[one[2] ?? ''] ?? '';
+  const meta = podMetadataField(pod, fieldPath);
+  if (meta !== undefined) return meta;
   switch (fieldPath) {
-    case 'metadata.name':
-      return pod.metadata.name ?? '';
-    case 'metadata.namespace':
-      return pod.metadata.namespace ?? '';
-    case 'metadata.uid':
-      return pod.metadata.uid ?? '';
     case 'metadata.labels':
       return lines(pod.metadata.labels);
     case 'metadata.annotations':

@@ -1,0 +1,29 @@
+/**
+ * Work queues with client-go semantics: {@link Queue} (dedupe, FIFO, one worker per item), {@link DelayingQueue}
+ * (`addAfter`), {@link RateLimitingQueue} (`addRateLimited`, `forget`, `numRequeues`), the client-go rate
+ * limiters, and the `workqueue_*` metrics.
+ * @packageDocumentation
+ */
+export type { QueueGetResult, QueueOptions } from './queue.js';
+export { Queue } from './queue.js';
+export { DelayingQueue } from './delaying.js';
+export type { RateLimitingQueueOptions } from './rate-limiting.js';
+export { RateLimitingQueue, newRateLimitingQueue } from './rate-limiting.js';
+export type { RateLimiter } from './rate-limiters.js';
+export {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  ItemFastSlowRateLimiter,
+  MaxOfRateLimiter,
+  WithMaxWaitRateLimiter,
+  defaultControllerRateLimiter,
+  defaultItemBasedRateLimiter,
+  provisionerRateLimiter,
+} from './rate-limiters.js';
+export type { QueueMetrics } from './metrics.js';
+export {
+  UNFINISHED_WORK_UPDATE_PERIOD_MS,
+  WORKQUEUE_DURATION_BUCKETS,
+  WORKQUEUE_METRIC_NAMES,
+  newQueueMetrics,
+} from './metrics.js';

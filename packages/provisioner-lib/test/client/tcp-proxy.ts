@@ -1,0 +1,52 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/** A TCP pass-through in front of a server that counts the client connections it accepts. */
+export interface CountingProxy {
+  /** `http://127.0.0.1:<port>` of the proxy. */
+  readonly url: string;
+  /** Client TCP connections accepted so far. */
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+/** Starts a counting TCP proxy to `target` (`http://host:port`). */
+export async function startCountingProxy(target: string): Promise<CountingProxy> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const server: Server = createServer((client) => {
+    connections += 1;
+    sockets.add(client);
+    const upstream = connect(Number(port), hostname);
+    sockets.add(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const closeBoth = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', closeBoth);
+    upstream.on('error', closeBoth);
+    client.on('close', () => {
+      sockets.delete(client);
+      upstream.destroy();
+    });
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    get connections() {
+      return connections;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { bufferFromFileOrString, CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { AgentOptions } from 'node:https';
+import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import { KEEP_ALIVE_TIMEOUT_MS, makeApiClient, TCP_KEEP_ALIVE_INITIAL_DELAY_MS } from '../client/agent.js';
+
+/** The User-Agent of the lease client, so its requests stand apart in audit logs. */
+export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (kubernetes-client-javascript)';
+
+/** Options of {@link makeLeaseClient}. */
+export interface LeaseClientOptions {
+  /**
+   * Dispatcher for lease requests. Default: a new undici agent that nothing else uses (closed by
+   * {@link LeaseClient.close}). Pass one only if it is dedicated to leader election too.
+   */
+  agent?: Dispatcher;
+}
+
+/** A coordination.k8s.io/v1 client with its own connection pool. */
+export interface LeaseClient {
+  /** The API client to give to a `LeaseLock`. */
+  readonly api: CoordinationV1Api;
+  /** The dispatcher every request of `api` goes through. */
+  readonly agent: Dispatcher;
+  /** Closes the agent if this function created it (a passed-in agent is left to its owner). */
+  close(): Promise<void>;
+}
+
+function tlsOptions(kc: KubeConfig): AgentOptions {
+  const cluster = kc.getCurrentCluster();
+  const user = kc.getCurrentUser();
+  const options: AgentOptions = {};
+  if (user === null) return options;
+  if (cluster?.skipTLSVerify === true) options.rejectUnauthorized = false;
+  if (cluster?.tlsServerName !== undefined && cluster.tlsServerName !== '') options.servername = cluster.tlsServerName;
+  const ca = cluster === null ? null : bufferFromFileOrString(cluster.caFile, cluster.caData);
+  if (ca !== null) options.ca = ca;
+  const cert = bufferFromFileOrString(user.certFile, user.certData);
+  if (cert !== null) options.cert = cert;
+  const key = bufferFromFileOrString(user.keyFile, user.keyData);
+  if (key !== null) options.key = key;
+  return options;
+}
+
+/**
+ * A new undici dispatcher for the current context of `kc`, shared with nothing: same TLS and proxy mapping as the
+ * shared agent of `../client/agent.js` (client-node's `createDispatcherOptions`), keep-alive on.
+ *
+ * @throws Error for SOCKS proxies, and for plain HTTP without `skipTLSVerify` (as client-node).
+ */
+export function newLeaseAgent(kc: KubeConfig): Dispatcher {
+  const opts = kc.createDispatcherOptions(kc.getCurrentCluster(), tlsOptions(kc));
+  const pool = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
+  const tcp = { keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_INITIAL_DELAY_MS };
+  switch (opts.type) {
+    case 'none':
+      return new Agent({ ...pool, connect: tcp });
+    case 'agent':
+      return new Agent({ ...pool, connect: { ...opts.connect, ...tcp } });
+    case 'proxy':
+      return new ProxyAgent({ ...pool, uri: opts.uri, requestTls: opts.requestTls, connect: opts.connect });
+    case 'socks':
+      throw new Error('newLeaseAgent: SOCKS proxies are not supported');
+  }
+}
+
+/**
+ * The client leader election should use: a `CoordinationV1Api` with its own connection pool, so a busy or throttled
+ * main client never holds up lease renewals (csi-lib-utils builds a separate clientset for the same reason).
+ * Authentication is `kc`'s, applied per request as usual.
+ *
+ * @param kc - the KubeConfig; its current context picks server, TLS and credentials.
+ * @param options - `agent`: default a new dedicated agent ({@link newLeaseAgent}).
+ * @throws Error when `kc` has no current cluster, or see {@link newLeaseAgent}.
+ */
+export function makeLeaseClient(kc: KubeConfig, options: LeaseClientOptions = {}): LeaseClient {
+  const owned = options.agent === undefined;
+  const agent = options.agent ?? newLeaseAgent(kc);
+  const api = makeApiClient(kc, CoordinationV1Api, { agent, userAgent: LEASE_CLIENT_USER_AGENT });
+  return {
+    api,
+    agent,
+    close: async () => {
+      if (owned) await agent.close();
+    },
+  };
+}

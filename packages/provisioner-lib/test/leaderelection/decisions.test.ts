@@ -1,0 +1,233 @@
+import type { Testkit } from '@kprov/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../../src/clock/fake-clock.js';
+import { LeaderElector, LeadershipLostError } from '../../src/leaderelection/elector.js';
+import { LeaseLock } from '../../src/leaderelection/lease-lock.js';
+import { CountingLock, makeCandidate, rawLease, startKit, uniqueName, writeForeignLease, type Candidate } from './helpers.js';
+
+// The decision logic of tryAcquireOrRenew, driven attempt by attempt with a FakeClock: requests are real (testkit
+// over HTTP) but every time decision reads the fake clock. Default timings: 15 s lease, 10 s renew deadline, 2 s retry.
+
+let kit: Testkit;
+const locks: LeaseLock[] = [];
+const candidates: Candidate[] = [];
+const WAIT = { timeout: 5_000, interval: 10 };
+
+beforeAll(async () => {
+  kit = await startKit();
+});
+afterEach(async () => {
+  kit.faults.clear();
+  await Promise.all(candidates.splice(0).map((c) => c.dispose()));
+  await Promise.all(locks.splice(0).map((l) => l.close()));
+});
+afterAll(() => kit.stop());
+
+function elector(identity: string, name: string, clock: FakeClock): { elector: LeaderElector; lock: CountingLock } {
+  const inner = new LeaseLock({ kubeConfig: kit.kubeConfig, namespace: 'default', name, identity });
+  locks.push(inner);
+  const lock = new CountingLock(inner);
+  const le = new LeaderElector({ lock, clock, onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+  return { elector: le, lock };
+}
+
+describe('tryAcquireOrRenew decisions', () => {
+  it('displaces another holder only after the lease duration since it last saw the record change', async () => {
+    const name = uniqueName('expiry');
+    const clock = new FakeClock();
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(), leaseTransitions: 2 });
+    const { elector: b } = elector('b', name, clock);
+
+    expect(await b.tryAcquireOrRenew()).toBe(false); // first sight: observed at t=0
+    expect(b.getLeader()).toBe('x');
+    clock.advance(14_999);
+    expect(await b.tryAcquireOrRenew()).toBe(false); // unchanged record, but 15 s have not passed
+    clock.advance(1);
+    expect(await b.tryAcquireOrRenew()).toBe(true);
+    expect(b.getLeader()).toBe('b');
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 3, leaseDurationSeconds: 15 });
+  });
+
+  it('restarts the wait whenever the record changes, whatever its timestamps say (clock skew)', async () => {
+    const name = uniqueName('skew');
+    const clock = new FakeClock();
+    const ancient = Date.parse('1999-01-01T00:00:00Z');
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient) });
+    const { elector: b } = elector('b', name, clock);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    for (let i = 1; i <= 5; i += 1) {
+      clock.advance(14_000); // less than a lease duration between changes
+      await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient + i) });
+      expect(await b.tryAcquireOrRenew()).toBe(false);
+    }
+    // A renewTime from the future does not protect a holder that stopped changing the record either.
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date('2999-01-01T00:00:00Z') });
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    clock.advance(15_000);
+    expect(await b.tryAcquireOrRenew()).toBe(true);
+  });
+
+  it('treats a Conflict on update as not acquired', async () => {
+    const name = uniqueName('conflict');
+    const clock = new FakeClock();
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date() });
+    const { elector: b } = elector('b', name, clock);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    clock.advance(15_000);
+    kit.faults.add({ resource: 'leases', verb: 'update', action: { type: 'error', code: 409 }, count: 1 });
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    expect(b.getLeader()).toBe('x');
+    expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('x');
+    expect(await b.tryAcquireOrRenew()).toBe(true);
+  });
+
+  it('loses to a candidate that wrote first (real optimistic concurrency)', async () => {
+    const name = uniqueName('race');
+    const clock = new FakeClock();
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date() });
+    const b = elector('b', name, clock);
+    const c = elector('c', name, clock);
+    expect(await b.elector.tryAcquireOrRenew()).toBe(false);
+    expect(await c.elector.tryAcquireOrRenew()).toBe(false);
+    clock.advance(15_000);
+    // c reads the lease, then b takes it: c's write carries a stale resourceVersion.
+    const read = c.lock.inner.get.bind(c.lock.inner);
+    c.lock.inner.get = async (signal) => {
+      const seen = await read(signal);
+      expect(await b.elector.tryAcquireOrRenew()).toBe(true);
+      return seen;
+    };
+    expect(await c.elector.tryAcquireOrRenew()).toBe(false);
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  it('renews on the fast path while holding: one update, acquireTime and transitions kept', async () => {
+    const name = uniqueName('fast');
+    const clock = new FakeClock();
+    const { elector: a, lock } = elector('a', name, clock);
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(lock.creates).toBe(1);
+    const created = await rawLease(kit, 'default', name);
+    expect(created.spec.leaseTransitions).toBe(0);
+
+    clock.advance(2_000);
+    const gets = lock.gets;
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(lock.gets).toBe(gets); // no GET
+    expect(lock.updates).toBe(1);
+    const renewed = await rawLease(kit, 'default', name);
+    expect(renewed.spec).toMatchObject({ holderIdentity: 'a', acquireTime: created.spec.acquireTime, leaseTransitions: 0 });
+    expect(renewed.spec.renewTime).not.toBe(created.spec.renewTime);
+
+    // Past our own lease validity the slow path (GET, then update) is taken, still keeping acquireTime.
+    clock.advance(15_000);
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(lock.gets).toBe(gets + 1);
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ acquireTime: created.spec.acquireTime, leaseTransitions: 0 });
+  });
+
+  it('falls back to the slow path when the optimistic update conflicts, and sees the new holder', async () => {
+    const name = uniqueName('fast-conflict');
+    const clock = new FakeClock();
+    const { elector: a, lock } = elector('a', name, clock);
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(lock.gets).toBe(1); // 404, then create
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(), leaseTransitions: 1 });
+    clock.advance(2_000);
+    expect(await a.tryAcquireOrRenew()).toBe(false);
+    expect(lock.updates).toBe(1); // the optimistic one, refused
+    expect(lock.gets).toBe(2);
+    expect(a.getLeader()).toBe('x');
+  });
+
+  it('health: unhealthy only when it holds the record and has not renewed for lease duration + tolerance', async () => {
+    const name = uniqueName('health');
+    const clock = new FakeClock();
+    const { elector: a } = elector('a', name, clock);
+    const { elector: b } = elector('b', name, clock);
+    expect(a.check(1_000)).toBeUndefined();
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    clock.advance(16_000);
+    expect(a.check(1_000)).toBeUndefined();
+    clock.advance(1);
+    expect(a.check(1_000)).toBeInstanceOf(Error);
+    expect(b.check(0)).toBeUndefined(); // a standby is not concerned
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(a.check(1_000)).toBeUndefined();
+  });
+});
+
+describe('renew loop on a fake clock', () => {
+  it('ends leadership without another attempt when the event loop stalled past the renew deadline', async () => {
+    const clock = new FakeClock();
+    const a = makeCandidate(kit, { identity: 'a', name: uniqueName('stall'), clock, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    candidates.push(a);
+    void a.start();
+    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    await vi.waitFor(() => expect(clock.pending()).toBe(1), WAIT); // the renew loop sleeps a retry period
+    const requests = a.lock.gets + a.lock.updates + a.lock.creates;
+
+    clock.advance(30_000); // the sleep's timer fires late, as after a blocked event loop
+    await vi.waitFor(() => expect(a.stopped).toBe(1), WAIT);
+    expect(a.lock.gets + a.lock.updates + a.lock.creates).toBe(requests);
+    expect(a.leading[0]?.reason).toBeInstanceOf(LeadershipLostError);
+    expect(a.elector.isLeader()).toBe(false);
+  });
+
+  it('renews every retry period and keeps leading while renewals succeed', async () => {
+    const clock = new FakeClock();
+    const a = makeCandidate(kit, { identity: 'a', name: uniqueName('steady'), clock, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    candidates.push(a);
+    void a.start();
+    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    for (let i = 1; i <= 3; i += 1) {
+      await vi.waitFor(() => expect(clock.pending()).toBe(1), WAIT);
+      clock.advance(2_000);
+      await vi.waitFor(() => expect(a.lock.updates).toBe(i), WAIT);
+    }
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.stopped).toBe(0);
+  });
+});
+
+describe('release on a fake clock', () => {
+  const timings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+  async function leading(name: string, clock: FakeClock): Promise<Candidate> {
+    const a = makeCandidate(kit, { identity: 'a', name, clock, releaseOnCancel: true, ...timings });
+    candidates.push(a);
+    void a.start();
+    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    await vi.waitFor(() => expect(clock.pending()).toBe(1), WAIT);
+    return a;
+  }
+
+  it('writes an empty holder with leaseDurationSeconds 1 and fresh times, retrying after a Conflict', async () => {
+    const name = uniqueName('release-retry');
+    const clock = new FakeClock();
+    const a = await leading(name, clock);
+    const held = await rawLease(kit, 'default', name);
+    kit.faults.add({ resource: 'leases', verb: 'update', action: { type: 'error', code: 409 }, count: 1 });
+    await a.stop();
+    expect(a.lock.updates).toBe(2); // refused, then re-read and written
+    expect(a.lock.gets).toBe(2); // 404 before create, re-read after the conflict
+    const released = await rawLease(kit, 'default', name);
+    expect(released.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(released.spec.renewTime).not.toBe(held.spec.renewTime);
+    expect(released.spec.acquireTime).not.toBe(held.spec.acquireTime);
+    expect(a.elector.getLeader()).toBe('');
+    expect(a.stopped).toBe(1);
+  });
+
+  it('leaves the lease alone when the conflict shows another holder took it', async () => {
+    const name = uniqueName('release-lost');
+    const clock = new FakeClock();
+    const a = await leading(name, clock);
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(), leaseTransitions: 4 });
+    await a.stop();
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'x', leaseTransitions: 4 });
+    expect(a.elector.getLeader()).toBe('x');
+    expect(a.stopped).toBe(1);
+  });
+});

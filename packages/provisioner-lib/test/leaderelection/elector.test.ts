@@ -1,0 +1,187 @@
+import type { Testkit } from '@kprov/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LEADER_ELECTION_MASTER_STATUS, LeadershipLostError } from '../../src/leaderelection/elector.js';
+import { MICRO_TIME, makeCandidate, rawLease, recordingMetrics, startKit, uniqueName, writeForeignLease, type Candidate } from './helpers.js';
+
+// Integration tests over HTTP with short real timings (300 ms lease, 200 ms renew deadline, 50 ms retry period).
+// They wait for states and count attempts; they never assert on measured wall-clock time.
+
+let kit: Testkit;
+const candidates: Candidate[] = [];
+const WAIT = { timeout: 5_000, interval: 10 };
+
+beforeAll(async () => {
+  kit = await startKit();
+});
+afterEach(async () => {
+  kit.faults.clear();
+  await Promise.all(candidates.splice(0).map((c) => c.dispose()));
+});
+afterAll(() => kit.stop());
+
+function candidate(options: Parameters<typeof makeCandidate>[1]): Candidate {
+  const c = makeCandidate(kit, options);
+  candidates.push(c);
+  return c;
+}
+
+describe('LeaderElector over HTTP', () => {
+  it('first candidate acquires: creates the Lease with six-digit MicroTimes and transitions 0, then renews it', async () => {
+    const name = uniqueName('first');
+    const metrics = recordingMetrics();
+    const a = candidate({ identity: 'a', name, metrics: metrics.sink });
+    expect(metrics.gauge(LEADER_ELECTION_MASTER_STATUS, { name: `default/${name}` })).toBe(0);
+    void a.start();
+    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+
+    const created = await rawLease(kit, 'default', name);
+    expect(created.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(created.spec.acquireTime).toMatch(MICRO_TIME);
+    expect(created.spec.renewTime).toMatch(MICRO_TIME);
+    expect(a.lock.creates).toBe(1);
+    expect(a.elector.getLeader()).toBe('a');
+    expect(metrics.gauge(LEADER_ELECTION_MASTER_STATUS, { name: `default/${name}` })).toBe(1);
+    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    expect(a.newLeaders).toEqual(['a']);
+    expect(a.events).toEqual(['LeaderElection: a became leader']);
+
+    // Renewals move renewTime and resourceVersion but keep acquireTime and transitions.
+    await vi.waitFor(async () => {
+      const renewed = await rawLease(kit, 'default', name);
+      expect(renewed.spec.renewTime).not.toBe(created.spec.renewTime);
+      expect(renewed.spec.renewTime).toMatch(MICRO_TIME);
+      expect(renewed.spec).toMatchObject({ holderIdentity: 'a', acquireTime: created.spec.acquireTime, leaseTransitions: 0 });
+    }, WAIT);
+    expect(a.elector.check(0)).toBeUndefined();
+
+    await a.stop();
+    expect(a.stopped).toBe(1);
+    expect(a.leading[0]?.aborted).toBe(true);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toEqual(['LeaderElection: a became leader', 'LeaderElection: a stopped leading']);
+    expect(metrics.gauge(LEADER_ELECTION_MASTER_STATUS, { name: `default/${name}` })).toBe(0);
+  });
+
+  it('second candidate waits while the first renews, and takes over after the first stops without releasing', async () => {
+    const name = uniqueName('takeover');
+    const a = candidate({ identity: 'a', name });
+    const b = candidate({ identity: 'b', name });
+    void a.start();
+    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    const acquired = await rawLease(kit, 'default', name);
+    void b.start();
+
+    // 12 attempts are at least 11 retry periods (550 ms): well past the 300 ms lease duration.
+    await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(12), WAIT);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.elector.getLeader()).toBe('a');
+    expect(b.leading).toHaveLength(0);
+    expect(b.newLeaders).toEqual(['a']);
+    expect(a.elector.isLeader()).toBe(true);
+    expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('a');
+
+    await a.stop();
+    expect(a.stopped).toBe(1);
+    expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('a'); // not released
+    await vi.waitFor(() => expect(b.elector.isLeader()).toBe(true), WAIT);
+    const taken = await rawLease(kit, 'default', name);
+    expect(taken.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(taken.spec.acquireTime).not.toBe(acquired.spec.acquireTime);
+    await vi.waitFor(() => expect(b.newLeaders).toEqual(['a', 'b']), WAIT);
+    expect(b.events).toEqual(['LeaderElection: b became leader']);
+  });
+
+  it('with releaseOnCancel the lease is released on stop and the second candidate takes over at once', async () => {
+    const name = uniqueName('release');
+    // A 10 s lease: without the release, b could not take over within the 5 s wait below.
+    const timings = { leaseDurationMs: 10_000, renewDeadlineMs: 200, retryPeriodMs: 50 };
+    const a = candidate({ identity: 'a', name, releaseOnCancel: true, ...timings });
+    const b = candidate({ identity: 'b', name, ...timings });
+    void a.start();
+    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    void b.start();
+    await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(3), WAIT);
+    expect(b.elector.isLeader()).toBe(false);
+
+    await a.stop();
+    expect(a.stopped).toBe(1);
+    expect(a.elector.check(0)).toBeUndefined(); // the released record no longer names a
+    await vi.waitFor(() => expect(b.elector.isLeader()).toBe(true), WAIT);
+    const taken = await rawLease(kit, 'default', name);
+    expect(taken.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, leaseDurationSeconds: 10 });
+    await vi.waitFor(() => expect(b.newLeaders.at(-1)).toBe('b'), WAIT);
+  });
+
+  it('a renew failure streak ends leadership: leading signal aborted, onStoppedLeading called, then unhealthy', async () => {
+    const name = uniqueName('renew-fail');
+    const metrics = recordingMetrics();
+    const a = candidate({ identity: 'a', name, metrics: metrics.sink });
+    void a.start();
+    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    const signal = a.leading[0]!;
+
+    kit.faults.add({ resource: 'leases', verb: 'update', action: { type: 'error', code: 500 } });
+    await vi.waitFor(() => expect(a.stopped).toBe(1), WAIT);
+    await a.done;
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(LeadershipLostError);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toEqual(['LeaderElection: a became leader', 'LeaderElection: a stopped leading']);
+    expect(metrics.gauge(LEADER_ELECTION_MASTER_STATUS, { name: `default/${name}` })).toBe(0);
+
+    // The last observed record still names a, unrenewed: the health check fails once the lease plus tolerance ran out.
+    expect(a.elector.check(60_000)).toBeUndefined();
+    await vi.waitFor(() => expect(a.elector.check(0)).toBeInstanceOf(Error), WAIT);
+    expect(a.elector.check(0)?.message).toBe(`failed election to renew leadership on lease default/${name}`);
+  });
+
+  it('never displaces a holder whose record keeps changing, however old its renewTime (clock skew)', async () => {
+    const name = uniqueName('skew');
+    let renewTime = Date.parse('2000-01-01T00:00:00Z');
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(renewTime), leaseTransitions: 5 });
+    let writing = true;
+    const writer = (async () => {
+      while (writing) {
+        renewTime += 1;
+        await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(renewTime), leaseTransitions: 5 });
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+    })();
+
+    const b = candidate({ identity: 'b', name });
+    try {
+      void b.start();
+      // 15 attempts are at least 14 retry periods (700 ms), more than twice the 300 ms lease duration.
+      await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(15), WAIT);
+      expect(b.elector.isLeader()).toBe(false);
+      expect(b.elector.getLeader()).toBe('x');
+    } finally {
+      writing = false;
+      await writer;
+    }
+    await vi.waitFor(() => expect(b.elector.isLeader()).toBe(true), WAIT);
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 6 });
+  });
+
+  it('calls onStoppedLeading when run returns even if the candidate never led', async () => {
+    const name = uniqueName('never');
+    const a = candidate({ identity: 'a', name });
+    const b = candidate({ identity: 'b', name });
+    void a.start();
+    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    void b.start();
+    await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(2), WAIT);
+    await b.stop();
+    expect(b.stopped).toBe(1);
+    expect(b.leading).toHaveLength(0);
+    expect(b.events).toEqual([]);
+    expect(b.elector.check(0)).toBeUndefined();
+    expect(a.elector.isLeader()).toBe(true);
+  });
+
+  it('refuses a second concurrent run', async () => {
+    const a = candidate({ identity: 'a', name: uniqueName('twice') });
+    void a.start();
+    await expect(a.elector.run(new AbortController().signal)).rejects.toThrow('run is already running');
+  });
+});

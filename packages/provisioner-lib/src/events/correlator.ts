@@ -1,0 +1,202 @@
+import { realClock, type Clock } from '../clock/clock.js';
+import { LruCache } from './lru.js';
+import type { EventPatch, PendingEvent } from './types.js';
+import { formatTime } from './types.js';
+
+/**
+ * Settings of the {@link EventCorrelator}. Every default is client-go's (`tools/record/events_cache.go`).
+ */
+export interface CorrelatorOptions {
+  /** Entries in each of the three caches (spam filter, aggregator, de-duplication). Default 4096. */
+  lruCacheSize?: number;
+  /** Events a source may send about one object in a burst. Default 25. */
+  burst?: number;
+  /** Refill rate of that token bucket, in events per second. Default 1/300 (one every 5 minutes). */
+  qps?: number;
+  /** Distinct messages with the same source, object, type and reason before they are combined. Default 10. */
+  maxEvents?: number;
+  /** Seconds since the last similar event after which the aggregation count starts again. Default 600. */
+  maxIntervalSeconds?: number;
+  /** The message of a combined Event. Default `(combined from similar events): <message>`. */
+  messageFunc?: (event: PendingEvent) => string;
+  /** Time source for the token buckets and the aggregation window. Default {@link realClock}. */
+  clock?: Clock;
+}
+
+/** What to do with an event after correlation. */
+export type CorrelateResult =
+  | { skip: true }
+  | {
+      skip: false;
+      /** The Event to write: possibly renamed, recounted or combined. */
+      event: PendingEvent;
+      /** Set when an Event with this name was written before: patch it instead of creating one. */
+      patch?: EventPatch;
+      /** The cache key to pass to {@link EventCorrelator.updateState} once written. */
+      key: string;
+    };
+
+/** What the server answered for a written Event, as {@link EventCorrelator.updateState} takes it. */
+export interface WrittenEvent {
+  name: string;
+  count: number;
+  firstTimestamp: Date;
+}
+
+/** Default message of a combined Event (client-go's `EventAggregatorByReasonMessageFunc`). */
+export function combinedMessage(event: PendingEvent): string {
+  return `(combined from similar events): ${event.message}`;
+}
+
+/** Source and object: the part every key starts with. */
+function objectKey(e: PendingEvent): string[] {
+  const o = e.involvedObject;
+  return [e.source.component, e.source.host ?? '', o.kind, o.namespace ?? '', o.name, o.uid ?? '', o.apiVersion ?? ''];
+}
+
+/** Identical events: same source, object (including fieldPath), type, reason and message. */
+function eventKey(e: PendingEvent): string {
+  return JSON.stringify([...objectKey(e), e.involvedObject.fieldPath ?? '', e.type, e.reason, e.message]);
+}
+
+/** Similar events (same except message). client-go adds reporting controller/instance, which equal the source. */
+function aggregateKey(e: PendingEvent): string {
+  return JSON.stringify([...objectKey(e), e.type, e.reason]);
+}
+
+function spamKey(e: PendingEvent): string {
+  return JSON.stringify(objectKey(e));
+}
+
+/** A token bucket on the injected clock: starts full, refills continuously. */
+class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly burst: number,
+    private readonly qps: number,
+    private readonly clock: Clock,
+  ) {
+    this.tokens = burst;
+    this.last = clock.now();
+  }
+
+  tryAccept(): boolean {
+    const now = this.clock.now();
+    this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.last) / 1000) * this.qps);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+interface AggregateRecord {
+  /** Distinct messages seen in the current window. */
+  messages: Set<string>;
+  /** Clock time of the last similar event. */
+  last: number;
+}
+
+interface EventLog {
+  count: number;
+  firstTimestamp: Date;
+  name: string;
+}
+
+/**
+ * client-go's `EventCorrelator`: de-duplicates, aggregates and rate-limits events before they are written.
+ *
+ * - An event identical to one already written (same source, object, type, reason and message, still in the
+ *   de-duplication cache) becomes a patch of that Event's `count`, `lastTimestamp` and `message`.
+ * - When `maxEvents` distinct messages with the same source, object, type and reason arrive within
+ *   `maxIntervalSeconds` of each other, the event is replaced by one combined Event whose message is
+ *   `messageFunc(event)`; later similar events patch that combined Event.
+ * - A token bucket per source and object (`burst`, refill `qps`) drops events beyond the budget.
+ *
+ * Not safe for concurrent use from several writers; the recorder calls it from its single worker.
+ */
+export class EventCorrelator {
+  private readonly clock: Clock;
+  private readonly burst: number;
+  private readonly qps: number;
+  private readonly maxEvents: number;
+  private readonly maxIntervalMs: number;
+  private readonly messageFunc: (event: PendingEvent) => string;
+  private readonly spam: LruCache<TokenBucket>;
+  private readonly aggregates: LruCache<AggregateRecord>;
+  private readonly logs: LruCache<EventLog>;
+
+  /** @param options - see {@link CorrelatorOptions}; every field has client-go's default. */
+  constructor(options: CorrelatorOptions = {}) {
+    const size = options.lruCacheSize ?? 4096;
+    this.clock = options.clock ?? realClock;
+    this.burst = options.burst ?? 25;
+    this.qps = options.qps ?? 1 / 300;
+    this.maxEvents = options.maxEvents ?? 10;
+    this.maxIntervalMs = (options.maxIntervalSeconds ?? 600) * 1000;
+    this.messageFunc = options.messageFunc ?? combinedMessage;
+    this.spam = new LruCache(size);
+    this.aggregates = new LruCache(size);
+    this.logs = new LruCache(size);
+  }
+
+  /** Aggregates, de-duplicates and filters `event` (which is not modified). */
+  correlate(event: PendingEvent): CorrelateResult {
+    const { event: aggregated, key } = this.aggregate(event);
+    const { event: observed, patch } = this.observe(aggregated, key);
+    if (!this.allow(observed)) return { skip: true };
+    return patch === undefined ? { skip: false, event: observed, key } : { skip: false, event: observed, patch, key };
+  }
+
+  /** Records what the server stored for the Event written under `key`, so the next repeat patches it. */
+  updateState(key: string, written: WrittenEvent): void {
+    this.logs.set(key, { count: written.count, firstTimestamp: written.firstTimestamp, name: written.name });
+  }
+
+  private aggregate(event: PendingEvent): { event: PendingEvent; key: string } {
+    const now = this.clock.now();
+    const aggKey = aggregateKey(event);
+    let record = this.aggregates.get(aggKey);
+    if (record === undefined || now - record.last > this.maxIntervalMs) {
+      record = { messages: new Set(), last: now };
+    }
+    record.messages.add(event.message);
+    record.last = now;
+    this.aggregates.set(aggKey, record);
+    if (record.messages.size < this.maxEvents) return { event, key: eventKey(event) };
+
+    // Keep the set from growing past the threshold: forget one message (client-go pops an arbitrary one).
+    const first = record.messages.values().next();
+    if (first.done !== true) record.messages.delete(first.value);
+    const combined: PendingEvent = {
+      ...event,
+      count: 1,
+      firstTimestamp: event.lastTimestamp,
+      lastTimestamp: event.lastTimestamp,
+      message: this.messageFunc(event),
+    };
+    return { event: combined, key: aggKey };
+  }
+
+  private observe(event: PendingEvent, key: string): { event: PendingEvent; patch?: EventPatch } {
+    const last = this.logs.get(key);
+    let observed = event;
+    let patch: EventPatch | undefined;
+    if (last !== undefined && last.count > 0) {
+      observed = { ...event, name: last.name, firstTimestamp: last.firstTimestamp, count: last.count + 1 };
+      patch = { count: observed.count, lastTimestamp: formatTime(observed.lastTimestamp), message: observed.message };
+    }
+    this.logs.set(key, { count: observed.count, firstTimestamp: observed.firstTimestamp, name: observed.name });
+    return patch === undefined ? { event: observed } : { event: observed, patch };
+  }
+
+  private allow(event: PendingEvent): boolean {
+    const key = spamKey(event);
+    let bucket = this.spam.get(key);
+    if (bucket === undefined) bucket = new TokenBucket(this.burst, this.qps, this.clock);
+    this.spam.set(key, bucket);
+    return bucket.tryAccept();
+  }
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import { EventRecorder, type EventsApi } from '../../src/events/recorder.js';
+import { captureLogger } from './capture-logger.js';
+
+/** A client whose creates wait until `release()` is called. */
+function blockingClient(): { client: EventsApi; created: CoreV1Event[]; release: () => void } {
+  const created: CoreV1Event[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const client = {
+    createNamespacedEvent: async ({ body }: { body: CoreV1Event }) => {
+      await gate;
+      created.push(body);
+      return body;
+    },
+    patchNamespacedEvent: () => Promise.reject(new Error('unexpected patch')),
+  } as unknown as EventsApi;
+  return { client, created, release: () => release() };
+}
+
+describe('EventRecorder queue', () => {
+  it('drops events beyond queueSize without blocking or throwing', async () => {
+    const { client, created, release } = blockingClient();
+    const logger = captureLogger();
+    const rec = new EventRecorder({ client, source: { component: 'test' }, logger, queueSize: 2 });
+    const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'c' };
+    rec.event(ref, 'Normal', 'R0', 'm'); // taken by the worker at once
+    for (let i = 1; i <= 4; i++) rec.event(ref, 'Normal', `R${i}`, 'm');
+    expect(logger.lines.filter((l) => l.message === 'Too many queued events, event dropped')).toHaveLength(2);
+    release();
+    await rec.flush();
+    expect(created.map((e) => e.reason)).toEqual(['R0', 'R1', 'R2']);
+  });
+
+  it('requires a client or a kubeConfig', () => {
+    expect(() => new EventRecorder({ source: { component: 'test' } })).toThrow(/client or a kubeConfig/);
+  });
+
+  it('gives each event a unique name even within one millisecond', async () => {
+    const { client, created, release } = blockingClient();
+    release();
+    const rec = new EventRecorder({ client, source: { component: 'test' }, nowNanos: () => 1_735_689_600_000_000_000n });
+    const ref = { kind: 'PersistentVolume', name: 'pv' };
+    rec.event(ref, 'Normal', 'A', 'm');
+    rec.event(ref, 'Normal', 'B', 'm');
+    await rec.flush();
+    expect(created.map((e) => e.metadata.name)).toEqual(['pv.1816687ec0570000', 'pv.1816687ec0570001']);
+  });
+});

@@ -1,2 +1,32 @@
-/** @packageDocumentation Work in progress. */
-export const packageName = '@kprov/provisioner-lib';
+/**
+ * @packageDocumentation
+ * A Kubernetes external storage provisioner controller: implement a {@link Provisioner} and run a
+ * {@link ProvisionController}. A port of the Go `sig-storage-lib-external-provisioner` (v13), with its building
+ * blocks (work queues, rate limiters, informers, Lease leader election, event recorder, metrics) usable alone.
+ */
+export { ProvisionController, LeaderElectionLostError } from './controller/controller.js';
+export { DEFAULTS, type ProvisionControllerOptions } from './controller/options.js';
+export {
+  IgnoredError,
+  InfeasibleError,
+  ProvisioningError,
+  ProvisioningState,
+  isInfeasible,
+  type ProvisionOptions,
+  type ProvisionResult,
+  type Provisioner,
+} from './controller/provisioner.js';
+export type { ProvisionControllerEvents } from './controller/events.js';
+export * from './controller/annotations.js';
+export { apiStatus, describeError, isAlreadyExists, isNotFound, type ApiStatus } from './controller/api-errors.js';
+export { claimClass, selectedNodeName } from './controller/claims.js';
+export { realClock, sleep, type Clock, type TimerHandle } from './clock/clock.js';
+export { silentLogger, type Logger } from './logging/logger.js';
+export * from './metrics/index.js';
+export * from './workqueue/index.js';
+export { Backoff, type BackoffOptions } from './backoff/backoff.js';
+export { makeApiClient, sharedAgent, watchWithAgent, withSignal } from './client/agent.js';
+export { Informer, informerFor, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
+export { createStore, type Store } from './cache/store.js';
+export { Watcher, type WatcherOptions, type WatcherRestart } from './watch/watcher.js';
+export * from './events/index.js';

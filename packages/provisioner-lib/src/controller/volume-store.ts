@@ -1,0 +1,158 @@
+import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import pRetry from 'p-retry';
+import type { Clock } from '../clock/clock.js';
+import type { Logger } from '../logging/logger.js';
+import type { MetricsSink } from '../metrics/sink.js';
+import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
+import { describeError, isAlreadyExists } from './api-errors.js';
+import { claimKey } from './claims.js';
+import type { Provisioner } from './provisioner.js';
+
+/** Reports claim events for a volume store. */
+export type ClaimEventSink = (claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string) => void;
+
+/** Saves provisioned PVs (Go `VolumeStore`). */
+export interface VolumeStore {
+  storeVolume(claim: V1PersistentVolumeClaim, volume: V1PersistentVolume): Promise<void>;
+  run(signal: AbortSignal, workers: number): Promise<void>;
+}
+
+async function createVolume(api: CoreV1Api, volume: V1PersistentVolume, logger: Logger): Promise<void> {
+  try {
+    await api.createPersistentVolume({ body: volume });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    logger.info({ volume: volume.metadata?.name }, 'PersistentVolume already exists, reusing');
+  }
+}
+
+/**
+ * The default store: a few attempts to create the PV, spaced `intervalMs` apart; when they all fail, the asset
+ * is deleted again (same spacing) so nothing is left behind, and the save error is returned so the claim is
+ * retried. Blocks the claim worker meanwhile, as in Go.
+ */
+export class BackoffVolumeStore implements VolumeStore {
+  constructor(
+    private readonly api: CoreV1Api,
+    private readonly provisioner: Provisioner,
+    private readonly attempts: number,
+    private readonly intervalMs: number,
+    private readonly emit: ClaimEventSink,
+    private readonly logger: Logger,
+  ) {}
+
+  private retry<T>(fn: () => Promise<T>): Promise<T> {
+    return pRetry(fn, {
+      retries: Math.max(0, this.attempts - 1),
+      factor: 1,
+      minTimeout: this.intervalMs,
+      maxTimeout: this.intervalMs,
+      randomize: false,
+      // Any failure is retried: programming errors surface as the final error all the same.
+      shouldRetry: () => true,
+    });
+  }
+
+  async storeVolume(claim: V1PersistentVolumeClaim, volume: V1PersistentVolume): Promise<void> {
+    const name = volume.metadata?.name ?? '';
+    let saveError: unknown;
+    try {
+      await this.retry(() => createVolume(this.api, volume, this.logger));
+      this.logger.info({ volume: name, claim: claimKey(claim) }, 'Volume saved');
+      this.emit(claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
+      return;
+    } catch (err) {
+      saveError = err;
+    }
+    this.emit(
+      claim,
+      'Warning',
+      'ProvisioningFailed',
+      `Error creating provisioned PV object for claim ${claimKey(claim)}: ${describeError(saveError)}. Deleting the volume.`,
+    );
+    try {
+      // Not cancellable, as in Go: the asset must go even when the controller is stopping.
+      await this.retry(() => this.provisioner.delete(volume, new AbortController().signal));
+    } catch (err) {
+      this.emit(
+        claim,
+        'Warning',
+        'ProvisioningCleanupFailed',
+        `Error cleaning provisioned volume for claim ${claimKey(claim)}: ${describeError(err)}. Please delete manually.`,
+      );
+    }
+    throw saveError;
+  }
+
+  async run(): Promise<void> {
+    // Nothing runs in the background.
+  }
+}
+
+/**
+ * The queue store (`createProvisionedPVLimiter`): one attempt inline; a PV that cannot be saved is kept in memory
+ * and retried by background workers with the limiter, forever. The claim counts as provisioned at once and the
+ * asset is never deleted.
+ */
+export class QueueVolumeStore implements VolumeStore {
+  private readonly unsaved = new Map<string, { claim: V1PersistentVolumeClaim; volume: V1PersistentVolume }>();
+  readonly queue: RateLimitingQueue<string>;
+
+  constructor(
+    private readonly api: CoreV1Api,
+    limiter: RateLimiter<string>,
+    private readonly emit: ClaimEventSink,
+    private readonly logger: Logger,
+    clock: Clock,
+    metrics: MetricsSink,
+  ) {
+    this.queue = newRateLimitingQueue<string>({ name: 'unsavedpvs', rateLimiter: limiter, clock, metrics });
+  }
+
+  /** PVs waiting to be saved, by name. */
+  pending(): ReadonlyMap<string, V1PersistentVolume> {
+    return new Map([...this.unsaved].map(([k, v]) => [k, v.volume]));
+  }
+
+  async storeVolume(claim: V1PersistentVolumeClaim, volume: V1PersistentVolume): Promise<void> {
+    const name = volume.metadata?.name ?? '';
+    try {
+      await createVolume(this.api, volume, this.logger);
+      this.emit(claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
+    } catch (err) {
+      this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume, will retry in the background');
+      this.unsaved.set(name, { claim, volume });
+      this.queue.addRateLimited(name);
+    }
+  }
+
+  async run(signal: AbortSignal, workers: number): Promise<void> {
+    signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
+    const worker = async (): Promise<void> => {
+      for (;;) {
+        const next = await this.queue.get();
+        if (next.shutdown) return;
+        const name = next.item;
+        try {
+          const entry = this.unsaved.get(name);
+          if (entry === undefined) {
+            this.queue.forget(name);
+            continue;
+          }
+          try {
+            await createVolume(this.api, entry.volume, this.logger);
+            this.unsaved.delete(name);
+            this.queue.forget(name);
+            this.emit(entry.claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
+          } catch (err) {
+            this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume');
+            this.queue.addRateLimited(name);
+          }
+        } finally {
+          this.queue.done(name);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: workers }, () => worker()));
+  }
+}

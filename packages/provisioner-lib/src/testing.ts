@@ -1,0 +1,6 @@
+/**
+ * @packageDocumentation
+ * Helpers for testing code built on the library: a fake clock for the time-based parts. For an API server to
+ * test against, use `@kprov/testkit`.
+ */
+export { FakeClock } from './clock/fake-clock.js';

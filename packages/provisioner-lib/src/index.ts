@@ -25,8 +25,23 @@ export { silentLogger, type Logger } from './logging/logger.js';
 export * from './metrics/index.js';
 export * from './workqueue/index.js';
 export { Backoff, type BackoffOptions } from './backoff/backoff.js';
-export { makeApiClient, sharedAgent, watchWithAgent, withSignal } from './client/agent.js';
+export {
+  makeApiClient,
+  sharedAgent,
+  watchWithAgent,
+  withSignal,
+  DEFAULT_USER_AGENT,
+  KEEP_ALIVE_TIMEOUT_MS,
+  TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
+} from './client/agent.js';
 export { Informer, informerFor, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
-export { createStore, type Store } from './cache/store.js';
-export { Watcher, type WatcherOptions, type WatcherRestart } from './watch/watcher.js';
+export { createStore, metaNamespaceKey, type Store } from './cache/store.js';
+export {
+  Watcher,
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  type ListFn,
+  type WatcherOptions,
+  type WatcherRestart,
+} from './watch/watcher.js';
 export * from './events/index.js';

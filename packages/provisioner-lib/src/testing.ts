@@ -3,4 +3,4 @@
  * Helpers for testing code built on the library: a fake clock for the time-based parts. For an API server to
  * test against, use `@kprov/testkit`.
  */
-export { FakeClock } from './clock/fake-clock.js';
+export { FakeClock, type FakeClockOptions } from './clock/fake-clock.js';

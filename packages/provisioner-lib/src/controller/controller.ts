@@ -62,7 +62,9 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
   private informers: ControllerInformers | undefined;
   private running = false;
+  private synced = false;
   private inFlight = 0;
+  private elector: LeaderElector | undefined;
 
   constructor(options: ProvisionControllerOptions) {
     super();
@@ -100,6 +102,19 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
    */
   get pendingWork(): number {
     return this.claimQueue.len() + this.volumeQueue.len() + this.inFlight;
+  }
+
+  /** For `/readyz`: whether the informers have listed and the workers run (false on a waiting candidate). */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /**
+   * For `/healthz/leader-election`: an error when this instance believes it leads but has not renewed the Lease
+   * for the lease duration plus `toleranceMs` (default 20 s, as the CSI sidecars); undefined when healthy.
+   */
+  leaderHealth(toleranceMs = 20_000): Error | undefined {
+    return this.elector?.check(toleranceMs);
   }
 
   /** Whether `run` has started the controller body (informers and workers). */
@@ -156,6 +171,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         },
         onNewLeader: (identity: string) => this.emit('newLeader', identity),
       });
+      this.elector = elector;
       try {
         await elector.run(signal);
         await body;
@@ -203,6 +219,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       await informers.done;
       return;
     }
+    this.synced = true;
     this.logger.info({ threadiness: o.threadiness }, 'Started provisioner controller');
     this.emit('started');
     const workers: Promise<void>[] = [];
@@ -210,6 +227,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       workers.push(this.claimWorker(signal), this.volumeWorker(signal));
     }
     await Promise.all(workers);
+    this.synced = false;
     await informers.done;
   }
 

@@ -51,8 +51,11 @@ function tlsAgentOptions(cluster: Cluster | null, user: User | null): AgentOptio
   return options;
 }
 
-/** Builds the dispatcher for the current context, or `null` for a SOCKS proxy (left to client-node). */
-function buildDispatcher(kc: KubeConfig): Dispatcher | null {
+/**
+ * Builds a new keep-alive dispatcher for the current context of `kc`, shared with nothing (the shared one is
+ * {@link sharedAgent}), or `null` for a SOCKS proxy (left to client-node).
+ */
+export function buildDispatcher(kc: KubeConfig): Dispatcher | null {
   const cluster = kc.getCurrentCluster();
   // createDispatcherOptions is client-node's own option mapping (and its "HTTP needs skipTLSVerify" check).
   const opts = kc.createDispatcherOptions(cluster, tlsAgentOptions(cluster, kc.getCurrentUser()));

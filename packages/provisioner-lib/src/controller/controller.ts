@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '../logging/logger.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { noopMetrics } from '../metrics/sink.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
-import { describeError, isNotFound } from './api-errors.js';
+import { describeError, isNotFound } from '../client/api-errors.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, provisionLabels, selectedNodeName, shouldProvision } from './claims.js';
 import type { ProvisionControllerEvents } from './events.js';

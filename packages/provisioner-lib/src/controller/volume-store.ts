@@ -4,7 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
-import { describeError, isAlreadyExists } from './api-errors.js';
+import { describeError, isAlreadyExists } from '../client/api-errors.js';
 import { claimKey } from './claims.js';
 import type { Provisioner } from './provisioner.js';
 

@@ -1,12 +1,12 @@
 import { V1MicroTime } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
-import { noopMetrics, type Gauge, type MetricsSink } from '../metrics/sink.js';
+import { createLeaderMetrics, type LeaderMetrics } from '../metrics/leader-metrics.js';
+import { noopMetrics, type MetricsSink } from '../metrics/sink.js';
 import { JITTER_FACTOR, LeaderElectionConfigError, resolveTimings, type LeaderElectionTimings } from './config.js';
-import { isConflict, type LeaderElectionRecord, type ObservedLock, type ResourceLock } from './lease-lock.js';
+import { isConflict } from '../client/api-errors.js';
+import type { LeaderElectionRecord, ObservedLock, ResourceLock } from './lease-lock.js';
 
-/** Name of the gauge that is 1 while this process leads the named lease and 0 otherwise (client-go's metric). */
-export const LEADER_ELECTION_MASTER_STATUS = 'leader_election_master_status';
 
 /**
  * Options of {@link LeaderElector}. Timings default to 15 s / 10 s / 2 s (see `DEFAULT_TIMINGS`) and are validated
@@ -44,7 +44,7 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
   clock?: Clock | undefined;
   /** Default `silentLogger`. */
   logger?: Logger | undefined;
-  /** Where the {@link LEADER_ELECTION_MASTER_STATUS} gauge goes. Default `noopMetrics`. */
+  /** Where the `leader_election_master_status` gauge goes. Default `noopMetrics`. */
   metrics?: MetricsSink | undefined;
   /** Random source in [0, 1) for retry jitter. Default `Math.random`. */
   random?: (() => number) | undefined;
@@ -83,7 +83,7 @@ export class LeaderElector {
   readonly #name: string;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #gauge: Gauge;
+  readonly #gauge: LeaderMetrics;
   readonly #random: () => number;
   readonly #leaseDurationSeconds: number;
 
@@ -112,12 +112,8 @@ export class LeaderElector {
     this.#random = options.random ?? Math.random;
     // Whole seconds as Go writes them; at least 1, which the API server requires (sub-second leases are for tests).
     this.#leaseDurationSeconds = Math.max(1, Math.ceil(this.timings.leaseDurationMs / 1000));
-    this.#gauge = (options.metrics ?? noopMetrics).gauge({
-      name: LEADER_ELECTION_MASTER_STATUS,
-      help: 'Whether this process leads the named lease: 1 when it is the leader, 0 when it is a candidate or backup.',
-      labelNames: ['name'],
-    });
-    this.#gauge.set({ name: this.#name }, 0);
+    this.#gauge = createLeaderMetrics(options.metrics ?? noopMetrics);
+    this.#gauge.off(this.#name);
   }
 
   /** This candidate's identity (the lock's). */
@@ -175,7 +171,7 @@ export class LeaderElector {
       } finally {
         signal.removeEventListener('abort', forward);
         this.#leading = false;
-        this.#gauge.set({ name: this.#name }, 0);
+        this.#gauge.off(this.#name);
         leading.abort(signal.aborted ? signal.reason : new LeadershipLostError(`leader election ${this.#name} ended`));
       }
       if (this.#options.releaseOnCancel === true) await this.#release();
@@ -331,7 +327,7 @@ export class LeaderElector {
       if (ok) {
         this.#leading = true;
         this.#lock.recordEvent('became leader');
-        this.#gauge.set({ name: this.#name }, 1);
+        this.#gauge.on(this.#name);
         this.#logger.info({}, 'Successfully acquired lease');
         return true;
       }
@@ -383,7 +379,7 @@ export class LeaderElector {
       if (!renewed) {
         const elapsed = this.#clock.now() - renewedAt;
         this.#logger.info({ elapsedMs: Math.round(elapsed) }, 'Failed to renew lease');
-        this.#gauge.set({ name: this.#name }, 0);
+        this.#gauge.off(this.#name);
         return new LeadershipLostError(
           `leader election ${this.#name}: lease not renewed within ${renewDeadlineMs} ms (last renewal ${Math.round(elapsed)} ms ago)`,
         );

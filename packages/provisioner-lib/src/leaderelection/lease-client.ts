@@ -1,7 +1,6 @@
-import { bufferFromFileOrString, CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { AgentOptions } from 'node:https';
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
-import { KEEP_ALIVE_TIMEOUT_MS, makeApiClient, TCP_KEEP_ALIVE_INITIAL_DELAY_MS } from '../client/agent.js';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Dispatcher } from 'undici';
+import { buildDispatcher, makeApiClient } from '../client/agent.js';
 
 /** The User-Agent of the lease client, so its requests stand apart in audit logs. */
 export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (kubernetes-client-javascript)';
@@ -25,22 +24,6 @@ export interface LeaseClient {
   close(): Promise<void>;
 }
 
-function tlsOptions(kc: KubeConfig): AgentOptions {
-  const cluster = kc.getCurrentCluster();
-  const user = kc.getCurrentUser();
-  const options: AgentOptions = {};
-  if (user === null) return options;
-  if (cluster?.skipTLSVerify === true) options.rejectUnauthorized = false;
-  if (cluster?.tlsServerName !== undefined && cluster.tlsServerName !== '') options.servername = cluster.tlsServerName;
-  const ca = cluster === null ? null : bufferFromFileOrString(cluster.caFile, cluster.caData);
-  if (ca !== null) options.ca = ca;
-  const cert = bufferFromFileOrString(user.certFile, user.certData);
-  if (cert !== null) options.cert = cert;
-  const key = bufferFromFileOrString(user.keyFile, user.keyData);
-  if (key !== null) options.key = key;
-  return options;
-}
-
 /**
  * A new undici dispatcher for the current context of `kc`, shared with nothing: same TLS and proxy mapping as the
  * shared agent of `../client/agent.js` (client-node's `createDispatcherOptions`), keep-alive on.
@@ -48,19 +31,9 @@ function tlsOptions(kc: KubeConfig): AgentOptions {
  * @throws Error for SOCKS proxies, and for plain HTTP without `skipTLSVerify` (as client-node).
  */
 export function newLeaseAgent(kc: KubeConfig): Dispatcher {
-  const opts = kc.createDispatcherOptions(kc.getCurrentCluster(), tlsOptions(kc));
-  const pool = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
-  const tcp = { keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_INITIAL_DELAY_MS };
-  switch (opts.type) {
-    case 'none':
-      return new Agent({ ...pool, connect: tcp });
-    case 'agent':
-      return new Agent({ ...pool, connect: { ...opts.connect, ...tcp } });
-    case 'proxy':
-      return new ProxyAgent({ ...pool, uri: opts.uri, requestTls: opts.requestTls, connect: opts.connect });
-    case 'socks':
-      throw new Error('newLeaseAgent: SOCKS proxies are not supported');
-  }
+  const dispatcher = buildDispatcher(kc);
+  if (dispatcher === null) throw new Error('newLeaseAgent: SOCKS proxies are not supported');
+  return dispatcher;
 }
 
 /**

@@ -1,5 +1,4 @@
 import {
-  ApiException,
   V1MicroTime,
   type CoordinationV1Api,
   type KubeConfig,
@@ -8,6 +7,7 @@ import {
   type V1ObjectReference,
 } from '@kubernetes/client-node';
 import { withSignal } from '../client/agent.js';
+import { isNotFound } from '../client/api-errors.js';
 import { makeLeaseClient, type LeaseClient } from './lease-client.js';
 
 /**
@@ -87,20 +87,6 @@ export interface LeaseLockOptions {
 /** The reason of leader election events, as client-go records them. */
 export const LEADER_ELECTION_EVENT_REASON = 'LeaderElection';
 
-/** The HTTP status of a failed client-node call, if it is one. */
-function statusCode(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
-}
-
-/** Whether `err` is a 404 Not Found from the API server. */
-export function isNotFound(err: unknown): boolean {
-  return statusCode(err) === 404;
-}
-
-/** Whether `err` is a 409 Conflict (or AlreadyExists) from the API server: someone else wrote first. */
-export function isConflict(err: unknown): boolean {
-  return statusCode(err) === 409;
-}
 
 /** Time fields arrive as strings at run time although client-node types them as `Date`. */
 function rawTime(value: unknown): string {

@@ -1,6 +1,7 @@
 import type { Testkit } from '@kprov/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LEADER_ELECTION_MASTER_STATUS, LeadershipLostError } from '../../src/leaderelection/elector.js';
+import { LeadershipLostError } from '../../src/leaderelection/elector.js';
+import { LEADER_ELECTION_MASTER_STATUS } from '../../src/metrics/leader-metrics.js';
 import { MICRO_TIME, makeCandidate, rawLease, recordingMetrics, startKit, uniqueName, writeForeignLease, type Candidate } from './helpers.js';
 
 // Integration tests over HTTP with short real timings (300 ms lease, 200 ms renew deadline, 50 ms retry period).

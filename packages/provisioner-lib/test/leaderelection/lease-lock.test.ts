@@ -4,7 +4,8 @@ import { Agent, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedAgent } from '../../src/client/agent.js';
 import { makeLeaseClient } from '../../src/leaderelection/lease-client.js';
-import { LeaseLock, isConflict, type LeaderElectionRecord } from '../../src/leaderelection/lease-lock.js';
+import { isConflict } from '../../src/client/api-errors.js';
+import { LeaseLock, type LeaderElectionRecord } from '../../src/leaderelection/lease-lock.js';
 import { MICRO_TIME, rawLease, startKit, uniqueName } from './helpers.js';
 
 let kit: Testkit;

@@ -27,7 +27,10 @@ export function apiStatus(err: unknown): ApiStatus | undefined {
   return { code };
 }
 
+/** Whether `err` is a 404 Not Found from the API server. */
 export const isNotFound = (err: unknown): boolean => apiStatus(err)?.code === 404;
+/** Whether `err` is a 409 (Conflict or AlreadyExists) from the API server: someone else wrote first. */
+export const isConflict = (err: unknown): boolean => apiStatus(err)?.code === 409;
 export const isAlreadyExists = (err: unknown): boolean => {
   const s = apiStatus(err);
   return s?.code === 409 && s.reason === 'AlreadyExists';

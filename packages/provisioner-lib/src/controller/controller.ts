@@ -74,6 +74,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       clock: realClock,
     });
     const o = this.options;
+    // Fails now, not at run, for a name that cannot become a Lease name.
+    if (o.leaderElection) leaseName(o.provisionerName);
     this.logger = o.logger.child({ provisioner: o.provisionerName });
     this.knownNames = new Set([o.provisionerName, ...o.additionalProvisionerNames]);
     this.core = makeApiClient(o.kubeConfig, CoreV1Api);
@@ -134,7 +136,11 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
    */
   async run(signal: AbortSignal): Promise<void> {
     const o = this.options;
-    const storeRun = this.volumeStore.run(signal, 4);
+    // The background PV store lives as long as this run, whichever way it ends.
+    const storeAbort = new AbortController();
+    const stopStore = (): void => storeAbort.abort();
+    signal.addEventListener('abort', stopStore, { once: true });
+    const storeRun = this.volumeStore.run(storeAbort.signal, 4);
     try {
       if (!o.leaderElection) {
         this.emit('startedLeading');
@@ -180,6 +186,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       }
       if (lost) throw new LeaderElectionLostError(o.identity);
     } finally {
+      signal.removeEventListener('abort', stopStore);
+      storeAbort.abort();
       await storeRun;
       await this.recorder.flush();
     }

@@ -16,6 +16,7 @@
  *
  * The storage-object-in-use protection controllers run alongside unless `protection: false` (see `protection.ts`).
  */
+import type { KubeObject } from '../api/objects.js';
 import { timestamp, type ObjectStore } from '../store/store.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
@@ -126,7 +127,8 @@ class PvBinder {
   }
 
   private volumes(): PersistentVolume[] {
-    return this.store.list(PVS).map((o) => view<PersistentVolume>(o));
+    // Read without copying: this runs for every unbound claim change, over every PV.
+    return this.store.peek(PVS).map((o) => view<PersistentVolume>(o as KubeObject));
   }
 
   private getVolume(name: string): PersistentVolume | undefined {

@@ -26,6 +26,7 @@
  * Not simulated: resource requests (NodeResourcesFit), pod (anti-)affinity, topology spread, ports, preemption,
  * generic ephemeral volumes, CSI storage capacity, the bind timeout.
  */
+import type { KubeObject } from '../api/objects.js';
 import { timestamp, type ObjectStore } from '../store/store.js';
 import { ANN_SELECTED_NODE, NO_PROVISIONER, TAINT_NOT_READY, TAINT_UNSCHEDULABLE } from './annotations.js';
 import { firstUntoleratedTaint, matchesAllowedTopologies, matchesLabelSelector, matchesNodeSelector, storageOf } from './match.js';
@@ -128,7 +129,7 @@ class Scheduler {
     if (unbound.some((c) => !isDelayBinding(this.store, c))) {
       return this.markUnschedulable(pod, fitError(nodes.length, 'pod has unbound immediate PersistentVolumeClaims', []));
     }
-    const volumes = this.store.list('persistentvolumes').map((o) => view<PersistentVolume>(o));
+    const volumes = this.store.peek('persistentvolumes').map((o) => view<PersistentVolume>(o as KubeObject));
     const failures: string[][] = [];
     const feasible: { node: Node; plan: VolumePlan }[] = [];
     for (const node of nodes) {
@@ -159,7 +160,7 @@ class Scheduler {
     if (error !== undefined) return;
     const unbound = claims.filter((c) => !isClaimFullyBound(c) && isDelayBinding(this.store, c));
     if (unbound.length === 0) return;
-    const volumes = this.store.list('persistentvolumes').map((o) => view<PersistentVolume>(o));
+    const volumes = this.store.peek('persistentvolumes').map((o) => view<PersistentVolume>(o as KubeObject));
     const plan = this.planVolumes(node, [], unbound, volumes);
     if (plan.reasons.length === 0) this.applyPlan(plan, nodeName);
   }

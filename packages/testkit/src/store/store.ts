@@ -133,6 +133,14 @@ export class ObjectStore {
     return o;
   }
 
+  /**
+   * The stored objects themselves, in no particular order, without copying: for in-process readers (the
+   * simulations) that scan many objects often. Never mutate them; write through {@link update} or {@link modify}.
+   */
+  peek(ref: ResourceRef): readonly Readonly<KubeObject>[] {
+    return [...this.table(resolve(ref)).values()];
+  }
+
   /** Copies of the objects, in storage key order (namespace, then name), optionally of one namespace. */
   list(ref: ResourceRef, namespace?: string): KubeObject[] {
     const r = resolve(ref);

@@ -133,3 +133,22 @@ describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
     await expect(kubectl('get', 'pvc', 'nope')).rejects.toThrow(/persistentvolumeclaims "nope" not found/);
   });
 });
+
+describe('the kubeconfig file', () => {
+  it('loads into client-node and reaches the server', async () => {
+    const { KubeConfig, CoreV1Api } = await import('@kubernetes/client-node');
+    const { startApiServer } = await import('../../src/testkit.js');
+    const kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false });
+    const dir2 = await mkdtemp(join(tmpdir(), 'kprov-kc-'));
+    try {
+      const file = await kit.writeKubeconfig(join(dir2, 'kubeconfig'));
+      const kc = new KubeConfig();
+      kc.loadFromFile(file);
+      const ns = await kc.makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
+      expect(ns.metadata?.name).toBe('default');
+    } finally {
+      await kit.stop();
+      await rm(dir2, { recursive: true, force: true });
+    }
+  });
+});

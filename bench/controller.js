@@ -1,0 +1,163 @@
+// The controller under test, in its own process (forked by run.js with IPC and --expose-gc), so that its memory,
+// CPU time and API requests are its own. Configuration comes in KPROV_BENCH_CONFIG (JSON):
+// { kubeconfig, threadiness, expected }.
+//
+// Messages to the parent: { type: 'started' } once the informers have synced; { type: 'allProvisioned' } when
+// `expected` distinct claims were provisioned; { type: 'result', ... } after { type: 'stop' }.
+import process from 'node:process';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
+import { classify, lib, loadKubeConfig, now, PROVISIONER_NAME } from './common.js';
+
+const config = JSON.parse(process.env.KPROV_BENCH_CONFIG ?? '{}');
+const send = (message) =>
+  new Promise((resolve) => {
+    if (process.send === undefined) resolve();
+    else process.send(message, () => resolve());
+  });
+// Never outlive the driver.
+let finished = false;
+process.on('disconnect', () => {
+  if (!finished) process.exit(2);
+});
+
+const kc = loadKubeConfig(config.kubeconfig);
+
+// Client-side request counts: every request the controller makes (informers' lists and watches, PV writes, Events)
+// goes through the shared keep-alive agent of its KubeConfig, so wrap that agent's dispatch.
+const requests = new Map();
+const agent = lib.sharedAgent(kc);
+const dispatch = agent.dispatch.bind(agent);
+agent.dispatch = (opts, handler) => {
+  const { verb, resource } = classify(opts.method ?? 'GET', opts.path ?? '/');
+  const key = `${verb} ${resource}`;
+  requests.set(key, (requests.get(key) ?? 0) + 1);
+  return dispatch(opts, handler);
+};
+
+// A logger that only counts messages, to report dropped events, retries and errors.
+const logCounts = new Map();
+const count = (level) => (_fields, message) => {
+  const key = `${level}: ${message}`;
+  logCounts.set(key, (logCounts.get(key) ?? 0) + 1);
+};
+const logger = { error: count('error'), warn: count('warn'), info: count('info'), debug: () => undefined };
+logger.child = () => logger;
+
+/** The trivial provisioner: a hostPath PV template, at once; deleting does nothing. */
+const provisionCalled = new Map();
+const provisioner = {
+  async provision({ pvName, pvc, storageClass }) {
+    const uid = pvc.metadata?.uid ?? '';
+    if (!provisionCalled.has(uid)) provisionCalled.set(uid, now());
+    return {
+      volume: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: pvName },
+        spec: {
+          capacity: { storage: pvc.spec?.resources?.requests?.storage ?? '1Gi' },
+          accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: storageClass.reclaimPolicy ?? 'Delete',
+          hostPath: { path: `/var/lib/kprov-bench/${pvName}` },
+        },
+      },
+    };
+  },
+  async delete() {},
+};
+
+const controller = new lib.ProvisionController({
+  kubeConfig: kc,
+  provisionerName: PROVISIONER_NAME,
+  provisioner,
+  threadiness: config.threadiness,
+  leaderElection: false,
+  logger,
+});
+
+const provisioned = new Map();
+let duplicates = 0;
+let failures = 0;
+let cpuAtStart;
+let cpuAtEnd;
+let memAtStart;
+let memAtEnd;
+let wallAtStart = 0;
+let wallAtEnd = 0;
+
+const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0 };
+const sample = () => {
+  const m = process.memoryUsage();
+  for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], m[k]);
+  return m;
+};
+const sampler = setInterval(sample, 50);
+
+controller.on('started', () => {
+  cpuAtStart = process.cpuUsage();
+  wallAtStart = now();
+  memAtStart = sample();
+  void send({ type: 'started' });
+});
+controller.on('provisionFailed', () => {
+  failures += 1;
+});
+controller.on('provisioned', (claim) => {
+  const t = now();
+  const uid = claim.metadata?.uid ?? '';
+  if (provisioned.has(uid)) {
+    duplicates += 1;
+    return;
+  }
+  provisioned.set(uid, t);
+  if (provisioned.size === config.expected) {
+    cpuAtEnd = process.cpuUsage(cpuAtStart);
+    wallAtEnd = now();
+    memAtEnd = sample();
+    void send({ type: 'allProvisioned' });
+  }
+});
+
+const stop = new globalThis.AbortController();
+const running = controller.run(stop.signal);
+let runError;
+running.catch((err) => {
+  runError = err;
+});
+
+process.on('message', (message) => {
+  if (message?.type !== 'stop') return;
+  void (async () => {
+    cpuAtEnd ??= process.cpuUsage(cpuAtStart);
+    wallAtEnd ||= now();
+    memAtEnd ??= sample();
+    // What the caches and queues keep alive once the work is done.
+    globalThis.gc?.();
+    globalThis.gc?.();
+    const afterGc = process.memoryUsage();
+    const stopStarted = now();
+    stop.abort();
+    let timer;
+    await Promise.race([running.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
+    clearTimeout(timer);
+    const stopMs = now() - stopStarted;
+    clearInterval(sampler);
+    await send({
+      type: 'result',
+      provisioned: [...provisioned],
+      provisionCalled: [...provisionCalled],
+      duplicates,
+      failures,
+      requests: Object.fromEntries([...requests].sort((a, b) => b[1] - a[1])),
+      logs: Object.fromEntries([...logCounts].sort((a, b) => b[1] - a[1])),
+      cpuMs: cpuAtEnd === undefined ? null : (cpuAtEnd.user + cpuAtEnd.system) / 1000,
+      wallMs: wallAtEnd - wallAtStart,
+      memory: { start: memAtStart, end: memAtEnd, afterGc, peak, gcExposed: typeof globalThis.gc === 'function' },
+      stopMs,
+      runError: runError === undefined ? null : lib.describeError(runError),
+    });
+    await agent.close().catch(() => undefined);
+    finished = true;
+    process.disconnect();
+  })();
+});

@@ -48,7 +48,10 @@ function positiveInt(name, value, fallback) {
 
 let options;
 try {
+  // `pnpm bench -- --claims N` passes the `--` through; skip it.
+  const args = process.argv.slice(2).filter((a, i) => !(i === 0 && a === '--'));
   const { values } = parseArgs({
+    args,
     options: {
       claims: { type: 'string' },
       threadiness: { type: 'string' },

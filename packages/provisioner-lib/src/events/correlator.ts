@@ -64,6 +64,19 @@ function aggregateKey(e: PendingEvent): string {
   return JSON.stringify([...objectKey(e), e.type, e.reason]);
 }
 
+/**
+ * The group an event is correlated in: source, involved object, type and reason. Every key the correlator may
+ * file the event under (its exact-repeat key, which adds fieldPath and message, or the key of the combined Event)
+ * is determined by this group, so two events in different groups never become the same Event object, and their
+ * correlator state never overlaps except for the per-object spam filter. The recorder writes the events of one
+ * group one after another, in order, and the events of different groups concurrently.
+ *
+ * @internal
+ */
+export function correlationGroupKey(e: PendingEvent): string {
+  return aggregateKey(e);
+}
+
 function spamKey(e: PendingEvent): string {
   return JSON.stringify(objectKey(e));
 }
@@ -115,7 +128,11 @@ interface EventLog {
  *   `messageFunc(event)`; later similar events patch that combined Event.
  * - A token bucket per source and object (`burst`, refill `qps`) drops events beyond the budget.
  *
- * Not safe for concurrent use from several writers; the recorder calls it from its single worker.
+ * The caches are updated in {@link EventCorrelator.correlate} (with the count the write is expected to produce)
+ * and again in {@link EventCorrelator.updateState} (with what the server answered), so an event must not be
+ * correlated while an earlier event with the same source, object, type and reason is still being written: that
+ * event's `updateState` would overwrite the later one's count. The recorder correlates an event only once the
+ * previous event of its group is written or given up; other events may be correlated and written in any order.
  */
 export class EventCorrelator {
   private readonly clock: Clock;

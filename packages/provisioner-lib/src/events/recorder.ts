@@ -2,7 +2,7 @@ import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kuber
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
-import { EventCorrelator, type CorrelatorOptions } from './correlator.js';
+import { EventCorrelator, correlationGroupKey, type CorrelatorOptions } from './correlator.js';
 import type { EventPatch, EventSource, EventType, ObjectReference, PendingEvent } from './types.js';
 
 /** The two calls of client-node's `CoreV1Api` the recorder makes; pass a `CoreV1Api` or anything shaped like it. */
@@ -22,8 +22,17 @@ export interface EventRecorderOptions {
   clock?: Clock;
   /** Wall-clock time in nanoseconds since the Unix epoch, for Event names and timestamps. Default `Date.now()`. */
   nowNanos?: () => bigint;
-  /** Events waiting to be written before new ones are dropped. Default 1000 (client-go's `maxQueuedEvents`). */
+  /**
+   * Events waiting to be written, or waiting to be retried, before new ones are dropped. Default 1000 (client-go's
+   * `maxQueuedEvents`). Events being written at the moment do not count.
+   */
   queueSize?: number;
+  /**
+   * Writes in flight at once. Default 8. Events with the same source, involved object, type and reason (all that
+   * could end up as one Event object) are still written one after another in the order they were recorded; a
+   * retry sleep does not hold a write slot. 1 gives client-go's single serial writer.
+   */
+  concurrency?: number;
   /** Attempts per event before it is given up. Default 12 (client-go's `maxTriesPerEvent`). */
   maxTries?: number;
   /** Sleep between attempts in ms; the first sleep is a random fraction of it. Default 10 000 (client-go). */
@@ -36,6 +45,23 @@ export interface EventRecorderOptions {
 
 interface QueuedEvent {
   event: PendingEvent;
+  /** Order of acceptance, for {@link EventRecorder.flush}. */
+  seq: number;
+}
+
+/** The events of one correlation group (source, object, type, reason): written one at a time, in order. */
+interface Lane {
+  /** Events not started yet, oldest first. */
+  waiting: QueuedEvent[];
+  /** An event of the group is being correlated, written, or is waiting to be retried. */
+  running: boolean;
+}
+
+/** A pending {@link EventRecorder.flush}: resolves when the events accepted before it (seq < `before`) are done. */
+interface FlushWaiter {
+  before: number;
+  remaining: number;
+  resolve: () => void;
 }
 
 /** How a write attempt ended. */
@@ -47,12 +73,20 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['Normal', 'Warning'
  * Records core/v1 Events the way client-go's broadcaster and `EventCorrelator` do.
  *
  * `event()` builds the Event at once (name `<involvedName>.<unix-nano hex>`, `firstTimestamp` = `lastTimestamp` =
- * now, count 1) and puts it on a bounded queue; it never blocks or throws. One worker takes events in order,
- * correlates them (see {@link EventCorrelator}: repeats become merge patches of `count`, `lastTimestamp` and
- * `message`; similar events are combined after 10; a token bucket per source and object drops spam) and writes
- * them, retrying network errors, 429 and 5xx answers up to `maxTries` times with `retryDelayMs` between tries.
- * Other 4xx answers (409 AlreadyExists, 422 Invalid, 403 for a terminating namespace, …) are not retried. A patch
- * of an Event that no longer exists (404) falls back to creating it.
+ * now, count 1) and puts it on a bounded queue; it never blocks or throws. Events are then correlated (see
+ * {@link EventCorrelator}: repeats become merge patches of `count`, `lastTimestamp` and `message`; similar events
+ * are combined after 10; a token bucket per source and object drops spam) and written, retrying network errors,
+ * 429 and 5xx answers up to `maxTries` times with `retryDelayMs` between tries. Other 4xx answers (409
+ * AlreadyExists, 422 Invalid, 403 for a terminating namespace, …) are not retried. A patch of an Event that no
+ * longer exists (404) falls back to creating it.
+ *
+ * Unlike client-go, which writes one event at a time, up to `concurrency` (default 8) writes are in flight at once,
+ * so that bursts (two events per provisioned claim) do not overflow the queue. Events of one correlation group
+ * (same source, involved object, type and reason: everything that may correlate to the same Event object) are
+ * correlated and written strictly one after another in the order they were recorded, so a repeat's patch always
+ * follows the create of its Event. Groups take turns in the order their events arrived. A write slot is held only
+ * while a request is in flight: while an event sleeps before a retry, events of other groups proceed (events of its
+ * own group wait behind it), and a retry gets the next free slot before new groups start.
  *
  * Events about cluster-scoped objects go to namespace `default`.
  */
@@ -63,16 +97,33 @@ export class EventRecorder {
   private readonly clock: Clock;
   private readonly nowNanos: () => bigint;
   private readonly queueSize: number;
+  private readonly concurrency: number;
   private readonly maxTries: number;
   private readonly retryDelayMs: number;
   private readonly random: () => number;
   private readonly correlator: EventCorrelator;
-  private readonly queue: QueuedEvent[] = [];
   private readonly stop = new AbortController();
-  private worker: Promise<void> | undefined;
+  /** Correlation groups with events waiting or running, by {@link correlationGroupKey}. */
+  private readonly lanes = new Map<string, Lane>();
+  /** Keys of lanes with waiting events and none running, in the order they became ready. */
+  private ready: string[] = [];
+  /** Events counted against `queueSize`: waiting in a lane, or between a failed attempt and the next one. */
+  private backlog = 0;
+  /** Write slots taken (requests in flight), at most `concurrency`. */
+  private writing = 0;
+  /** Retries waiting for a write slot; served before new lanes start. */
+  private readonly slotWaiters: (() => void)[] = [];
+  private pumping = false;
+  private nextSeq = 0;
+  /** Accepted events not yet written, given up or dropped by the spam filter. */
+  private unfinished = 0;
+  private flushWaiters: FlushWaiter[] = [];
   private lastNanos = 0n;
 
-  /** @throws Error when neither `client` nor `kubeConfig` is given. */
+  /**
+   * @throws Error when neither `client` nor `kubeConfig` is given.
+   * @throws RangeError when `concurrency` is not a positive integer.
+   */
   constructor(options: EventRecorderOptions) {
     if (options.client !== undefined) this.client = options.client;
     else if (options.kubeConfig !== undefined) this.client = options.kubeConfig.makeApiClient(CoreV1Api);
@@ -82,6 +133,10 @@ export class EventRecorder {
     this.clock = options.clock ?? realClock;
     this.nowNanos = options.nowNanos ?? (() => BigInt(Date.now()) * 1_000_000n);
     this.queueSize = options.queueSize ?? 1000;
+    this.concurrency = options.concurrency ?? 8;
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
+      throw new RangeError(`EventRecorder concurrency must be a positive integer, got ${this.concurrency}`);
+    }
     this.maxTries = options.maxTries ?? 12;
     this.retryDelayMs = options.retryDelayMs ?? 10_000;
     this.random = options.random ?? Math.random;
@@ -102,20 +157,36 @@ export class EventRecorder {
         this.logger.error({ object: refName(ref), reason }, 'Event recorder is shut down, event dropped');
         return;
       }
-      if (this.queue.length >= this.queueSize) {
+      if (this.backlog >= this.queueSize) {
         this.logger.error({ object: refName(ref), reason }, 'Too many queued events, event dropped');
         return;
       }
-      this.queue.push({ event: this.makeEvent(ref, type, reason, message) });
-      this.worker ??= this.drain();
+      const event = this.makeEvent(ref, type, reason, message);
+      const key = correlationGroupKey(event);
+      let lane = this.lanes.get(key);
+      if (lane === undefined) {
+        lane = { waiting: [], running: false };
+        this.lanes.set(key, lane);
+      }
+      if (!lane.running && lane.waiting.length === 0) this.ready.push(key);
+      lane.waiting.push({ event, seq: this.nextSeq++ });
+      this.backlog++;
+      this.unfinished++;
+      this.pump();
     } catch (err) {
       this.logger.error({ err }, 'Unable to record event');
     }
   }
 
-  /** Resolves once every queued event has been written, given up or dropped. Never rejects. */
-  async flush(): Promise<void> {
-    while (this.worker !== undefined) await this.worker;
+  /**
+   * Resolves once every event queued before the call has been written, given up or dropped by the spam filter;
+   * events recorded later are not waited for. Never rejects.
+   */
+  flush(): Promise<void> {
+    if (this.unfinished === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.flushWaiters.push({ before: this.nextSeq, remaining: this.unfinished, resolve });
+    });
   }
 
   /**
@@ -151,44 +222,124 @@ export class EventRecorder {
     };
   }
 
-  private async drain(): Promise<void> {
+  /**
+   * Starts the next event of ready lanes while write slots are free (retries waiting for a slot go first, and get
+   * it in {@link releaseSlot}). Synchronous; a nested call (a lane finishing without awaiting) is absorbed by the
+   * running loop.
+   */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
     try {
-      for (let item = this.queue.shift(); item !== undefined; item = this.queue.shift()) {
-        try {
-          await this.process(item.event);
-        } catch (err) {
-          this.logger.error({ err }, 'Unable to write event');
-        }
+      while (this.writing < this.concurrency && this.slotWaiters.length === 0) {
+        const key = this.ready.shift();
+        if (key === undefined) break;
+        const lane = this.lanes.get(key);
+        const item = lane?.waiting.shift();
+        if (lane === undefined || item === undefined) continue; // not reachable: a ready lane has waiting events
+        lane.running = true;
+        this.backlog--;
+        this.writing++;
+        void this.run(key, lane, item);
       }
     } finally {
-      this.worker = undefined;
+      this.pumping = false;
     }
   }
 
-  private async process(event: PendingEvent): Promise<void> {
-    const result = this.correlator.correlate(event);
-    if (result.skip) {
-      this.logger.debug({ object: refName(event.involvedObject), reason: event.reason }, 'Event dropped by the spam filter');
+  /** Processes one event of `lane`, holding the write slot `pump` took for it; then hands the lane back. */
+  private async run(key: string, lane: Lane, item: QueuedEvent): Promise<void> {
+    try {
+      await this.process(item.event);
+    } catch (err) {
+      this.logger.error({ err }, 'Unable to write event');
+    } finally {
+      lane.running = false;
+      if (lane.waiting.length > 0) this.ready.push(key);
+      else this.lanes.delete(key);
+      this.finished(item.seq);
+      this.pump();
+    }
+  }
+
+  /** Waits for a write slot for a retry. */
+  private acquireSlot(): Promise<void> {
+    if (this.writing < this.concurrency) {
+      this.writing++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  /** Gives a write slot to the oldest waiting retry, or frees it and starts ready lanes. */
+  private releaseSlot(): void {
+    const next = this.slotWaiters.shift();
+    if (next !== undefined) {
+      next();
       return;
     }
-    for (let tries = 1; ; tries++) {
-      if ((await this.write(result.event, result.patch, result.key)) === 'done') return;
-      const fields = { object: refName(event.involvedObject), reason: event.reason, tries };
-      if (tries >= this.maxTries) {
-        this.logger.error(fields, 'Unable to write event, retry limit exceeded');
+    this.writing--;
+    this.pump();
+  }
+
+  private finished(seq: number): void {
+    this.unfinished--;
+    let done = false;
+    for (const waiter of this.flushWaiters) {
+      if (seq < waiter.before && --waiter.remaining === 0) {
+        waiter.resolve();
+        done = true;
+      }
+    }
+    if (done) this.flushWaiters = this.flushWaiters.filter((w) => w.remaining > 0);
+  }
+
+  /**
+   * Correlates and writes `event`, retrying as configured. Entered holding a write slot, which is given back
+   * after each attempt; between attempts the event counts against `queueSize` again.
+   */
+  private async process(event: PendingEvent): Promise<void> {
+    let holding = true;
+    let retrying = false;
+    try {
+      const result = this.correlator.correlate(event);
+      if (result.skip) {
+        this.logger.debug({ object: refName(event.involvedObject), reason: event.reason }, 'Event dropped by the spam filter');
         return;
       }
-      if (this.stop.signal.aborted) {
-        this.logger.error(fields, 'Unable to write event, recorder is shut down');
-        return;
+      for (let tries = 1; ; tries++) {
+        if (!holding) {
+          await this.acquireSlot();
+          holding = true;
+          retrying = false;
+          this.backlog--;
+        }
+        const outcome = await this.write(result.event, result.patch, result.key);
+        holding = false;
+        this.releaseSlot();
+        if (outcome === 'done') return;
+        const fields = { object: refName(event.involvedObject), reason: event.reason, tries };
+        if (tries >= this.maxTries) {
+          this.logger.error(fields, 'Unable to write event, retry limit exceeded');
+          return;
+        }
+        if (this.stop.signal.aborted) {
+          this.logger.error(fields, 'Unable to write event, recorder is shut down');
+          return;
+        }
+        retrying = true;
+        this.backlog++;
+        // Randomise the first sleep so that clients do not retry in lockstep after an API server outage.
+        const delay = tries === 1 ? this.retryDelayMs * this.random() : this.retryDelayMs;
+        try {
+          await sleep(this.clock, delay, this.stop.signal);
+        } catch {
+          // Shut down while sleeping: one last try, as client-go's cancelled broadcaster would not retry.
+        }
       }
-      // Randomise the first sleep so that clients do not retry in lockstep after an API server outage.
-      const delay = tries === 1 ? this.retryDelayMs * this.random() : this.retryDelayMs;
-      try {
-        await sleep(this.clock, delay, this.stop.signal);
-      } catch {
-        // Shut down while sleeping: one last try, as client-go's cancelled broadcaster would not retry.
-      }
+    } finally {
+      if (retrying) this.backlog--;
+      if (holding) this.releaseSlot();
     }
   }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { EventRecorder, type EventsApi } from '../../src/events/recorder.js';
 import { captureLogger } from './capture-logger.js';
@@ -23,7 +23,7 @@ describe('EventRecorder queue', () => {
   it('drops events beyond queueSize without blocking or throwing', async () => {
     const { client, created, release } = blockingClient();
     const logger = captureLogger();
-    const rec = new EventRecorder({ client, source: { component: 'test' }, logger, queueSize: 2 });
+    const rec = new EventRecorder({ client, source: { component: 'test' }, logger, queueSize: 2, concurrency: 1 });
     const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'c' };
     rec.event(ref, 'Normal', 'R0', 'm'); // taken by the worker at once
     for (let i = 1; i <= 4; i++) rec.event(ref, 'Normal', `R${i}`, 'm');
@@ -33,8 +33,58 @@ describe('EventRecorder queue', () => {
     expect(created.map((e) => e.reason)).toEqual(['R0', 'R1', 'R2']);
   });
 
+  it('does not count events being written against queueSize', async () => {
+    const { client, created, release } = blockingClient();
+    const logger = captureLogger();
+    const rec = new EventRecorder({ client, source: { component: 'test' }, logger, queueSize: 2, concurrency: 3 });
+    const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'c' };
+    for (let i = 0; i <= 6; i++) rec.event(ref, 'Normal', `R${i}`, 'm'); // R0-R2 in flight, R3-R4 queued
+    expect(logger.lines.filter((l) => l.message === 'Too many queued events, event dropped').map((l) => l.fields.reason)).toEqual([
+      'R5',
+      'R6',
+    ]);
+    release();
+    await rec.flush();
+    expect(created.map((e) => e.reason).sort()).toEqual(['R0', 'R1', 'R2', 'R3', 'R4']);
+  });
+
   it('requires a client or a kubeConfig', () => {
     expect(() => new EventRecorder({ source: { component: 'test' } })).toThrow(/client or a kubeConfig/);
+  });
+
+  it('rejects a concurrency that is not a positive integer', () => {
+    const { client } = blockingClient();
+    for (const concurrency of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new EventRecorder({ client, source: { component: 'test' }, concurrency })).toThrow(RangeError);
+    }
+  });
+
+  it('flush waits only for the events queued before it', async () => {
+    const gates = new Map<string, () => void>();
+    const created: string[] = [];
+    const client = {
+      createNamespacedEvent: async ({ body }: { body: CoreV1Event }) => {
+        await new Promise<void>((resolve) => gates.set(body.reason!, resolve));
+        created.push(body.reason!);
+        return body;
+      },
+      patchNamespacedEvent: () => Promise.reject(new Error('unexpected patch')),
+    } as unknown as EventsApi;
+    const rec = new EventRecorder({ client, source: { component: 'test' } });
+    const ref = { kind: 'PersistentVolume', name: 'pv' };
+    rec.event(ref, 'Normal', 'A', 'm');
+    rec.event(ref, 'Normal', 'B', 'm');
+    let flushed = false;
+    const flush = rec.flush().then(() => (flushed = true));
+    rec.event(ref, 'Normal', 'Later', 'm');
+    gates.get('B')!();
+    gates.get('Later')!();
+    await vi.waitFor(() => expect(created).toEqual(['B', 'Later']));
+    expect(flushed).toBe(false); // A is still being written
+    gates.get('A')!();
+    await flush;
+    expect(created).toEqual(['B', 'Later', 'A']);
+    await rec.flush(); // nothing queued: resolves at once
   });
 
   it('gives each event a unique name even within one millisecond', async () => {

@@ -189,6 +189,9 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       signal.removeEventListener('abort', stopStore);
       storeAbort.abort();
       await storeRun;
+      // Queued events get one more try each; waiting out the recorder's retry sleeps (10 s, 12 tries per event)
+      // would keep a stopping controller alive for minutes while the API server fails requests.
+      this.recorder.shutDown();
       await this.recorder.flush();
     }
   }
@@ -254,6 +257,12 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       const next = await this.claimQueue.get();
       if (next.shutdown) return;
       const key = next.item;
+      if (signal.aborted) {
+        // Stopped or no longer leading: the queue still hands out what was queued (client-go semantics), but no
+        // new operation may start now.
+        this.claimQueue.done(key);
+        return;
+      }
       this.inFlight += 1;
       try {
         await this.syncClaimHandler(key, this.opSignal(signal, this.options.provisionTimeoutMs));
@@ -281,6 +290,12 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       const next = await this.volumeQueue.get();
       if (next.shutdown) return;
       const key = next.item;
+      if (signal.aborted) {
+        // Stopped or no longer leading: the queue still hands out what was queued (client-go semantics), but no
+        // new operation may start now.
+        this.volumeQueue.done(key);
+        return;
+      }
       this.inFlight += 1;
       try {
         await this.syncVolumeHandler(key, this.opSignal(signal, this.options.deletionTimeoutMs));

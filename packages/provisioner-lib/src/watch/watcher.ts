@@ -200,6 +200,11 @@ export class Watcher<T extends KubernetesObject> {
           if (end.events === 0) delayMs = this.backoff.next();
           break;
         case 'dropped':
+          // A stream that worked for a while and then broke is routine (load balancers, restarts): re-watch at
+          // once, as client-go does. Only a connection that fails straight away backs off.
+          if (end.events === 0 && this.clock.now() - end.startedAt < SHORT_WATCH_MS) delayMs = this.backoff.next();
+          else this.backoff.reset();
+          break;
         case 'error':
           delayMs = this.backoff.next();
           break;

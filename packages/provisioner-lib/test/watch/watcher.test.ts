@@ -2,6 +2,7 @@ import { CoreV1Api, type V1ConfigMap, type Watch } from '@kubernetes/client-node
 import { startApiServer, type KubeObject, type Testkit, type TestkitOptions } from '@kprov/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Backoff } from '../../src/backoff/backoff.js';
+import { realClock, type Clock } from '../../src/clock/clock.js';
 import { makeApiClient, watchWithAgent, withSignal } from '../../src/client/agent.js';
 import { Watcher, type ListParams, type WatcherEvent, type WatcherOptions, type WatcherRestart } from '../../src/watch/watcher.js';
 
@@ -155,6 +156,17 @@ describe('Watcher', () => {
     await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['before', 'during', 'after']));
     expect(names(h.events, 'Delete')).toEqual(['before']);
     expect(h.lists).toHaveLength(1);
+  });
+
+  it('re-watches at once when a watch that has been up a while drops, even with no events on it', async () => {
+    let offset = 0;
+    const clock: Clock = { ...realClock, now: () => realClock.now() + offset };
+    const h = await start({ clock, backoff: new Backoff({ initialMs: 60_000, maxMs: 60_000, jitter: 0 }) });
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    offset += 5_000;
+    h.kit.server.dropWatches();
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    expect(h.restarts.find((r) => r.reason === 'dropped')).toMatchObject({ delayMs: 0, relist: false });
   });
 
   it('relists on an ERROR 410 event', async () => {

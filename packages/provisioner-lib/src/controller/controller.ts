@@ -1,4 +1,4 @@
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1PersistentVolume, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../clock/clock.js';
 import { makeApiClient } from '../client/agent.js';
@@ -10,24 +10,17 @@ import { silentLogger, type Logger } from '../logging/logger.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { noopMetrics } from '../metrics/sink.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
-import { describeError, isNotFound } from '../client/api-errors.js';
-import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
-import { canProvision, claimClass, claimKey, claimRefOf, provisionLabels, selectedNodeName, shouldProvision } from './claims.js';
+import { describeError } from '../client/api-errors.js';
+import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
 import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
 import { resolveOptions, type ProvisionControllerOptions, type ResolvedOptions } from './options.js';
-import { IgnoredError, isInfeasible, ProvisioningState, stateOf } from './provisioner.js';
+import { ProvisioningState } from './provisioner.js';
 import { DelayRetryError, SlowSet } from './slow-set.js';
+import { runWorker } from './worker.js';
 import { BackoffVolumeStore, QueueVolumeStore, type VolumeStore } from './volume-store.js';
-import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
-
-/** Internal: ends a claim operation without an error to requeue (PV exists, ignored, block unsupported, ...). */
-const STOP = Symbol('stop provisioning');
-
-interface Outcome {
-  state: ProvisioningState;
-  error?: unknown;
-}
+import { syncVolume } from './delete-operation.js';
+import { provisionClaimOperation, STOP } from './provision-operation.js';
 
 /** Errors thrown by user code are not always Error objects; the queue and the logs want one. */
 function asError(err: unknown): Error {
@@ -62,6 +55,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
   private informers: ControllerInformers | undefined;
   private running = false;
+  private started = false;
   private synced = false;
   private inFlight = 0;
   private elector: LeaderElector | undefined;
@@ -135,6 +129,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
    * lost otherwise (the Go library exits the process then; here the host decides).
    */
   async run(signal: AbortSignal): Promise<void> {
+    if (this.started) throw new Error('ProvisionController.run can be called only once; create a new controller to run again');
+    this.started = true;
     const o = this.options;
     // The background PV store lives as long as this run, whichever way it ends.
     const storeAbort = new AbortController();
@@ -248,71 +244,44 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     if (uid !== undefined) this.claimQueue.add(uid);
   }
 
-  private opSignal(signal: AbortSignal, timeoutMs: number): AbortSignal {
-    return timeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : signal;
-  }
-
-  private async claimWorker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const next = await this.claimQueue.get();
-      if (next.shutdown) return;
-      const key = next.item;
-      if (signal.aborted) {
-        // Stopped or no longer leading: the queue still hands out what was queued (client-go semantics), but no
-        // new operation may start now.
-        this.claimQueue.done(key);
-        return;
-      }
-      this.inFlight += 1;
-      try {
-        await this.syncClaimHandler(key, this.opSignal(signal, this.options.provisionTimeoutMs));
-        this.claimQueue.forget(key);
-        this.claimsInProgress.delete(key);
-      } catch (err) {
-        this.logger.error({ claim: key, err: describeError(err) }, 'Error syncing claim');
-        const threshold = this.options.failedProvisionThreshold;
-        if (threshold === 0 || this.claimQueue.numRequeues(key) < threshold) this.claimQueue.addRateLimited(key);
-        else {
-          // Giving up; a volume still being provisioned in the background may leak (as in Go).
+  private claimWorker(signal: AbortSignal): Promise<void> {
+    return runWorker(
+      {
+        queue: this.claimQueue,
+        sync: (key, s) => this.syncClaimHandler(key, s),
+        threshold: this.options.failedProvisionThreshold,
+        timeoutMs: this.options.provisionTimeoutMs,
+        onSuccess: (key) => this.claimsInProgress.delete(key),
+        onError: (key, err) => this.logger.error({ claim: key, err: describeError(err) }, 'Error syncing claim'),
+        onGiveUp: (key, err) => {
+          // A volume still being provisioned in the background may leak (as in Go).
           this.claimsInProgress.delete(key);
-          this.logger.error({ claim: key, threshold }, 'Exceeded the failed provision threshold, giving up on the claim');
+          this.logger.error({ claim: key, threshold: this.options.failedProvisionThreshold }, 'Exceeded the failed provision threshold, giving up on the claim');
           this.emit('gaveUp', 'claim', key, err);
-        }
-      } finally {
-        this.inFlight -= 1;
-        this.claimQueue.done(key);
-      }
-    }
+        },
+        busy: (d) => (this.inFlight += d),
+      },
+      signal,
+    );
   }
 
-  private async volumeWorker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const next = await this.volumeQueue.get();
-      if (next.shutdown) return;
-      const key = next.item;
-      if (signal.aborted) {
-        // Stopped or no longer leading: the queue still hands out what was queued (client-go semantics), but no
-        // new operation may start now.
-        this.volumeQueue.done(key);
-        return;
-      }
-      this.inFlight += 1;
-      try {
-        await this.syncVolumeHandler(key, this.opSignal(signal, this.options.deletionTimeoutMs));
-        this.volumeQueue.forget(key);
-      } catch (err) {
-        this.logger.error({ volume: key, err: describeError(err) }, 'Error syncing volume');
-        const threshold = this.options.failedDeleteThreshold;
-        if (threshold === 0 || this.volumeQueue.numRequeues(key) < threshold) this.volumeQueue.addRateLimited(key);
-        else {
-          this.logger.error({ volume: key, threshold }, 'Exceeded the failed delete threshold, giving up on the volume');
+  private volumeWorker(signal: AbortSignal): Promise<void> {
+    return runWorker(
+      {
+        queue: this.volumeQueue,
+        sync: (key, s) => this.syncVolumeHandler(key, s),
+        threshold: this.options.failedDeleteThreshold,
+        timeoutMs: this.options.deletionTimeoutMs,
+        onSuccess: () => undefined,
+        onError: (key, err) => this.logger.error({ volume: key, err: describeError(err) }, 'Error syncing volume'),
+        onGiveUp: (key, err) => {
+          this.logger.error({ volume: key, threshold: this.options.failedDeleteThreshold }, 'Exceeded the failed delete threshold, giving up on the volume');
           this.emit('gaveUp', 'volume', key, err);
-        }
-      } finally {
-        this.inFlight -= 1;
-        this.volumeQueue.done(key);
-      }
-    }
+        },
+        busy: (d) => (this.inFlight += d),
+      },
+      signal,
+    );
   }
 
   private async syncClaimHandler(uid: string, signal: AbortSignal): Promise<void> {
@@ -345,7 +314,22 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     }
     if (!should) return;
     const started = this.options.clock.now();
-    const outcome = await this.provisionClaimOperation(claim, signal);
+    const outcome = await provisionClaimOperation(
+      {
+        options: this.options,
+        core: this.core,
+        knownNames: this.knownNames,
+        logger: this.logger,
+        volumeStore: this.volumeStore,
+        slowSet: this.slowSet,
+        cachedVolume: (name) => this.informers?.volumeByName(name),
+        cachedClass: (name) => this.informers?.classByName(name),
+        claimEvent: (c, type, reason, message) => this.claimEvent(c, type, reason, message),
+        emitter: this,
+      },
+      claim,
+      signal,
+    );
     if (outcome.error === undefined) this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
     else this.metrics.provisionFailed(labels);
     if (outcome.error === undefined || outcome.state === ProvisioningState.Finished) {
@@ -357,95 +341,6 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     throw asError(outcome.error);
   }
 
-  private async provisionClaimOperation(claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<Outcome> {
-    const o = this.options;
-    const className = claimClass(claim);
-    const log = this.logger.child({ claim: claimKey(claim), class: className });
-    log.debug({}, 'Started');
-    const pvName = o.volumeName(claim);
-    if (this.informers?.volumeByName(pvName) !== undefined) {
-      log.debug({ volume: pvName }, 'PersistentVolume already exists, skipping');
-      return { state: ProvisioningState.Finished, error: STOP };
-    }
-    const claimRef = claimRefOf(claim);
-    const blocked = await canProvision(o.provisioner, o.provisionerName, claim, signal);
-    if (blocked !== undefined) {
-      this.claimEvent(claim, 'Warning', 'ProvisioningFailed', blocked);
-      return { state: ProvisioningState.Finished, error: STOP };
-    }
-    const cls = this.informers?.classByName(className);
-    if (cls === undefined) return { state: ProvisioningState.Finished, error: new Error(`storageClass "${className}" not found`) };
-    if (!this.knownNames.has(cls.provisioner)) {
-      log.info({ classProvisioner: cls.provisioner }, "Unknown provisioner requested in claim's StorageClass");
-      return { state: ProvisioningState.Finished, error: STOP };
-    }
-    this.claimEvent(claim, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${claimKey(claim)}"`);
-    let volume: V1PersistentVolume;
-    try {
-      ({ volume } = await o.provisioner.provision({ storageClass: cls, pvName, pvc: claim, selectedNodeName: selectedNodeName(claim) }, signal));
-    } catch (err) {
-      return this.provisionFailed(claim, cls.metadata?.uid ?? '', err, log);
-    }
-    log.info({ volume: pvName }, 'Volume provisioned');
-    const pv: V1PersistentVolume = { ...volume, metadata: { ...volume.metadata }, spec: { ...volume.spec } };
-    pv.spec = { ...pv.spec, claimRef, storageClassName: className };
-    const meta = pv.metadata ?? {};
-    if (o.addFinalizer && !(meta.finalizers ?? []).includes(FINALIZER_PV)) meta.finalizers = [...(meta.finalizers ?? []), FINALIZER_PV];
-    meta.annotations = { ...meta.annotations, [ANN_PROVISIONED_BY]: cls.provisioner };
-    pv.metadata = meta;
-    try {
-      await this.volumeStore.storeVolume(claim, pv);
-    } catch (err) {
-      this.emit('provisionFailed', claim, err);
-      return { state: ProvisioningState.Finished, error: err };
-    }
-    this.emit('provisioned', claim, pv);
-    return { state: ProvisioningState.Finished };
-  }
-
-  private async provisionFailed(claim: V1PersistentVolumeClaim, classUid: string, err: unknown, log: Logger): Promise<Outcome> {
-    if (err instanceof IgnoredError) {
-      log.debug({ reason: err.reason }, 'Volume provision ignored');
-      this.emit('provisionIgnored', claim, err);
-      return { state: ProvisioningState.Finished, error: STOP };
-    }
-    this.emit('provisionFailed', claim, err);
-    if (isInfeasible(err)) {
-      this.slowSet.add(claim.metadata?.uid ?? '', classUid);
-      this.claimEvent(
-        claim,
-        'Warning',
-        'ProvisioningFailed',
-        `Volume provisioning failed with infeasible error. Retries will be delayed. ${describeError(err)}`,
-      );
-      return { state: ProvisioningState.Finished, error: err };
-    }
-    this.claimEvent(claim, 'Warning', 'ProvisioningFailed', describeError(err));
-    const state = stateOf(err);
-    if (state === ProvisioningState.Reschedule) {
-      if (claim.metadata?.annotations?.[ANN_SELECTED_NODE] === undefined) return { state: ProvisioningState.Finished, error: err };
-      const updated: V1PersistentVolumeClaim = {
-        ...claim,
-        metadata: { ...claim.metadata, annotations: { ...claim.metadata?.annotations } },
-      };
-      delete updated.metadata?.annotations?.[ANN_SELECTED_NODE];
-      try {
-        await this.core.replaceNamespacedPersistentVolumeClaim({
-          name: claim.metadata?.name ?? '',
-          namespace: claim.metadata?.namespace ?? '',
-          body: updated,
-        });
-      } catch (updateErr) {
-        log.error({ err: describeError(updateErr) }, 'Volume rescheduling failed');
-        return { state: ProvisioningState.Finished, error: err };
-      }
-      log.info({}, 'Volume rescheduled');
-      this.emit('rescheduled', claim);
-      return { state: ProvisioningState.Finished, error: STOP };
-    }
-    return { state, error: err };
-  }
-
   private async syncVolumeHandler(name: string, signal: AbortSignal): Promise<void> {
     const pv = this.informers?.volumeByName(name);
     if (pv === undefined) return;
@@ -453,80 +348,22 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** One pass over a volume: ownership, the protection finalizer, and deletion when it is due. */
-  async syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-    if (!isProvisionerForVolume(this.knownNames, volume)) return;
-    const pv = await this.handleProtectionFinalizer(volume);
-    if (!(await shouldDelete(this.options.provisioner, this.options.addFinalizer, pv, signal))) return;
-    const labels = { class: pv.spec?.storageClassName ?? '' };
-    const started = this.options.clock.now();
-    try {
-      await this.deleteVolumeOperation(pv, signal);
-    } catch (err) {
-      this.metrics.deleteFailed(labels);
-      this.emit('deleteFailed', pv, err);
-      throw err;
-    }
-    this.metrics.deleteSucceeded(labels, (this.options.clock.now() - started) / 1000);
-  }
-
-  private async patchFinalizers(pv: V1PersistentVolume, finalizers: string[] | undefined): Promise<V1PersistentVolume> {
-    // A merge patch of the whole list, guarded by resourceVersion: a concurrent change is a conflict, not a loss.
-    return this.core.patchPersistentVolume(
+  syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+    return syncVolume(
       {
-        name: pv.metadata?.name ?? '',
-        body: { metadata: { finalizers: finalizers ?? null, resourceVersion: pv.metadata?.resourceVersion } },
+        options: this.options,
+        core: this.core,
+        knownNames: this.knownNames,
+        logger: this.logger,
+        metrics: this.metrics,
+        cachedVolume: (name) => this.informers?.volumeByName(name),
+        volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
+        deleted: (pv) => this.emit('deleted', pv),
+        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, err),
       },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      volume,
+      signal,
     );
-  }
-
-  private async handleProtectionFinalizer(pv: V1PersistentVolume): Promise<V1PersistentVolume> {
-    const [finalizers, modified] = desiredFinalizers(this.options.addFinalizer, pv);
-    if (!modified) return pv;
-    try {
-      return await this.patchFinalizers(pv, finalizers);
-    } catch (err) {
-      throw new Error(`failed to modify finalizers to ${JSON.stringify(finalizers ?? [])} on volume ${pv.metadata?.name ?? ''} err: ${describeError(err)}`, {
-        cause: err,
-      });
-    }
-  }
-
-  private async deleteVolumeOperation(pv: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-    const name = pv.metadata?.name ?? '';
-    const log = this.logger.child({ volume: name });
-    try {
-      await this.options.provisioner.delete(pv, signal);
-    } catch (err) {
-      if (err instanceof IgnoredError) {
-        log.debug({ reason: err.reason }, 'Volume deletion ignored');
-        return;
-      }
-      this.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
-      throw err;
-    }
-    log.info({}, 'Volume deleted');
-    try {
-      await this.core.deletePersistentVolume({ name });
-    } catch (err) {
-      log.error({ err: describeError(err) }, 'Failed to delete persistentvolume');
-      throw err;
-    }
-    log.info({}, 'Persistentvolume deleted');
-    this.emit('deleted', pv);
-    if (this.options.addFinalizer && (pv.metadata?.finalizers ?? []).length > 0) {
-      const cached = this.informers?.volumeByName(name);
-      if (cached === undefined) return;
-      const [finalizers, modified] = removeFinalizer(cached.metadata?.finalizers);
-      if (!modified) return;
-      try {
-        await this.patchFinalizers(cached, finalizers);
-      } catch (err) {
-        if (isNotFound(err)) return;
-        log.error({ err: describeError(err) }, 'Failed to remove finalizer for persistentvolume');
-        throw err;
-      }
-    }
   }
 
   private claimEvent(claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void {

@@ -1,0 +1,101 @@
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import { describeError, isNotFound } from '../client/api-errors.js';
+import type { Logger } from '../logging/logger.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { ResolvedOptions } from './options.js';
+import { IgnoredError } from './provisioner.js';
+import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
+
+/** What the volume (delete) flow needs from the controller. */
+export interface VolumeContext {
+  options: ResolvedOptions;
+  core: CoreV1Api;
+  knownNames: ReadonlySet<string>;
+  logger: Logger;
+  metrics: ControllerMetrics;
+  /** The PV as the informer has it now. */
+  cachedVolume(name: string): V1PersistentVolume | undefined;
+  volumeEvent(pv: V1PersistentVolume, type: 'Normal' | 'Warning', reason: string, message: string): void;
+  deleted(pv: V1PersistentVolume): void;
+  deleteFailed(pv: V1PersistentVolume, err: unknown): void;
+}
+
+/** The Go library's `syncVolume`: ownership, the protection finalizer, then deletion when it is due. */
+export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+  if (!isProvisionerForVolume(ctx.knownNames, volume)) return;
+  const pv = await handleProtectionFinalizer(ctx, volume);
+  if (!(await shouldDelete(ctx.options.provisioner, ctx.options.addFinalizer, pv, signal))) return;
+  const labels = { class: pv.spec?.storageClassName ?? '' };
+  const started = ctx.options.clock.now();
+  try {
+    await deleteVolumeOperation(ctx, pv, signal);
+  } catch (err) {
+    ctx.metrics.deleteFailed(labels);
+    ctx.deleteFailed(pv, err);
+    throw err;
+  }
+  ctx.metrics.deleteSucceeded(labels, (ctx.options.clock.now() - started) / 1000);
+}
+
+/**
+ * Writes a PV's finalizer list: a JSON merge patch of the whole list guarded by `resourceVersion`, so a concurrent
+ * change is a conflict (retried), not a lost update. (Go sends a strategic merge patch computed from a diff.)
+ */
+function patchFinalizers(ctx: VolumeContext, pv: V1PersistentVolume, finalizers: string[] | undefined): Promise<V1PersistentVolume> {
+  return ctx.core.patchPersistentVolume(
+    {
+      name: pv.metadata?.name ?? '',
+      body: { metadata: { finalizers: finalizers ?? null, resourceVersion: pv.metadata?.resourceVersion } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+async function handleProtectionFinalizer(ctx: VolumeContext, pv: V1PersistentVolume): Promise<V1PersistentVolume> {
+  const [finalizers, modified] = desiredFinalizers(ctx.options.addFinalizer, pv);
+  if (!modified) return pv;
+  try {
+    return await patchFinalizers(ctx, pv, finalizers);
+  } catch (err) {
+    throw new Error(`failed to modify finalizers to ${JSON.stringify(finalizers ?? [])} on volume ${pv.metadata?.name ?? ''} err: ${describeError(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/** The Go library's `deleteVolumeOperation`: the asset, then the PV object, then our finalizer. */
+async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+  const name = pv.metadata?.name ?? '';
+  const log = ctx.logger.child({ volume: name });
+  try {
+    await ctx.options.provisioner.delete(pv, signal);
+  } catch (err) {
+    if (err instanceof IgnoredError) {
+      log.debug({ reason: err.reason }, 'Volume deletion ignored');
+      return;
+    }
+    ctx.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
+    throw err;
+  }
+  log.info({}, 'Volume deleted');
+  try {
+    await ctx.core.deletePersistentVolume({ name });
+  } catch (err) {
+    log.error({ err: describeError(err) }, 'Failed to delete persistentvolume');
+    throw err;
+  }
+  log.info({}, 'Persistentvolume deleted');
+  ctx.deleted(pv);
+  if (!ctx.options.addFinalizer || (pv.metadata?.finalizers ?? []).length === 0) return;
+  const cached = ctx.cachedVolume(name);
+  if (cached === undefined) return;
+  const [finalizers, modified] = removeFinalizer(cached.metadata?.finalizers);
+  if (!modified) return;
+  try {
+    await patchFinalizers(ctx, cached, finalizers);
+  } catch (err) {
+    if (isNotFound(err)) return;
+    log.error({ err: describeError(err) }, 'Failed to remove finalizer for persistentvolume');
+    throw err;
+  }
+}

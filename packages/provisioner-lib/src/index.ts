@@ -45,3 +45,4 @@ export {
   type WatcherRestart,
 } from './watch/watcher.js';
 export * from './events/index.js';
+export { MinMaxAllocator, AllocatorError } from './allocator/minmax.js';

@@ -1,0 +1,100 @@
+/**
+ * The "writing an out-of-tree dynamic provisioner" walkthrough, end to end on the testkit: class, claim, the
+ * program started through `main()`, a pod writing to the volume, then cleanup.
+ */
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { IDENTITY_ANNOTATION } from '../src/provisioner.js';
+import { claim, hostpathClaim, runMain, startKit, storageClass, volumes, type RunningMain } from './helpers.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const testPod: V1Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'test-pod', namespace: 'default' },
+  spec: {
+    containers: [
+      {
+        name: 'test-pod',
+        image: 'busybox',
+        command: ['/bin/sh'],
+        args: ['-c', 'touch /mnt/SUCCESS && exit 0 || exit 1'],
+        volumeMounts: [{ name: 'hostpath-pvc', mountPath: '/mnt' }],
+      },
+    ],
+    restartPolicy: 'Never',
+    volumes: [{ name: 'hostpath-pvc', persistentVolumeClaim: { claimName: 'hostpath-claim' } }],
+  },
+};
+
+describe('the hostPath walkthrough', () => {
+  it('provisions, binds, serves a pod, and cleans up on claim deletion', async () => {
+    const { kit, root, kubeconfig, stop } = await startKit();
+    cleanups.push(stop);
+    const core = kit.kubeConfig.makeApiClient(CoreV1Api);
+    const storage = kit.kubeConfig.makeApiClient(StorageV1Api);
+    await storage.createStorageClass({ body: storageClass() });
+    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: hostpathClaim() });
+
+    const program: RunningMain = runMain(['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default'], {
+      NODE_NAME: 'node-1',
+    });
+    cleanups.push(() => program.stop());
+    await program.started;
+
+    // PV created and bound.
+    const pvName = await vi.waitFor(
+      () => {
+        const c = claim(kit, 'hostpath-claim');
+        expect(c?.status?.phase).toBe('Bound');
+        return c!.spec!.volumeName!;
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    const pv = volumes(kit).find((v) => v.metadata?.name === pvName)!;
+    const nodePath = `/tmp/hostpath-provisioner/${pvName}`;
+    expect(pv.metadata?.annotations?.[IDENTITY_ANNOTATION]).toBe('node-1');
+    expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe('example.com/hostpath');
+    expect(pv.spec).toMatchObject({
+      persistentVolumeReclaimPolicy: 'Delete',
+      accessModes: ['ReadWriteMany'],
+      capacity: { storage: '1Mi' },
+      hostPath: { path: nodePath, type: 'Directory' },
+      storageClassName: 'example-hostpath',
+    });
+    const dir = path.join(root, nodePath);
+    expect(statSync(dir).mode & 0o777).toBe(0o777);
+
+    // The pod writes SUCCESS into the volume.
+    await core.createNamespacedPod({ namespace: 'default', body: testPod });
+    await vi.waitFor(
+      () => {
+        const pod = kit.store.get('pods', 'default', 'test-pod') as unknown as V1Pod | undefined;
+        expect(pod?.status?.phase).toBe('Succeeded');
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    expect(existsSync(path.join(dir, 'SUCCESS'))).toBe(true);
+
+    // Deleting pod and claim removes the PV object and the directory.
+    await core.deleteNamespacedPod({ name: 'test-pod', namespace: 'default' });
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'hostpath-claim', namespace: 'default' });
+    await vi.waitFor(
+      () => {
+        expect(volumes(kit).map((v) => v.metadata?.name)).not.toContain(pvName);
+        expect(existsSync(dir)).toBe(false);
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+
+    expect(await program.stop()).toBe(0);
+    expect(program.output()).toContain('Created volume directory');
+    expect(program.output()).toContain('Deleted volume directory');
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * Loading `config.json`: decoding, then canonicalization with upstream's rules and error strings (reference 2.2).
+ *
+ * @packageDocumentation
+ */
+import { decodeConfig } from './decode.js';
+import { ConfigError } from './errors.js';
+import {
+  DEFAULT_CMD_TIMEOUT_SECONDS,
+  DEFAULT_PATH_FOR_NON_LISTED_NODES,
+  type Config,
+  type RawConfig,
+  type RawStorageClassConfig,
+  type StorageClassConfig,
+} from './schema.js';
+
+/** Prefix upstream puts on every canonicalization error. */
+export const CANONICALIZATION_FAILED = 'StorageClass config canonicalization failed';
+
+/**
+ * Lexically cleans an absolute path as Go's `filepath.Clean` (hence `filepath.Abs`) does: repeated and trailing
+ * slashes, `.` and `..` are resolved (`/a/b/` → `/a/b`, `/a/../b` → `/b`, `/..` → `/`).
+ */
+export function cleanAbsolutePath(path: string): string {
+  const parts: string[] = [];
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') parts.pop();
+    else parts.push(part);
+  }
+  return `/${parts.join('/')}`;
+}
+
+function nodeLabel(node: string): string {
+  return node === DEFAULT_PATH_FOR_NON_LISTED_NODES ? `the ${DEFAULT_PATH_FOR_NON_LISTED_NODES} entry` : `node "${node}"`;
+}
+
+/**
+ * Checks and cleans one class config (upstream's `canonicalizeStorageClassConfig`). Errors carry upstream's bare
+ * message (without the `StorageClass config canonicalization failed` prefix).
+ */
+function canonicalizeClass(raw: RawStorageClassConfig): StorageClassConfig {
+  const nodePathMap = new Map<string, string[]>();
+  raw.nodePathMap.forEach((entry, index) => {
+    if (entry === null) {
+      // Upstream dereferences the nil entry and crashes; refuse it instead.
+      throw new ConfigError('null-entry', `nodePathMap entry ${index} is null`, 'remove the null entry from nodePathMap');
+    }
+    const { node, paths } = entry;
+    if (nodePathMap.has(node)) {
+      throw new ConfigError('duplicate-node', `duplicate node ${node}`, `list ${nodeLabel(node)} once in nodePathMap, with all its paths`);
+    }
+    const cleaned: string[] = [];
+    nodePathMap.set(node, cleaned);
+    for (const p of paths) {
+      // An empty path crashes upstream (index out of range); it fails the same check as a relative one here.
+      if (!p.startsWith('/')) {
+        throw new ConfigError(
+          'relative-path',
+          `path must start with / for path ${p} on node ${node}`,
+          `use an absolute path such as /opt/local-path-provisioner for ${nodeLabel(node)}`,
+        );
+      }
+      const path = cleanAbsolutePath(p);
+      if (path === '/') {
+        throw new ConfigError(
+          'root-path',
+          `cannot use root ('/') as path on node ${node}`,
+          `use a directory below / for ${nodeLabel(node)}, such as /opt/local-path-provisioner`,
+        );
+      }
+      if (cleaned.includes(path)) {
+        throw new ConfigError(
+          'duplicate-path',
+          `duplicate path ${p} on node ${node}`,
+          `list ${path} once for ${nodeLabel(node)} (paths are compared after cleaning, so /a/b/ is /a/b)`,
+        );
+      }
+      cleaned.push(path);
+    }
+  });
+  return { nodePathMap, sharedFileSystemPath: raw.sharedFileSystemPath };
+}
+
+/**
+ * Validates a decoded config (upstream's `canonicalizeConfig`). When `storageClassConfigs` is empty the top-level
+ * `nodePathMap`/`sharedFileSystemPath` are checked and used for every class; otherwise each class config is
+ * checked (in file order) and the top level is ignored. Not checked here, as upstream: `sharedFileSystemPath`
+ * itself, both `nodePathMap` and `sharedFileSystemPath` set, or neither (see `storageModeOf`).
+ *
+ * @throws {@link ConfigError} with upstream's message `StorageClass config canonicalization failed: <msg>`, or
+ *   `config for class <name> is invalid: StorageClass config canonicalization failed: <msg>` for a class config.
+ */
+export function canonicalizeConfig(raw: RawConfig): Config {
+  const storageClassConfigs = new Map<string, StorageClassConfig>();
+  let defaultConfig: StorageClassConfig | undefined;
+  const wrapped = (err: unknown, prefix: string): unknown => (err instanceof ConfigError ? err.wrap(prefix) : err);
+  if (raw.storageClassConfigs === null || raw.storageClassConfigs.size === 0) {
+    try {
+      defaultConfig = canonicalizeClass(raw);
+    } catch (err) {
+      throw wrapped(err, CANONICALIZATION_FAILED);
+    }
+  } else {
+    for (const [name, classRaw] of raw.storageClassConfigs) {
+      try {
+        storageClassConfigs.set(name, canonicalizeClass(classRaw));
+      } catch (err) {
+        const inner = wrapped(err, CANONICALIZATION_FAILED);
+        throw inner instanceof ConfigError ? inner.wrap(`config for class ${name} is invalid`) : inner;
+      }
+    }
+  }
+  return {
+    defaultConfig,
+    storageClassConfigs,
+    cmdTimeoutSeconds: raw.cmdTimeoutSeconds > 0 ? raw.cmdTimeoutSeconds : DEFAULT_CMD_TIMEOUT_SECONDS,
+    setupCommand: raw.setupCommand,
+    teardownCommand: raw.teardownCommand,
+  };
+}
+
+/**
+ * Parses and validates `config.json` text.
+ *
+ * @param text - the JSON text.
+ * @param configFile - the file it came from, named in JSON errors (`fail to load config file <configFile>: ...`);
+ *   defaults to the text itself, as upstream does for a config given inline.
+ * @throws {@link ConfigError} for invalid JSON, a value of the wrong type, or a broken canonicalization rule.
+ */
+export function parseConfig(text: string, configFile?: string): Config {
+  return canonicalizeConfig(decodeConfig(text, configFile));
+}

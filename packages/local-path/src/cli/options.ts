@@ -1,0 +1,459 @@
+/**
+ * Command line of `local-path-provisioner`, compatible with rancher/local-path-provisioner v0.0.37:
+ * `local-path-provisioner [--debug] start [flags]`, parsed the way urfave/cli (on Go's `flag` package) parses it,
+ * plus the sidecar-style flags our binaries share (`--leader-election`, `--http-endpoint`, `--kube-api-qps`, ...).
+ *
+ * Flag names, environment variables, defaults and upstream's validation messages are the interface and are kept
+ * verbatim; everything here is pure (no I/O), so the checks upstream makes after reading files or ConfigMaps
+ * (`--config`, `--helper-pod-file`) are left to the caller.
+ *
+ * @packageDocumentation
+ */
+
+/** The binary's name, used in help and version output. */
+export const PROGRAM = 'local-path-provisioner';
+
+/** Upstream's version string when none is stamped in at build time. */
+export const DEFAULT_VERSION = '0.0.1';
+
+/** How a flag's value is read. */
+type FlagKind = 'string' | 'bool' | 'int' | 'float';
+
+/** One flag of a command. */
+interface FlagSpec {
+  /** Long name, without dashes. */
+  readonly name: string;
+  /** Other names (one letter: shown as `-x`); they set the same value. */
+  readonly aliases?: readonly string[];
+  readonly kind: FlagKind;
+  /** Environment variable read when the flag is not on the command line. */
+  readonly env?: string;
+  /** Default as the help shows it; none for actions such as `--help`. */
+  readonly defaultText?: string;
+  /** Placeholder of the value in the help. */
+  readonly placeholder?: string;
+  readonly usage: string;
+  /** Added by us (not in upstream's `main.go`). */
+  readonly ours?: boolean;
+}
+
+/** Flags of the application itself, valid before `start` (and, as urfave/cli v3 flags are inherited, after it). */
+const GLOBAL_FLAGS: readonly FlagSpec[] = [
+  { name: 'debug', aliases: ['d'], kind: 'bool', env: 'RANCHER_DEBUG', defaultText: 'false', usage: 'enable debug logging level' },
+];
+
+/** Flags that print something and exit; `--version` only before `start`. Shown in the help, parsed apart. */
+const ACTION_FLAGS: readonly FlagSpec[] = [
+  { name: 'help', aliases: ['h'], kind: 'bool', usage: 'print this help and exit' },
+  { name: 'version', aliases: ['v'], kind: 'bool', usage: 'print the version and exit (before "start" only)' },
+];
+
+/** Flags of `start`, in upstream's order, then ours. */
+const START_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'config',
+    kind: 'string',
+    defaultText: '""',
+    placeholder: 'FILE|JSON',
+    usage: 'a file if it ends in .json, else JSON text; empty: the ConfigMap\'s config.json',
+  },
+  { name: 'provisioner-name', kind: 'string', env: 'PROVISIONER_NAME', defaultText: '"rancher.io/local-path"', placeholder: 'NAME', usage: 'name StorageClasses give as provisioner' },
+  { name: 'namespace', kind: 'string', env: 'POD_NAMESPACE', defaultText: '"local-path-storage"', placeholder: 'NS', usage: 'namespace of the provisioner, its helper pods and its ConfigMap' },
+  { name: 'helper-image', kind: 'string', env: 'HELPER_IMAGE', defaultText: '"rancher/library-busybox:1.32.1"', placeholder: 'IMAGE', usage: 'must not be empty; unused (the image comes from the helper pod template)' },
+  {
+    name: 'kubeconfig',
+    kind: 'string',
+    defaultText: '""',
+    placeholder: 'FILE',
+    usage: 'kubeconfig; empty: $KUBECONFIG, else in-cluster, else $HOME/.kube/config',
+  },
+  { name: 'configmap-name', kind: 'string', defaultText: '"local-path-config"', placeholder: 'NAME', usage: 'ConfigMap with config.json, setup, teardown and helperPod.yaml' },
+  {
+    name: 'service-account-name',
+    kind: 'string',
+    env: 'SERVICE_ACCOUNT_NAME',
+    defaultText: '"local-path-provisioner-service-account"',
+    placeholder: 'NAME',
+    usage: 'service account of the helper pods',
+  },
+  { name: 'helper-pod-file', kind: 'string', defaultText: '""', placeholder: 'FILE', usage: 'helper pod template; empty: key helperPod.yaml of the ConfigMap' },
+  { name: 'worker-threads', kind: 'int', defaultText: '4', placeholder: 'N', usage: 'concurrent claim and volume workers (> 0)' },
+  { name: 'provisioning-retry-count', kind: 'int', defaultText: '15', placeholder: 'N', usage: 'retries of a failed provisioning; 0: retry forever' },
+  { name: 'deletion-retry-count', kind: 'int', defaultText: '15', placeholder: 'N', usage: 'retries of a failed deletion; 0: retry forever' },
+  {
+    name: 'allow-unsafe-helper-pod-template',
+    kind: 'bool',
+    env: 'ALLOW_UNSAFE_HELPER_POD_TEMPLATE',
+    defaultText: 'false',
+    usage: 'skip the safety checks of the helper pod template',
+  },
+  { name: 'kube-api-burst', aliases: ['kube-client-burst'], kind: 'int', defaultText: '10', placeholder: 'N', usage: 'API client burst; 0: the default' },
+  { name: 'kube-api-qps', aliases: ['kube-client-qps'], kind: 'float', defaultText: '5', placeholder: 'QPS', usage: 'API client queries per second; 0: the default, negative: no limit' },
+  { name: 'health-port', kind: 'int', env: 'HEALTH_PORT', defaultText: '8080', placeholder: 'PORT', usage: 'port of the health server (/health, /ready) on every address' },
+  { name: 'leader-election', kind: 'bool', defaultText: 'true', usage: 'run only while holding a Lease; turn off with --leader-election=false', ours: true },
+  { name: 'leader-election-namespace', kind: 'string', defaultText: 'the namespace', placeholder: 'NS', usage: 'namespace of the Lease', ours: true },
+  { name: 'http-endpoint', kind: 'string', defaultText: 'off', placeholder: 'ADDR:PORT', usage: 'serve /metrics, /healthz, /readyz, /healthz/leader-election (e.g. ":9090")', ours: true },
+  { name: 'logging-format', kind: 'string', defaultText: '"text"', placeholder: 'text|json', usage: 'log format; json is shaped like klog\'s JSON', ours: true },
+];
+
+/** Where a metrics and health endpoint listens. */
+export interface Endpoint {
+  /** Address; `0.0.0.0` for every IPv4 address (`:PORT`). */
+  host: string;
+  port: number;
+}
+
+/** The parsed command line of `local-path-provisioner start`. */
+export interface LocalPathOptions {
+  /** `--debug` / `RANCHER_DEBUG`: log debug messages. */
+  debug: boolean;
+  /** `--config`: a file path if it ends in `.json`, else JSON text; undefined (empty): read the ConfigMap. */
+  config: string | undefined;
+  /** `--provisioner-name` / `PROVISIONER_NAME`; never empty. */
+  provisionerName: string;
+  /** `--namespace` / `POD_NAMESPACE`; never empty. */
+  namespace: string;
+  /** `--helper-image` / `HELPER_IMAGE`; checked non-empty, otherwise unused as upstream. */
+  helperImage: string;
+  /** `--kubeconfig`; undefined (empty): `$KUBECONFIG`, in-cluster, then `$HOME/.kube/config`. */
+  kubeconfig: string | undefined;
+  /** `--configmap-name`; never empty. */
+  configmapName: string;
+  /** `--service-account-name` / `SERVICE_ACCOUNT_NAME`; never empty. */
+  serviceAccountName: string;
+  /** `--helper-pod-file`; undefined (empty): key `helperPod.yaml` of the ConfigMap. */
+  helperPodFile: string | undefined;
+  /** `--worker-threads`; at least 1. */
+  workerThreads: number;
+  /** `--provisioning-retry-count`; 0 means forever. */
+  provisioningRetryCount: number;
+  /** `--deletion-retry-count`; 0 means forever. */
+  deletionRetryCount: number;
+  /** `--allow-unsafe-helper-pod-template` / `ALLOW_UNSAFE_HELPER_POD_TEMPLATE`. */
+  allowUnsafeHelperPodTemplate: boolean;
+  /** `--kube-api-qps` (alias `--kube-client-qps`); 0 already replaced by client-go's default 5; negative: no limit. */
+  kubeApiQps: number;
+  /** `--kube-api-burst` (alias `--kube-client-burst`); 0 already replaced by client-go's default 10. */
+  kubeApiBurst: number;
+  /** `--health-port` / `HEALTH_PORT`: the health server of upstream (not validated: a bad port only fails to listen). */
+  healthPort: number;
+  /** `--leader-election` (ours; upstream never elects a leader). */
+  leaderElection: boolean;
+  /** `--leader-election-namespace` (ours); defaults to {@link LocalPathOptions.namespace}. */
+  leaderElectionNamespace: string;
+  /** `--http-endpoint` (ours): metrics and sidecar-style health; undefined: off. */
+  httpEndpoint: Endpoint | undefined;
+  /** `--logging-format` (ours). */
+  loggingFormat: 'text' | 'json';
+  /** `CONFIG_MOUNT_PATH`, read directly: where the ConfigMap is mounted; undefined (unset or empty): no template reload. */
+  configMountPath: string | undefined;
+}
+
+/** What the command line asks for. */
+export type Command =
+  | { kind: 'start'; options: LocalPathOptions }
+  | { kind: 'help'; text: string }
+  | { kind: 'version'; text: string };
+
+/**
+ * A command line error. `flag` names the flag at fault (without dashes) when there is one. `exitCode` is 2 for
+ * syntax errors (upstream panics with `Usage error, please check your command: <message>`) and 1 for invalid
+ * values (upstream exits via `Error starting daemon: <message>`); {@link describeUsageError} gives that line.
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(
+    message: string,
+    readonly flag: string | undefined,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** The line upstream prints for `err`: the syntax error prefix, or the start-up error prefix. */
+export function describeUsageError(err: UsageError): string {
+  return err.exitCode === 2 ? `Usage error, please check your command: ${err.message}` : `Error starting daemon: ${err.message}`;
+}
+
+function flagColumn(spec: FlagSpec): string {
+  const names = [spec.name, ...(spec.aliases ?? [])].map((n) => (n.length === 1 ? `-${n}` : `--${n}`)).join(', ');
+  return spec.placeholder === undefined ? names : `${names} ${spec.placeholder}`;
+}
+
+function helpLines(specs: readonly FlagSpec[]): string {
+  const width = Math.max(...[...GLOBAL_FLAGS, ...ACTION_FLAGS, ...START_FLAGS].map((s) => flagColumn(s).length)) + 2;
+  return specs
+    .map((s) => {
+      const notes = [...(s.env === undefined ? [] : [`env ${s.env}`]), ...(s.defaultText === undefined ? [] : [`default ${s.defaultText}`])];
+      const line = `  ${flagColumn(s).padEnd(width)}${s.usage}`;
+      return notes.length === 0 ? line : `${line}\n${' '.repeat(width + 2)}(${notes.join(', ')})`;
+    })
+    .join('\n');
+}
+
+/** The help text: both commands, every flag with its environment variable and default. */
+export const HELP = `NAME:
+  ${PROGRAM} - Local Path Provisioner
+
+USAGE:
+  ${PROGRAM} [--debug] start [flags]
+
+COMMANDS:
+  start    run the provisioner
+
+GLOBAL FLAGS (also accepted after "start"):
+${helpLines([...GLOBAL_FLAGS, ...ACTION_FLAGS])}
+
+START FLAGS (upstream):
+${helpLines(START_FLAGS.filter((s) => s.ours !== true))}
+
+START FLAGS (sidecar style, ours):
+${helpLines(START_FLAGS.filter((s) => s.ours === true))}
+
+ENVIRONMENT (read directly):
+  CONFIG_MOUNT_PATH  directory of the mounted ConfigMap; if set, <dir>/helperPod.yaml is re-read every 30s
+  KUBECONFIG, HOME   kubeconfig discovery when --kubeconfig is empty
+
+A flag wins over its environment variable. Values go as "--flag value" or "--flag=value" (one dash works too);
+booleans take "--flag" or "--flag=false", never a separate value.
+`;
+
+/** Go's strconv.ParseBool. */
+function parseGoBool(value: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
+  return undefined;
+}
+
+/** Go's strconv.ParseInt(value, 0, 64) restricted to what is safe in JavaScript; the error text as Go's. */
+function parseGoInt(value: string): number | 'invalid syntax' | 'value out of range' {
+  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\d[\d_]*)$/.exec(value);
+  if (m === null) return 'invalid syntax';
+  const digits = m[2]!.replaceAll('_', '');
+  let n: bigint;
+  try {
+    n = BigInt(/^0\d/.test(digits) ? `0o${digits.slice(1)}` : digits);
+  } catch {
+    return 'invalid syntax';
+  }
+  if (m[1] === '-') n = -n;
+  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) return 'value out of range';
+  return Number(n);
+}
+
+/** Go's strconv.ParseFloat(value, 64), decimal forms only. */
+function parseGoFloat(value: string): number | 'invalid syntax' {
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value)) return 'invalid syntax';
+  return Number(value);
+}
+
+const GO_TYPE: Record<FlagKind, string> = { string: 'string', bool: 'bool', int: 'int64', float: 'float64' };
+const GO_PARSER: Record<Exclude<FlagKind, 'string'>, string> = { bool: 'ParseBool', int: 'ParseInt', float: 'ParseFloat' };
+
+/** A value of `spec` converted from text, or the reason (Go's wording) it does not parse. */
+function convert(spec: FlagSpec, raw: string): string | number | boolean | { error: string } {
+  switch (spec.kind) {
+    case 'string':
+      return raw;
+    case 'bool':
+      return parseGoBool(raw) ?? { error: 'invalid syntax' };
+    case 'int': {
+      const n = parseGoInt(raw);
+      return typeof n === 'number' ? n : { error: n };
+    }
+    case 'float': {
+      const n = parseGoFloat(raw);
+      return typeof n === 'number' ? n : { error: n };
+    }
+  }
+}
+
+type Values = Map<string, string | number | boolean>;
+
+/** Parses flags of `specs` Go-style from `args` until the first non-flag; returns the rest. */
+function parseFlagSet(args: readonly string[], specs: readonly FlagSpec[], values: Values): { rest: string[]; help: boolean; version: boolean } {
+  const byName = new Map<string, FlagSpec>();
+  for (const spec of specs) for (const n of [spec.name, ...(spec.aliases ?? [])]) byName.set(n, spec);
+  let i = 0;
+  let help = false;
+  let version = false;
+  while (i < args.length) {
+    const arg = args[i]!;
+    if (arg.length < 2 || !arg.startsWith('-')) break;
+    i++;
+    if (arg === '--') break;
+    const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
+    if (body === '' || body.startsWith('-') || body.startsWith('=')) throw new UsageError(`bad flag syntax: ${arg}`, undefined, 2);
+    const eq = body.indexOf('=');
+    const name = eq < 0 ? body : body.slice(0, eq);
+    const inline = eq < 0 ? undefined : body.slice(eq + 1);
+    const spec = byName.get(name);
+    if (spec === undefined) {
+      if (name === 'help' || name === 'h') {
+        help = true;
+        continue;
+      }
+      if (specs === GLOBAL_FLAGS && (name === 'version' || name === 'v')) {
+        version = true;
+        continue;
+      }
+      throw new UsageError(`flag provided but not defined: -${name}`, name, 2);
+    }
+    let raw = inline;
+    if (spec.kind === 'bool') {
+      raw ??= 'true';
+      const b = parseGoBool(raw);
+      if (b === undefined) throw new UsageError(`invalid boolean value "${raw}" for -${name}: parse error`, spec.name, 2);
+      values.set(spec.name, b);
+      continue;
+    }
+    if (raw === undefined) {
+      if (i >= args.length) throw new UsageError(`flag needs an argument: -${name}`, spec.name, 2);
+      raw = args[i++]!;
+    }
+    const value = convert(spec, raw);
+    if (typeof value === 'object') {
+      const reason = value.error === 'value out of range' ? 'value out of range' : 'parse error';
+      throw new UsageError(`invalid value "${raw}" for flag -${name}: ${reason}`, spec.name, 2);
+    }
+    values.set(spec.name, value);
+  }
+  return { rest: args.slice(i), help, version };
+}
+
+/**
+ * Fills flags missing from the command line from their environment variables, as urfave/cli v3 does: an empty
+ * variable sets a string flag to "" and a boolean to false, and leaves a number at its default.
+ */
+function applyEnv(specs: readonly FlagSpec[], values: Values, env: Readonly<Record<string, string | undefined>>): void {
+  for (const spec of specs) {
+    if (spec.env === undefined || values.has(spec.name)) continue;
+    const raw = env[spec.env];
+    if (raw === undefined) continue;
+    if (raw === '') {
+      if (spec.kind === 'string') values.set(spec.name, '');
+      if (spec.kind === 'bool') values.set(spec.name, false);
+      continue;
+    }
+    const value = convert(spec, raw);
+    if (typeof value === 'object') {
+      const parser = GO_PARSER[spec.kind as Exclude<FlagKind, 'string'>];
+      throw new UsageError(
+        `could not parse "${raw}" as ${GO_TYPE[spec.kind]} value from environment variable "${spec.env}" for flag ${spec.name}: ` +
+          `strconv.${parser}: parsing "${raw}": ${value.error}`,
+        spec.name,
+        2,
+      );
+    }
+    values.set(spec.name, value);
+  }
+}
+
+/** `ADDR:PORT`, `:PORT` (every IPv4 address) or `[IPv6]:PORT`, port 0 to 65535. */
+export function parseEndpoint(value: string): Endpoint {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  const port = m === null ? NaN : Number(m[3]);
+  if (m === null || port > 65_535) {
+    throw new UsageError(`invalid flag http-endpoint "${value}": want ADDR:PORT, such as ":9090" or "127.0.0.1:9090"`, 'http-endpoint');
+  }
+  const host = m[1] ?? m[2] ?? '';
+  return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+/** Upstream's non-empty check, with its message. */
+function nonEmpty(name: string, value: string): string {
+  if (value === '') throw new UsageError(`invalid empty flag ${name}`, name);
+  return value;
+}
+
+/**
+ * Parses `argv` (the arguments after the program name) and `env` as `local-path-provisioner` does. Returns what to
+ * do: start with options, print help (`--help`, `-h`, or no command, as urfave/cli), or print the version.
+ *
+ * Values come from the flag, else its environment variable, else the default. Upstream's checks run in its start-up
+ * order (provisioner-name, namespace, configmap-name, helper-image, service-account-name, the retry counts,
+ * worker-threads), then ours.
+ *
+ * @throws {@link UsageError} naming the flag, with upstream's message where upstream has one.
+ */
+export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, version = DEFAULT_VERSION): Command {
+  const values: Values = new Map();
+  const root = parseFlagSet(argv, GLOBAL_FLAGS, values);
+  if (root.help) return { kind: 'help', text: HELP };
+  if (root.version) return { kind: 'version', text: `${PROGRAM} version ${version}\n` };
+  const [command, ...rest] = root.rest;
+  if (command === undefined) return { kind: 'help', text: HELP };
+  if (command !== 'start') throw new UsageError(`unrecognized command: ${command}`, undefined, 2);
+  const start = parseFlagSet(rest, [...GLOBAL_FLAGS, ...START_FLAGS], values);
+  if (start.help) return { kind: 'help', text: HELP };
+  if (start.rest.length > 0) throw new UsageError(`unexpected argument "${start.rest[0]}": start takes no arguments`, undefined, 2);
+  applyEnv([...GLOBAL_FLAGS, ...START_FLAGS], values, env);
+
+  const str = (name: string, dflt: string): string => {
+    const v = values.get(name);
+    return typeof v === 'string' ? v : dflt;
+  };
+  const num = (name: string, dflt: number): number => {
+    const v = values.get(name);
+    return typeof v === 'number' ? v : dflt;
+  };
+  const bool = (name: string, dflt: boolean): boolean => {
+    const v = values.get(name);
+    return typeof v === 'boolean' ? v : dflt;
+  };
+  const optional = (s: string): string | undefined => (s === '' ? undefined : s);
+
+  const provisionerName = nonEmpty('provisioner-name', str('provisioner-name', 'rancher.io/local-path'));
+  const namespace = nonEmpty('namespace', str('namespace', 'local-path-storage'));
+  const configmapName = nonEmpty('configmap-name', str('configmap-name', 'local-path-config'));
+  const helperImage = nonEmpty('helper-image', str('helper-image', 'rancher/library-busybox:1.32.1'));
+  const serviceAccountName = nonEmpty('service-account-name', str('service-account-name', 'local-path-provisioner-service-account'));
+  const provisioningRetryCount = num('provisioning-retry-count', 15);
+  if (provisioningRetryCount < 0) throw new UsageError('invalid negative integer flag provisioning-retry-count', 'provisioning-retry-count');
+  const deletionRetryCount = num('deletion-retry-count', 15);
+  if (deletionRetryCount < 0) throw new UsageError('invalid negative integer flag deletion-retry-count', 'deletion-retry-count');
+  const workerThreads = num('worker-threads', 4);
+  if (workerThreads <= 0) throw new UsageError('invalid zero or negative integer flag worker-threads', 'worker-threads');
+
+  const leaderElectionNamespace = nonEmpty('leader-election-namespace', str('leader-election-namespace', namespace));
+  const endpointText = str('http-endpoint', '');
+  const httpEndpoint = endpointText === '' ? undefined : parseEndpoint(endpointText);
+  const healthPort = num('health-port', 8080);
+  if (httpEndpoint !== undefined && httpEndpoint.port !== 0 && httpEndpoint.port === healthPort) {
+    throw new UsageError(`invalid flag http-endpoint "${endpointText}": port ${healthPort} is already the health-port`, 'http-endpoint');
+  }
+  const loggingFormat = str('logging-format', 'text');
+  if (loggingFormat !== 'text' && loggingFormat !== 'json') {
+    throw new UsageError(`invalid flag logging-format "${loggingFormat}": want "text" or "json"`, 'logging-format');
+  }
+  const qps = num('kube-api-qps', 5);
+  const burst = num('kube-api-burst', 10);
+
+  return {
+    kind: 'start',
+    options: {
+      debug: bool('debug', false),
+      config: optional(str('config', '')),
+      provisionerName,
+      namespace,
+      helperImage,
+      kubeconfig: optional(str('kubeconfig', '')),
+      configmapName,
+      serviceAccountName,
+      helperPodFile: optional(str('helper-pod-file', '')),
+      workerThreads,
+      provisioningRetryCount,
+      deletionRetryCount,
+      allowUnsafeHelperPodTemplate: bool('allow-unsafe-helper-pod-template', false),
+      kubeApiQps: qps === 0 ? 5 : qps,
+      kubeApiBurst: burst === 0 ? 10 : burst,
+      healthPort,
+      leaderElection: bool('leader-election', true),
+      leaderElectionNamespace,
+      httpEndpoint,
+      loggingFormat,
+      configMountPath: optional(env.CONFIG_MOUNT_PATH ?? ''),
+    },
+  };
+}

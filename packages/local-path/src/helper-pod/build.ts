@@ -1,0 +1,155 @@
+/**
+ * Builds the helper pod that creates or deletes a volume directory on a node, from the (validated) template, as
+ * upstream's `createHelperPod` does. A pure function: no API calls, the template is not modified.
+ *
+ * @module
+ */
+import type { V1Container, V1Pod, V1Toleration, V1Volume, V1VolumeMount, V1KeyToPath } from '@kubernetes/client-node';
+import { cleanPath } from '../volume/path-pattern.js';
+
+/** What the helper pod does: run the setup script (`create`) or the teardown script (`delete`). */
+export type HelperPodAction = 'create' | 'delete';
+
+/** Upstream's limit on helper pod names. */
+export const HELPER_POD_NAME_MAX_LENGTH = 128;
+/** Name of the volume holding the volume's parent directory. */
+export const HELPER_DATA_VOLUME_NAME = 'data';
+/** Name of the ConfigMap volume holding the scripts. */
+export const HELPER_SCRIPT_VOLUME_NAME = 'script';
+/** Where the scripts are mounted. */
+export const HELPER_SCRIPT_DIR = '/script';
+/** The toleration added when the template has no `tolerations` list. */
+export const DEFAULT_HELPER_TOLERATION: Readonly<V1Toleration> = Object.freeze({
+  key: 'node.kubernetes.io/disk-pressure',
+  operator: 'Exists',
+  effect: 'NoSchedule',
+});
+
+/** Inputs of {@link buildHelperPod}. */
+export interface HelperPodInputs {
+  /** `create` or `delete`. */
+  readonly action: HelperPodAction;
+  /** The helper pod template (from `loadHelperPodTemplate`); deep-copied, never modified. */
+  readonly template: V1Pod;
+  /** The provisioner's namespace; always the pod's namespace, whatever the template says. */
+  readonly namespace: string;
+  /** `--service-account-name`; always the pod's service account. */
+  readonly serviceAccountName: string;
+  /** `--configmap-name`: the ConfigMap holding `setup` and `teardown`. */
+  readonly configMapName: string;
+  /** The PV name (`pvc-<uid>`). */
+  readonly pvName: string;
+  /** The volume's absolute path on the node. */
+  readonly path: string;
+  /** The node to run on; `""` in shared mode without a selected node (the pod is then scheduled normally). */
+  readonly node: string;
+  /** Whether the class uses `sharedFileSystemPath` (then `node` may be empty). */
+  readonly shared: boolean;
+  /** Size in bytes (`VOL_SIZE_BYTES`, `-s`). */
+  readonly sizeBytes: number | bigint;
+  /** `Filesystem` or `Block` (`VOL_MODE`, `-m`). */
+  readonly volumeMode: string;
+  /** `VOL_USER`; empty when unset (always empty for delete). */
+  readonly user?: string | undefined;
+  /** `VOL_GROUP`; empty when unset (always empty for delete). */
+  readonly group?: string | undefined;
+  /** `VOL_PERM`; empty when unset (always empty for delete). */
+  readonly perm?: string | undefined;
+  /** `setupCommand` from the config: replaces `/bin/sh /script/setup` with `[setupCommand]`. */
+  readonly setupCommand?: string | undefined;
+  /** `teardownCommand` from the config: replaces `/bin/sh /script/teardown` with `[teardownCommand]`. */
+  readonly teardownCommand?: string | undefined;
+}
+
+/** A helper pod that cannot be built; messages are upstream's, wrapped `failed to <action> volume <pv>: …`. */
+export class HelperPodError extends Error {
+  override readonly name = 'HelperPodError';
+}
+
+/** Finds the mount `name` or appends it at `mountPath`; an existing mount with an empty path gets `mountPath`. */
+function addVolumeMount(mounts: V1VolumeMount[], name: string, mountPath: string): V1VolumeMount {
+  const existing = mounts.find((m) => m.name === name);
+  if (existing !== undefined) {
+    if ((existing.mountPath ?? '') === '') existing.mountPath = mountPath;
+    return existing;
+  }
+  const mount: V1VolumeMount = { name, mountPath };
+  mounts.push(mount);
+  return mount;
+}
+
+/**
+ * Builds the helper pod for `action`:
+ *
+ * - name `<template name>-<action>-<pv>` truncated to 128 characters; namespace the provisioner's;
+ * - `nodeName` the target node unless the template set one; `serviceAccountName` overwritten;
+ *   `restartPolicy: Never`; the template's tolerations if it has a list (even empty), else the disk-pressure one;
+ * - volumes appended: `data` (hostPath of the parent directory, `DirectoryOrCreate`) and, unless both commands are
+ *   overridden, `script` (the ConfigMap with the non-overridden `setup`/`teardown` items);
+ * - first container: mounts `script` at `/script` and `data` at the parent directory, command
+ *   `/bin/sh /script/<setup|teardown>` or `[setupCommand|teardownCommand]`, args `-p <dir> -s <bytes> -m <mode> -a
+ *   <action>`, and env `VOL_DIR`, `VOL_MODE`, `VOL_SIZE_BYTES`, `VOL_USER`, `VOL_GROUP`, `VOL_PERM` appended.
+ *
+ * Throws a {@link HelperPodError}: `invalid empty name or path or node`, `volume path <p> is not absolute`, or
+ * `invalid path <action> for <path>: cannot find parent dir or volume dir or parent dir is relative`, each wrapped
+ * `failed to <action> volume <pv>: …`.
+ */
+export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
+  const { action, pvName } = inputs;
+  const fail = (message: string): HelperPodError => new HelperPodError(`failed to ${action} volume ${pvName}: ${message}`);
+
+  if (pvName === '' || inputs.path === '' || (!inputs.shared && inputs.node === '')) throw fail('invalid empty name or path or node');
+  if (!inputs.path.startsWith('/')) throw fail(`volume path ${inputs.path} is not absolute`);
+  const cleaned = cleanPath(inputs.path);
+  const slash = cleaned.lastIndexOf('/');
+  let parentDir = cleaned.slice(0, slash);
+  const volumeDir = cleaned.slice(slash + 1);
+
+  const command = action === 'create' ? inputs.setupCommand : inputs.teardownCommand;
+  const items: V1KeyToPath[] = [];
+  if ((inputs.setupCommand ?? '') === '') items.push({ key: 'setup', path: 'setup' });
+  if ((inputs.teardownCommand ?? '') === '') items.push({ key: 'teardown', path: 'teardown' });
+
+  const pod = structuredClone(inputs.template);
+  const metadata = (pod.metadata ??= {});
+  const spec = (pod.spec ??= { containers: [] });
+  const container: V1Container | undefined = spec.containers[0];
+  if (container === undefined) throw fail('helper pod template does not specify any container');
+
+  const mounts = (container.volumeMounts ??= []);
+  if (items.length > 0) addVolumeMount(mounts, HELPER_SCRIPT_VOLUME_NAME, HELPER_SCRIPT_DIR).mountPath = HELPER_SCRIPT_DIR;
+  const dataMount = addVolumeMount(mounts, HELPER_DATA_VOLUME_NAME, parentDir);
+  const hostParentDir = parentDir;
+  parentDir = (dataMount.mountPath ?? '').replace(/\/+$/, '');
+  if (parentDir === '' || volumeDir === '' || !parentDir.startsWith('/')) {
+    throw fail(`invalid path ${action} for ${inputs.path}: cannot find parent dir or volume dir or parent dir is relative`);
+  }
+  const volDir = `${parentDir}/${volumeDir}`;
+
+  const volumes: V1Volume[] = [{ name: HELPER_DATA_VOLUME_NAME, hostPath: { path: hostParentDir, type: 'DirectoryOrCreate' } }];
+  if (items.length > 0) volumes.push({ name: HELPER_SCRIPT_VOLUME_NAME, configMap: { name: inputs.configMapName, items } });
+
+  pod.apiVersion ??= 'v1';
+  pod.kind ??= 'Pod';
+  metadata.name = `${metadata.name ?? ''}-${action}-${pvName}`.slice(0, HELPER_POD_NAME_MAX_LENGTH);
+  metadata.namespace = inputs.namespace;
+  if ((spec.nodeName ?? '') === '' && inputs.node !== '') spec.nodeName = inputs.node;
+  spec.serviceAccountName = inputs.serviceAccountName;
+  spec.restartPolicy = 'Never';
+  if (spec.tolerations === undefined) spec.tolerations = [{ ...DEFAULT_HELPER_TOLERATION }];
+  spec.volumes = [...(spec.volumes ?? []), ...volumes];
+
+  const size = String(inputs.sizeBytes);
+  container.command = command !== undefined && command !== '' ? [command] : ['/bin/sh', `${HELPER_SCRIPT_DIR}/${action === 'create' ? 'setup' : 'teardown'}`];
+  container.args = ['-p', volDir, '-s', size, '-m', inputs.volumeMode, '-a', action];
+  container.env = [
+    ...(container.env ?? []),
+    { name: 'VOL_DIR', value: volDir },
+    { name: 'VOL_MODE', value: inputs.volumeMode },
+    { name: 'VOL_SIZE_BYTES', value: size },
+    { name: 'VOL_USER', value: action === 'create' ? (inputs.user ?? '') : '' },
+    { name: 'VOL_GROUP', value: action === 'create' ? (inputs.group ?? '') : '' },
+    { name: 'VOL_PERM', value: action === 'create' ? (inputs.perm ?? '') : '' },
+  ];
+  return pod;
+}

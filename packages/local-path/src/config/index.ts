@@ -29,3 +29,4 @@ export {
   type RandomSource,
   type StorageMode,
 } from './paths.js';
+export * from './reload.js';

@@ -1,0 +1,184 @@
+/**
+ * What every config source shares: the snapshot type, the typed callback list, and the keep-last-good logic
+ * (apply a new text only when it differs and parses; otherwise log, emit an Event and report `rejected`).
+ *
+ * @packageDocumentation
+ */
+import type { Logger, ObjectReference } from '@kprov/provisioner-lib';
+import { ConfigError } from './errors.js';
+import { parseConfig } from './parse.js';
+import type { Config } from './schema.js';
+
+/**
+ * What a config source delivers. `config` is always there; the ConfigMap source also delivers the other keys of the
+ * same ConfigMap (`helperPod.yaml`, `setup`, `teardown`) as text, `undefined` when the key is absent. They are
+ * handed on as they are: the helper-pod template is validated by whoever builds helper pods
+ * (`loadHelperPodTemplate`), and the scripts are only mounted into helper pods, never run by the provisioner.
+ */
+export interface ConfigSnapshot {
+  /** The validated config in force. */
+  readonly config: Config;
+  /** The `config.json` text it was parsed from. */
+  readonly text: string;
+  /** The helper-pod template text (ConfigMap key `helperPod.yaml`); ConfigMap source only. */
+  readonly helperPodYaml?: string | undefined;
+  /** The setup script (ConfigMap key `setup`); ConfigMap source only. */
+  readonly setup?: string | undefined;
+  /** The teardown script (ConfigMap key `teardown`); ConfigMap source only. */
+  readonly teardown?: string | undefined;
+}
+
+/** Callback arguments per event of a {@link ConfigSource}. */
+export interface ConfigSourceEvents {
+  /** A new snapshot is in force (`config.json` or, for the ConfigMap source, another key changed). */
+  changed: [snapshot: ConfigSnapshot, previous: ConfigSnapshot];
+  /** A new config (or a deleted ConfigMap) was refused; `current` is the last good snapshot, still in force. */
+  rejected: [error: ConfigError, current: ConfigSnapshot];
+}
+
+/** A listener of event `E`. */
+export type ConfigSourceListener<E extends keyof ConfigSourceEvents> = (...args: ConfigSourceEvents[E]) => void;
+
+/**
+ * A config that can change while the provisioner runs. A new config that does not parse never replaces a good one:
+ * the last good one stays in force, the problem is logged and reported as `rejected` (and as a Warning Event when a
+ * recorder is given).
+ */
+export interface ConfigSource {
+  /** The snapshot in force. @throws Error before {@link ConfigSource.start} resolved. */
+  current(): ConfigSnapshot;
+  /**
+   * Loads the config and keeps watching until `signal` aborts. Resolves after the first successful load; rejects
+   * with the {@link ConfigError} when the very first load fails (nothing is watched then), or with `signal.reason`
+   * when aborted first. A source starts once.
+   */
+  start(signal: AbortSignal): Promise<void>;
+  /** Adds a listener; returns a function that removes it. Listener exceptions are caught and logged. */
+  on<E extends keyof ConfigSourceEvents>(event: E, listener: ConfigSourceListener<E>): () => void;
+  /** Resolves once the source has stopped all its work after `signal` aborted (or after a failed start). */
+  stopped(): Promise<void>;
+}
+
+/** The one call of `EventRecorder` a source makes. */
+export interface ConfigEventRecorder {
+  event(ref: ObjectReference, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+/** Reason of the Warning Event recorded when a new config is refused. */
+export const CONFIG_REJECTED_REASON = 'InvalidConfig';
+
+/** Options every source takes. */
+export interface ConfigSourceOptions {
+  /** Default silent. */
+  logger?: Logger;
+  /** Records a Warning Event ({@link CONFIG_REJECTED_REASON}) for every refused config. Default none. */
+  recorder?: ConfigEventRecorder;
+  /** What the Event is about. The ConfigMap source defaults to its ConfigMap; the file source records none without it. */
+  involvedObject?: ObjectReference;
+}
+
+/** The raw inputs of one load: `config.json` text plus the other ConfigMap keys. */
+export interface SourceTexts {
+  text: string;
+  helperPodYaml?: string | undefined;
+  setup?: string | undefined;
+  teardown?: string | undefined;
+}
+
+function sameTexts(a: SourceTexts, b: SourceTexts): boolean {
+  return a.text === b.text && a.helperPodYaml === b.helperPodYaml && a.setup === b.setup && a.teardown === b.teardown;
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** The state and callbacks of a source; the sources feed it texts and errors. */
+export class ConfigState {
+  private snapshot: ConfigSnapshot | undefined;
+  /** The last texts looked at (good or bad), so an unchanged bad text is reported once, not on every poll. */
+  private lastSeen: SourceTexts | undefined;
+  private readonly listeners: { [E in keyof ConfigSourceEvents]: Set<ConfigSourceListener<E>> } = {
+    changed: new Set(),
+    rejected: new Set(),
+  };
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly options: ConfigSourceOptions,
+    /** Names the config in JSON errors (`fail to load config file <name>: ...`). */
+    private readonly configName: string,
+  ) {}
+
+  current(): ConfigSnapshot {
+    if (this.snapshot === undefined) throw new Error('config source not started: no config loaded yet');
+    return this.snapshot;
+  }
+
+  get loaded(): boolean {
+    return this.snapshot !== undefined;
+  }
+
+  on<E extends keyof ConfigSourceEvents>(event: E, listener: ConfigSourceListener<E>): () => void {
+    const set = this.listeners[event] as Set<ConfigSourceListener<E>>;
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  private emit<E extends keyof ConfigSourceEvents>(event: E, ...args: ConfigSourceEvents[E]): void {
+    for (const listener of [...(this.listeners[event] as Set<ConfigSourceListener<E>>)]) {
+      try {
+        listener(...args);
+      } catch (err) {
+        this.logger.error({ err: errorText(err), event }, 'Config source listener failed');
+      }
+    }
+  }
+
+  /**
+   * The first load: parses `texts` and keeps the result. @throws {@link ConfigError} when it does not parse.
+   */
+  initial(texts: SourceTexts): ConfigSnapshot {
+    const config = parseConfig(texts.text, this.configName);
+    this.lastSeen = texts;
+    this.snapshot = { ...texts, config };
+    this.logger.debug({ config: texts.text }, 'Applied config');
+    return this.snapshot;
+  }
+
+  /** A later load: applies `texts` when they differ from what was last seen and parse; otherwise keeps the last good. */
+  offer(texts: SourceTexts): void {
+    const previous = this.snapshot;
+    if (previous === undefined) return;
+    if (this.lastSeen !== undefined && sameTexts(texts, this.lastSeen)) return;
+    this.lastSeen = texts;
+    if (sameTexts(texts, previous)) {
+      this.logger.info({}, 'Config is back to the one in force');
+      return;
+    }
+    let config = previous.config;
+    if (texts.text !== previous.text) {
+      try {
+        config = parseConfig(texts.text, this.configName);
+      } catch (err) {
+        if (err instanceof ConfigError) this.reject(err);
+        else throw err;
+        return;
+      }
+    }
+    this.snapshot = { ...texts, config };
+    this.logger.debug({ config: texts.text }, 'Applied config');
+    this.emit('changed', this.snapshot, previous);
+  }
+
+  /** Reports a problem; the last good snapshot stays in force. Forgets the last seen texts, so any next ones are looked at. */
+  reject(error: ConfigError, forgetSeen = false): void {
+    const current = this.snapshot;
+    if (current === undefined) return;
+    if (forgetSeen) this.lastSeen = undefined;
+    this.logger.error({ err: error.message, code: error.code }, 'failed to load the new config file; keeping the last valid config');
+    const { recorder, involvedObject } = this.options;
+    if (recorder !== undefined && involvedObject !== undefined) {
+      recorder.event(involvedObject, 'Warning', CONFIG_REJECTED_REASON, `New config refused, the last valid config stays in force: ${error.message}`);
+    }
+    this.emit('rejected', error, current);
+  }
+}

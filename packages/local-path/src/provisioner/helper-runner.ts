@@ -1,0 +1,182 @@
+/**
+ * Runs a helper pod to completion: creates it (after removing a leftover of the same name), waits until it
+ * Succeeded, Failed or `cmdTimeoutSeconds` elapsed, then always deletes it.
+ *
+ * Fix over upstream, which only ever notices `Succeeded` and so waits out the whole timeout when the script fails:
+ * a `Failed` pod fails at once, and the error carries the exit code and the last lines of the pod's log.
+ *
+ * @module
+ */
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import { describeError, isAlreadyExists, isNotFound, realClock, silentLogger, sleep, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+
+/** How many log lines of a failed helper pod go into the error. */
+export const FAILED_LOG_LINES = 10;
+/** Default interval between two looks at the helper pod, in ms. */
+export const DEFAULT_POLL_INTERVAL_MS = 200;
+
+/** The helper pod ended in phase `Failed`; `logTail` holds its last log lines. */
+export class HelperPodFailedError extends Error {
+  override readonly name = 'HelperPodFailedError';
+  constructor(
+    message: string,
+    /** `namespace/name` of the helper pod. */
+    readonly pod: string,
+    /** The last log lines (up to {@link FAILED_LOG_LINES}). */
+    readonly logTail: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/** The helper pod did not finish within `cmdTimeoutSeconds` (upstream's `<action> process timeout after <N> seconds`). */
+export class HelperPodTimeoutError extends Error {
+  override readonly name = 'HelperPodTimeoutError';
+}
+
+/** Options of {@link HelperPodRunner}. */
+export interface HelperPodRunnerOptions {
+  /** Core API client (from `makeApiClient(kubeConfig, CoreV1Api)`). */
+  readonly core: CoreV1Api;
+  readonly logger?: Logger | undefined;
+  /** Interval between two looks at the pod, in ms. Default {@link DEFAULT_POLL_INTERVAL_MS}. */
+  readonly pollIntervalMs?: number | undefined;
+  /** Time source (tests). Default the real clock. */
+  readonly clock?: Clock | undefined;
+}
+
+/** What to run. */
+export interface HelperPodRun {
+  /** The built helper pod (`buildHelperPod`): name and namespace set. */
+  readonly pod: V1Pod;
+  /** Limit on the wait, in seconds (`cmdTimeoutSeconds`). */
+  readonly timeoutSeconds: number;
+  /** Aborts the wait (the pod is still deleted). */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The phase and, for a failed pod, what its first container reported. */
+function outcome(pod: V1Pod): string {
+  const status = pod.status?.containerStatuses?.[0];
+  const terminated = status?.state?.terminated;
+  if (terminated === undefined) return pod.status?.message ?? pod.status?.reason ?? 'no container status';
+  const reason = terminated.reason === undefined ? '' : ` (${terminated.reason})`;
+  return `container ${status?.name ?? ''} exited with code ${terminated.exitCode}${reason}`;
+}
+
+/** Creates, waits for and deletes helper pods through the API. */
+export class HelperPodRunner {
+  private readonly core: CoreV1Api;
+  private readonly logger: Logger;
+  private readonly pollIntervalMs: number;
+  private readonly clock: Clock;
+
+  constructor(options: HelperPodRunnerOptions) {
+    this.core = options.core;
+    this.logger = options.logger ?? silentLogger;
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.clock = options.clock ?? realClock;
+  }
+
+  /**
+   * Runs the pod: resolves when it Succeeded; throws a {@link HelperPodFailedError} as soon as it Failed, a
+   * {@link HelperPodTimeoutError} (`<action> process timeout after <N> seconds`, `create` for both actions as
+   * upstream) when `timeoutSeconds` elapse first, the signal's reason when aborted, or the API error. The pod's log
+   * is logged and the pod deleted in every case.
+   */
+  async run(run: HelperPodRun): Promise<void> {
+    const name = run.pod.metadata?.name ?? '';
+    const namespace = run.pod.metadata?.namespace ?? '';
+    const signal = run.signal ?? new AbortController().signal;
+    const log = this.logger.child({ helperPod: `${namespace}/${name}` });
+    const deadline = this.clock.now() + run.timeoutSeconds * 1000;
+    let created = false;
+    let logs: string | undefined;
+    try {
+      log.info({}, `create the helper pod ${name} into ${namespace}`);
+      for (let attempt = 1; !created; attempt++) {
+        await this.removeLeftover(name, namespace, deadline, signal);
+        try {
+          await this.core.createNamespacedPod({ namespace, body: run.pod }, withSignal(signal));
+          created = true;
+        } catch (err) {
+          // Another pod of that name appeared in between (a racing attempt): remove it once more.
+          if (!isAlreadyExists(err) || attempt >= 3) throw err;
+        }
+      }
+      for (;;) {
+        signal.throwIfAborted();
+        const pod = await this.core.readNamespacedPod({ name, namespace }, withSignal(signal));
+        const phase = pod.status?.phase;
+        if (phase === 'Succeeded') return;
+        if (phase === 'Failed') {
+          logs = await this.readLog(pod, log);
+          const tail = (logs ?? '').split('\n').filter((l) => l !== '').slice(-FAILED_LOG_LINES);
+          const shown = tail.length === 0 ? 'no log output' : `last ${tail.length} log lines:\n${tail.join('\n')}`;
+          throw new HelperPodFailedError(`helper pod ${namespace}/${name} failed: ${outcome(pod)}; ${shown}`, `${namespace}/${name}`, tail);
+        }
+        if (this.clock.now() >= deadline) throw new HelperPodTimeoutError(`create process timeout after ${run.timeoutSeconds} seconds`);
+        await sleep(this.clock, Math.min(this.pollIntervalMs, Math.max(0, deadline - this.clock.now())), signal);
+      }
+    } finally {
+      if (created) await this.finish(name, namespace, logs, log);
+    }
+  }
+
+  /** Deletes a pod of the same name left from an earlier attempt and waits until it is gone. */
+  private async removeLeftover(name: string, namespace: string, deadline: number, signal: AbortSignal): Promise<void> {
+    try {
+      await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }, withSignal(signal));
+      this.logger.info({ pod: `${namespace}/${name}` }, 'Deleted a leftover helper pod');
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    for (;;) {
+      try {
+        await this.core.readNamespacedPod({ name, namespace }, withSignal(signal));
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+      if (this.clock.now() >= deadline) throw new HelperPodTimeoutError(`leftover helper pod ${namespace}/${name} is still being deleted`);
+      await sleep(this.clock, this.pollIntervalMs, signal);
+    }
+  }
+
+  /** The first container's log, or `undefined` when it cannot be read (the failure is logged). */
+  private async readLog(pod: V1Pod, log: Logger): Promise<string | undefined> {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    const container = pod.spec?.containers[0]?.name;
+    try {
+      return await this.core.readNamespacedPodLog({ name, namespace, ...(container === undefined ? {} : { container }) });
+    } catch (err) {
+      log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
+      return undefined;
+    }
+  }
+
+  /** Logs the pod's output (reading it when not read yet) and deletes the pod; errors are only logged. */
+  private async finish(name: string, namespace: string, logs: string | undefined, log: Logger): Promise<void> {
+    let text = logs;
+    if (text === undefined) {
+      try {
+        const pod = await this.core.readNamespacedPod({ name, namespace });
+        text = await this.readLog(pod, log);
+      } catch (err) {
+        if (!isNotFound(err)) log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
+      }
+    }
+    if (text !== undefined && text !== '') {
+      log.info({}, `Start of ${name} logs`);
+      for (const line of text.split('\n')) if (line !== '') log.info({}, line);
+      log.info({}, `End of ${name} logs`);
+    }
+    try {
+      await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+    } catch (err) {
+      if (!isNotFound(err)) log.error({ err: describeError(err) }, `unable to delete the helper pod: ${describeError(err)}`);
+    }
+  }
+}

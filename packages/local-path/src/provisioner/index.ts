@@ -1,0 +1,25 @@
+/**
+ * The local-path provisioner: {@link LocalPathProvisioner} (provision and delete through helper pods), the helper
+ * pod runner and the PV it returns.
+ *
+ * @module
+ */
+export { DEFAULT_CONFIGMAP_NAME, LocalPathProvisioner, type LocalPathProvisionerOptions } from './provisioner.js';
+export {
+  DEFAULT_POLL_INTERVAL_MS,
+  FAILED_LOG_LINES,
+  HelperPodFailedError,
+  HelperPodRunner,
+  HelperPodTimeoutError,
+  type HelperPodRun,
+  type HelperPodRunnerOptions,
+} from './helper-runner.js';
+export {
+  SELECTED_NODE_ANNOTATION,
+  affinityTermOf,
+  buildPersistentVolume,
+  volumePathOf,
+  type AffinityTerm,
+  type PersistentVolumeInputs,
+} from './persistent-volume.js';
+export { quantityToBytes } from './quantity.js';

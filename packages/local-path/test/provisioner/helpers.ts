@@ -1,0 +1,236 @@
+/**
+ * A testkit (binder, scheduler, kubelet on) with upstream's `local-path-config` ConfigMap, and a real
+ * ProvisionController running {@link LocalPathProvisioner} (leader election off).
+ */
+import path from 'node:path';
+import { startApiServer, type NodeSpec, type Testkit } from '@kprov/testkit';
+import {
+  CoreV1Api,
+  StorageV1Api,
+  type CoreV1Event,
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+  type V1StorageClass,
+} from '@kubernetes/client-node';
+import { ProvisionController } from '@kprov/provisioner-lib';
+import { vi } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
+import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
+
+export const NAMESPACE = 'local-path-storage';
+export const PROVISIONER_NAME = 'rancher.io/local-path';
+export const BASE_PATH = '/opt/local-path-provisioner';
+
+/** `config.json` of deploy/local-path-storage.yaml, with an optional timeout. */
+export function configJson(cmdTimeoutSeconds?: number): string {
+  return JSON.stringify({
+    nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [BASE_PATH] }],
+    ...(cmdTimeoutSeconds === undefined ? {} : { cmdTimeoutSeconds }),
+  });
+}
+
+export const SETUP_SCRIPT = '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n';
+export const TEARDOWN_SCRIPT = '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n';
+export const HELPER_POD_YAML = `apiVersion: v1
+kind: Pod
+metadata:
+  name: helper-pod
+spec:
+  priorityClassName: system-node-critical
+  tolerations:
+    - key: node.kubernetes.io/disk-pressure
+      operator: Exists
+      effect: NoSchedule
+  containers:
+  - name: helper-pod
+    image: docker.io/library/busybox
+    imagePullPolicy: IfNotPresent
+`;
+
+/** What a test may change. */
+export interface Setup {
+  nodes?: NodeSpec[];
+  setup?: string;
+  teardown?: string;
+  cmdTimeoutSeconds?: number;
+}
+
+/** A running environment. */
+export interface Env {
+  kit: Testkit;
+  core: CoreV1Api;
+  storage: StorageV1Api;
+  controller: ProvisionController;
+  /** `warn(pv, message)` calls of the provisioner. */
+  warnings: { pv: string; message: string }[];
+  /** Names of every pod ever created in the provisioner's namespace. */
+  helperPods: Set<string>;
+  /** Where a node path is on a simulated node's disk. */
+  onNode: (node: string, nodePath: string) => string;
+  stop: () => Promise<void>;
+}
+
+export async function startEnv(setup: Setup = {}): Promise<Env> {
+  const kit = await startApiServer({
+    nodes: setup.nodes ?? [{ name: 'node-1' }],
+    storage: { namespaces: ['default', 'kube-system', NAMESPACE] },
+  });
+  const core = kit.kubeConfig.makeApiClient(CoreV1Api);
+  const storage = kit.kubeConfig.makeApiClient(StorageV1Api);
+  const helperPods = new Set<string>();
+  const unsubscribe = kit.store.subscribe((c) => {
+    if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) helperPods.add(c.object.metadata.name ?? '');
+  });
+  const configText = configJson(setup.cmdTimeoutSeconds);
+  await core.createNamespacedConfigMap({
+    namespace: NAMESPACE,
+    body: {
+      metadata: { name: 'local-path-config', namespace: NAMESPACE },
+      data: {
+        'config.json': configText,
+        setup: setup.setup ?? SETUP_SCRIPT,
+        teardown: setup.teardown ?? TEARDOWN_SCRIPT,
+        'helperPod.yaml': HELPER_POD_YAML,
+      },
+    },
+  });
+  const config = parseConfig(configText);
+  const template = loadHelperPodTemplate(HELPER_POD_YAML, false);
+  const warnings: Env['warnings'] = [];
+  const provisioner = new LocalPathProvisioner({
+    kubeConfig: kit.kubeConfig,
+    namespace: NAMESPACE,
+    config: () => config,
+    helperPodTemplate: () => template,
+    serviceAccountName: 'local-path-provisioner-service-account',
+    provisionerName: PROVISIONER_NAME,
+    pollIntervalMs: 50,
+    warn: (pv, message) => warnings.push({ pv: pv.metadata?.name ?? '', message }),
+  });
+  const controller = new ProvisionController({
+    kubeConfig: kit.kubeConfig,
+    provisionerName: PROVISIONER_NAME,
+    provisioner,
+    leaderElection: false,
+  });
+  const abort = new AbortController();
+  const running = controller.run(abort.signal);
+  const roots = new Map(kit.nodes.map((n) => [n.name, n.root]));
+  return {
+    kit,
+    core,
+    storage,
+    controller,
+    warnings,
+    helperPods,
+    onNode: (node, nodePath) => path.join(roots.get(node)!, nodePath),
+    stop: async () => {
+      abort.abort();
+      await running.catch(() => undefined);
+      unsubscribe();
+      await kit.stop();
+    },
+  };
+}
+
+/** upstream's StorageClass `local-path` (WaitForFirstConsumer, Delete), with optional changes. */
+export function storageClass(name = 'local-path', extra: Partial<V1StorageClass> = {}): V1StorageClass {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    provisioner: PROVISIONER_NAME,
+    volumeBindingMode: 'WaitForFirstConsumer',
+    reclaimPolicy: 'Delete',
+    ...extra,
+  };
+}
+
+/** examples/pod's claim: `local-path-pvc`, 128Mi, ReadWriteOnce. */
+export function claim(name = 'local-path-pvc', className = 'local-path', extra: Partial<V1PersistentVolumeClaim['spec']> = {}): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: 'default' },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName: className, resources: { requests: { storage: '128Mi' } }, ...extra },
+  };
+}
+
+/** A pod writing `local-path-test` into `/data/test` of the claim, then exiting. */
+export function volumeTestPod(claimName = 'local-path-pvc', name = 'volume-test', nodeSelector?: Record<string, string>): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      restartPolicy: 'Never',
+      ...(nodeSelector === undefined ? {} : { nodeSelector }),
+      containers: [
+        {
+          name: 'volume-test',
+          image: 'busybox',
+          command: ['sh', '-c', 'echo local-path-test > /data/test'],
+          volumeMounts: [{ name: 'volv', mountPath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'volv', persistentVolumeClaim: { claimName } }],
+    },
+  };
+}
+
+export const WAIT = { timeout: 20_000, interval: 50 };
+
+export function getClaim(kit: Testkit, name: string): V1PersistentVolumeClaim | undefined {
+  return kit.store.get('persistentvolumeclaims', 'default', name) as unknown as V1PersistentVolumeClaim | undefined;
+}
+
+export function getVolume(kit: Testkit, name: string): V1PersistentVolume | undefined {
+  return kit.store.get('persistentvolumes', undefined, name) as unknown as V1PersistentVolume | undefined;
+}
+
+export function volumes(kit: Testkit): V1PersistentVolume[] {
+  return kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[];
+}
+
+export function getPod(kit: Testkit, name: string, namespace = 'default'): V1Pod | undefined {
+  return kit.store.get('pods', namespace, name) as unknown as V1Pod | undefined;
+}
+
+/** core/v1 Events about an object. */
+export function eventsFor(kit: Testkit, kind: string, name: string, reason?: string): CoreV1Event[] {
+  return (kit.store.list('events') as unknown as CoreV1Event[]).filter(
+    (e) => e.involvedObject.kind === kind && e.involvedObject.name === name && (reason === undefined || e.reason === reason),
+  );
+}
+
+/** Waits until the claim is Bound and returns its PV name. */
+export async function waitBound(kit: Testkit, claimName = 'local-path-pvc'): Promise<string> {
+  return vi.waitFor(() => {
+    const c = getClaim(kit, claimName);
+    if (c?.status?.phase !== 'Bound') throw new Error(`claim ${claimName} is ${c?.status?.phase ?? 'missing'}`);
+    return c.spec!.volumeName!;
+  }, WAIT);
+}
+
+/** Waits until the pod Succeeded. */
+export async function waitSucceeded(kit: Testkit, name = 'volume-test'): Promise<void> {
+  await vi.waitFor(() => {
+    const phase = getPod(kit, name)?.status?.phase;
+    if (phase !== 'Succeeded') throw new Error(`pod ${name} is ${phase ?? 'missing'}`);
+  }, WAIT);
+}
+
+/** Waits until the controller has had nothing to do for a few consecutive checks. */
+export async function settle(controller: ProvisionController): Promise<void> {
+  let quiet = 0;
+  await vi.waitFor(
+    async () => {
+      await new Promise((r) => setTimeout(r, 30));
+      quiet = controller.pendingWork === 0 ? quiet + 1 : 0;
+      if (quiet < 5) throw new Error('controller still busy');
+    },
+    { timeout: 10_000, interval: 10 },
+  );
+}

@@ -1,2 +1,32 @@
-/** @packageDocumentation Work in progress. */
+/**
+ * @packageDocumentation
+ * local-path-provisioner (rancher/local-path-provisioner v0.0.37) on `@kprov/provisioner-lib`: the
+ * {@link LocalPathProvisioner}, `config.json` parsing and its reloading sources, the helper pod template, the
+ * `local-path-provisioner` command line ({@link parseCommandLine}) and the program itself ({@link main}).
+ */
 export const packageName = '@kprov/local-path';
+
+export * from './provisioner/index.js';
+export * from './config/index.js';
+export {
+  FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE,
+  HelperPodTemplateError,
+  loadHelperPodTemplate,
+  validateHelperPodTemplate,
+} from './helper-pod/template.js';
+export {
+  DEFAULT_VERSION,
+  HELP,
+  PROGRAM,
+  UsageError,
+  describeUsageError,
+  parseCommandLine,
+  parseEndpoint,
+  type Command,
+  type Endpoint,
+  type LocalPathOptions,
+} from './cli/options.js';
+export { readinessChecks, startHealthServer, type HealthServer, type HealthServerOptions, type ReadinessCheck } from './cli/health.js';
+export { EVENT_COMPONENT, VOLUME_WARNING_REASON, main, type MainContext } from './main.js';
+export { loadKubeConfig } from './kubeconfig.js';
+export { createLogger, levelFor, type LogSink } from './logging.js';

@@ -1,0 +1,306 @@
+/**
+ * The `local-path-provisioner` program as a function, in upstream's start-up order (reference 1.5): parse the
+ * command line, build the API client, start the health server, load the config and the helper pod template, then
+ * run the provisioner under a {@link ProvisionController} until SIGINT/SIGTERM (exit code 0) or until leadership is
+ * lost (exit code 1).
+ *
+ * @packageDocumentation
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import {
+  EventRecorder,
+  LeaderElectionLostError,
+  makeApiClient,
+  ProvisionController,
+  startHttpEndpoint,
+  withSignal,
+  type HttpEndpoint,
+  type Logger,
+} from '@kprov/provisioner-lib';
+import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
+import { startHealthServer, type HealthServer } from './cli/health.js';
+import { DEFAULT_VERSION, describeUsageError, parseCommandLine, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
+import {
+  ConfigMapConfigSource,
+  DEFAULT_CONFIG_POLL_INTERVAL_MS,
+  FileConfigSource,
+  HELPER_POD_KEY,
+  parseConfig,
+  type ConfigSnapshot,
+  type ConfigSource,
+} from './config/index.js';
+import { loadHelperPodTemplate } from './helper-pod/template.js';
+import { loadKubeConfig } from './kubeconfig.js';
+import { createLogger, type LogSink } from './logging.js';
+import { LocalPathProvisioner } from './provisioner/provisioner.js';
+
+/** The Event source of the warnings the provisioner reports about volumes. */
+export const EVENT_COMPONENT = 'local-path-provisioner';
+
+/** Reason of the Warning Event for {@link LocalPathProvisioner}'s `warn` (a cleanup skipped because the node is gone). */
+export const VOLUME_WARNING_REASON = 'VolumeCleanupSkipped';
+
+/** What {@link main} uses of its surroundings; the defaults are the process's. */
+export interface MainContext {
+  /** Help, version and logs go here. Default `process.stdout`. */
+  stdout?: LogSink;
+  /** Usage errors go here. Default `process.stderr`. */
+  stderr?: LogSink;
+  /** Aborting it stops the program as SIGTERM does (for tests and embedding). */
+  signal?: AbortSignal;
+  /** Whether SIGINT and SIGTERM stop the program. Default true. */
+  handleSignals?: boolean;
+  /** Printed by `--version`. Default {@link DEFAULT_VERSION}. */
+  version?: string;
+  /** How often `<CONFIG_MOUNT_PATH>/helperPod.yaml` is re-read, in ms. Default 30 000 (upstream's). */
+  templatePollIntervalMs?: number;
+  /** Called once the controller has started its workers (after leader election, if on). */
+  onStarted?: (started: { controller: ProvisionController; endpoint: HttpEndpoint | undefined; health: HealthServer | undefined }) => void;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A config that never changes (`--config` with inline JSON). */
+function staticSource(snapshot: ConfigSnapshot): ConfigSource {
+  return {
+    current: () => snapshot,
+    start: () => Promise.resolve(),
+    on: () => () => undefined,
+    stopped: () => Promise.resolve(),
+  };
+}
+
+/** `--config`: a file when it ends in `.json`, else inline JSON; none: the ConfigMap through the API. */
+function configSource(options: LocalPathOptions, kubeConfig: KubeConfig, logger: Logger): ConfigSource {
+  const config = options.config;
+  if (config === undefined) {
+    return new ConfigMapConfigSource({ kubeConfig, namespace: options.namespace, name: options.configmapName }, { logger });
+  }
+  if (config.endsWith('.json')) return new FileConfigSource(config, { logger });
+  return staticSource({ config: parseConfig(config), text: config });
+}
+
+/** The helper pod template text at start-up: `--helper-pod-file`, else key `helperPod.yaml` of the ConfigMap. */
+async function initialTemplateText(options: LocalPathOptions, source: ConfigSource, kubeConfig: KubeConfig, signal: AbortSignal): Promise<string> {
+  const { namespace, configmapName } = options;
+  const fromConfigMap = (reason: string): Error =>
+    new Error(`invalid empty flag helper-pod-file and it also does not exist at ConfigMap ${namespace}/${configmapName} with err: ${reason}`);
+  if (options.helperPodFile !== undefined) {
+    try {
+      return await readFile(options.helperPodFile, 'utf8');
+    } catch (err) {
+      throw new Error(`could not open file ${options.helperPodFile} with err: ${message(err)}`, { cause: err });
+    }
+  }
+  if (source instanceof ConfigMapConfigSource) {
+    const text = source.current().helperPodYaml;
+    if (text === undefined) throw fromConfigMap(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
+    return text;
+  }
+  // The config came from a file or inline JSON: read the template once from the ConfigMap, as upstream.
+  let data: Record<string, string> | undefined;
+  try {
+    const cm = await makeApiClient(kubeConfig, CoreV1Api).readNamespacedConfigMap({ name: configmapName, namespace }, withSignal(signal));
+    data = cm.data;
+  } catch (err) {
+    throw fromConfigMap(message(err));
+  }
+  const text = data?.[HELPER_POD_KEY];
+  if (text === undefined) throw fromConfigMap(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
+  return text;
+}
+
+/**
+ * Keeps the helper pod template current: re-validated when the ConfigMap's `helperPod.yaml` changes (ConfigMap
+ * source, no `--helper-pod-file`) and every `intervalMs` from `<CONFIG_MOUNT_PATH>/helperPod.yaml` when that is set.
+ * A bad new template keeps the previous one and is logged. Returns a function that stops the reloads.
+ */
+function watchTemplate(
+  options: LocalPathOptions,
+  source: ConfigSource,
+  holder: { template: V1Pod },
+  logger: Logger,
+  intervalMs: number,
+): () => void {
+  const apply = (text: string | undefined): void => {
+    try {
+      if (text === undefined) throw new Error(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
+      holder.template = loadHelperPodTemplate(text, options.allowUnsafeHelperPodTemplate);
+      logger.debug({}, 'Applied helper pod template');
+    } catch (err) {
+      logger.error({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+    }
+  };
+  const stops: (() => void)[] = [];
+  if (options.helperPodFile === undefined && source instanceof ConfigMapConfigSource) {
+    stops.push(
+      source.on('changed', (snapshot, previous) => {
+        if (snapshot.helperPodYaml !== previous.helperPodYaml) apply(snapshot.helperPodYaml);
+      }),
+    );
+  }
+  const mount = options.configMountPath;
+  if (mount !== undefined && intervalMs > 0) {
+    const file = path.join(mount, HELPER_POD_KEY);
+    const timer = setInterval(() => {
+      readFile(file, 'utf8').then(apply, (err: unknown) => {
+        logger.error({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+      });
+    }, intervalMs);
+    timer.unref();
+    stops.push(() => clearInterval(timer));
+  }
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
+/** Parses the command line; a usage error becomes its exit code after upstream's line on `stderr`. */
+function parse(argv: readonly string[], env: Env, version: string, stderr: LogSink): Command | number {
+  try {
+    return parseCommandLine(argv, env, version);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    stderr.write(`${describeUsageError(err)}\n`);
+    return err.exitCode;
+  }
+}
+
+/**
+ * Runs `local-path-provisioner` with the given arguments (without `node` and the script) and environment;
+ * resolves with the exit code: 0 after `--help`, `--version` or a requested stop; 1 for invalid flag values
+ * (`Error starting daemon: ...`), start-up failures and lost leadership; 2 for unparsable command lines
+ * (`Usage error, please check your command: ...`).
+ */
+export async function main(argv: readonly string[], env: Env, context: MainContext = {}): Promise<number> {
+  const stdout = context.stdout ?? process.stdout;
+  const stderr = context.stderr ?? process.stderr;
+  const command = parse(argv, env, context.version ?? DEFAULT_VERSION, stderr);
+  if (typeof command === 'number') return command;
+  if (command.kind !== 'start') {
+    stdout.write(command.text);
+    return 0;
+  }
+  const options = command.options;
+  const logger = createLogger(options.loggingFormat, options.debug ? 4 : 0, stdout);
+  const stop = new AbortController();
+  const onSignal = (name: NodeJS.Signals): void => {
+    logger.info({ signal: name }, `Receive ${name} to exit`);
+    stop.abort();
+  };
+  const onAbort = (): void => stop.abort();
+  if (context.handleSignals !== false) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  context.signal?.addEventListener('abort', onAbort, { once: true });
+  if (context.signal?.aborted === true) stop.abort();
+
+  let health: HealthServer | undefined;
+  let endpoint: HttpEndpoint | undefined;
+  let source: ConfigSource | undefined;
+  let recorder: EventRecorder | undefined;
+  let stopTemplateWatch: (() => void) | undefined;
+  try {
+    const kubeConfig = loadKubeConfig(options.kubeconfig ?? (env.KUBECONFIG === '' ? undefined : env.KUBECONFIG), env);
+    // Upstream starts the health server before loading any config.
+    health = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
+
+    source = configSource(options, kubeConfig, logger);
+    await source.start(stop.signal);
+    const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, stop.signal), options.allowUnsafeHelperPodTemplate) };
+    stopTemplateWatch = watchTemplate(options, source, holder, logger, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
+
+    const events = new EventRecorder({ source: { component: EVENT_COMPONENT }, kubeConfig, logger });
+    recorder = events;
+    const configs = source;
+    const provisioner = new LocalPathProvisioner({
+      kubeConfig,
+      namespace: options.namespace,
+      config: () => configs.current().config,
+      helperPodTemplate: () => holder.template,
+      serviceAccountName: options.serviceAccountName,
+      provisionerName: options.provisionerName,
+      configMapName: options.configmapName,
+      allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
+      logger,
+      warn: (pv: V1PersistentVolume, text: string) => {
+        events.event(
+          {
+            kind: 'PersistentVolume',
+            apiVersion: 'v1',
+            name: pv.metadata?.name ?? '',
+            ...(pv.metadata?.uid === undefined ? {} : { uid: pv.metadata.uid }),
+            ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
+          },
+          'Warning',
+          VOLUME_WARNING_REASON,
+          text,
+        );
+      },
+    });
+    const registry = new Registry();
+    const controller = new ProvisionController({
+      kubeConfig,
+      provisionerName: options.provisionerName,
+      provisioner,
+      threadiness: options.workerThreads,
+      failedProvisionThreshold: options.provisioningRetryCount,
+      failedDeleteThreshold: options.deletionRetryCount,
+      leaderElection: options.leaderElection,
+      leaderElectionNamespace: options.leaderElectionNamespace,
+      metrics: prometheusSink(registry),
+      logger,
+    });
+    if (options.httpEndpoint !== undefined) {
+      collectDefaultMetrics({ register: registry });
+      endpoint = await startHttpEndpoint({
+        ...options.httpEndpoint,
+        renderMetrics: () => renderRegistry(registry),
+        readyChecks: {
+          informers: () => {
+            if (!controller.hasSynced()) throw new Error('informers not synced (or not the leader yet)');
+          },
+        },
+        ...(options.leaderElection ? { leaderCheck: () => controller.leaderHealth() } : {}),
+      });
+      logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
+    }
+    const served = { endpoint, health };
+    controller.once('started', () => context.onStarted?.({ controller, ...served }));
+    logger.debug({ provisioner: options.provisionerName, leaderElection: options.leaderElection }, 'Provisioner started');
+    await controller.run(stop.signal);
+    logger.debug({}, 'Provisioner stopped');
+    return 0;
+  } catch (err) {
+    if (err instanceof LeaderElectionLostError) {
+      logger.error({ err: err.message }, 'Leader election lost, exiting');
+      return 1;
+    }
+    // A stop requested while still starting (e.g. while waiting for the ConfigMap) is a clean exit.
+    if (stop.signal.aborted) return 0;
+    logger.error({}, `Error starting daemon: ${message(err)}`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    context.signal?.removeEventListener('abort', onAbort);
+    stop.abort();
+    stopTemplateWatch?.();
+    await source?.stopped().catch(() => undefined);
+    if (recorder !== undefined) {
+      // Give the last events a moment to be written, without holding the exit for the retries.
+      await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      recorder.shutDown();
+    }
+    await endpoint?.close().catch(() => undefined);
+    await health?.close().catch(() => undefined);
+  }
+}

@@ -78,10 +78,11 @@ function staticSource(snapshot: ConfigSnapshot): ConfigSource {
 }
 
 /** `--config`: a file when it ends in `.json`, else inline JSON; none: the ConfigMap through the API. */
-function configSource(options: LocalPathOptions, kubeConfig: KubeConfig, logger: Logger): ConfigSource {
+function configSource(options: LocalPathOptions, kubeConfig: KubeConfig, logger: Logger, recorder: EventRecorder): ConfigSource {
   const config = options.config;
   if (config === undefined) {
-    return new ConfigMapConfigSource({ kubeConfig, namespace: options.namespace, name: options.configmapName }, { logger });
+    // The recorder turns a refused config into an InvalidConfig Warning Event on the ConfigMap.
+    return new ConfigMapConfigSource({ kubeConfig, namespace: options.namespace, name: options.configmapName }, { logger, recorder });
   }
   if (config.endsWith('.json')) return new FileConfigSource(config, { logger });
   return staticSource({ config: parseConfig(config), text: config });
@@ -213,13 +214,13 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
     // Upstream starts the health server before loading any config.
     health = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
 
-    source = configSource(options, kubeConfig, logger);
+    const events = new EventRecorder({ source: { component: EVENT_COMPONENT }, kubeConfig, logger });
+    recorder = events;
+    source = configSource(options, kubeConfig, logger, events);
     await source.start(stop.signal);
     const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, stop.signal), options.allowUnsafeHelperPodTemplate) };
     stopTemplateWatch = watchTemplate(options, source, holder, logger, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
 
-    const events = new EventRecorder({ source: { component: EVENT_COMPONENT }, kubeConfig, logger });
-    recorder = events;
     const configs = source;
     const provisioner = new LocalPathProvisioner({
       kubeConfig,

@@ -10,8 +10,11 @@ import type { ResourceType, Verb } from '../api/resources.js';
 
 /** What a fault does to a matching request. */
 export type FaultAction =
-  /** Answer with an error Status: 500 InternalError, 503 ServiceUnavailable, 429 TooManyRequests (with Retry-After), 409 Conflict or 410 Gone. */
-  | { type: 'error'; code: 500 | 503 | 429 | 409 | 410; retryAfterSeconds?: number }
+  /**
+   * Answer with an error Status: 500 InternalError, 503 ServiceUnavailable, 429 TooManyRequests (with Retry-After),
+   * 409 Conflict, 410 Gone, or 403 Forbidden (as RBAC denies a request).
+   */
+  | { type: 'error'; code: 500 | 503 | 429 | 409 | 410 | 403; retryAfterSeconds?: number }
   /** Delay the request by `ms` before handling it normally. */
   | { type: 'latency'; ms: number };
 
@@ -108,6 +111,15 @@ function faultError(action: Extract<FaultAction, { type: 'error' }>, req: FaultR
       return conflict(req.resource, req.name ?? '', 'the object has been modified; please apply your changes to the latest version and try again');
     case 410:
       return resourceExpired(0, 0);
+    case 403: {
+      const qualified = req.resource.group === '' ? req.resource.plural : `${req.resource.plural}.${req.resource.group}`;
+      return new StatusError(
+        403,
+        'Forbidden',
+        `${qualified}${req.name === undefined ? '' : ` "${req.name}"`} is forbidden: User "kprov-testkit" cannot ${req.verb} resource "${req.resource.plural}" in API group "${req.resource.group}"`,
+        { ...(req.name === undefined ? {} : { name: req.name }), ...(req.resource.group === '' ? {} : { group: req.resource.group }), kind: req.resource.plural },
+      );
+    }
     default:
       return internalError('injected fault');
   }

@@ -95,6 +95,13 @@ describe('fault injection', () => {
     kit.faults.random = Math.random;
   });
 
+  it('answers 403 Forbidden as RBAC would', async () => {
+    kit.faults.add({ verb: 'get', resource: 'configmaps', action: { type: 'error', code: 403 }, count: 1 });
+    const status = await apiError(core.readNamespacedConfigMap({ name: 'f1', namespace: 'default' }));
+    expect(status).toMatchObject({ code: 403, reason: 'Forbidden', details: { name: 'f1', kind: 'configmaps' } });
+    expect(status.message).toBe('configmaps "f1" is forbidden: User "kprov-testkit" cannot get resource "configmaps" in API group ""');
+  });
+
   it('forces a 409 Conflict on writes', async () => {
     kit.faults.add({ verb: 'update', resource: 'configmaps', action: { type: 'error', code: 409 }, count: 1 });
     const cm = await core.readNamespacedConfigMap({ name: 'f1', namespace: 'default' });

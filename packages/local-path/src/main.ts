@@ -8,9 +8,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
+  apiStatus,
+  describeError,
   EventRecorder,
   LeaderElectionLostError,
   makeApiClient,
@@ -164,6 +166,37 @@ function watchTemplate(
 }
 
 /** Parses the command line; a usage error becomes its exit code after upstream's line on `stderr`. */
+/**
+ * Whether leader election can run: one GET of the Lease before starting. Upstream's RBAC (an image-only migration)
+ * grants nothing on `coordination.k8s.io` leases, so the elector would wait forever for a Lease it may not read;
+ * on 403 Forbidden this says what to do and runs without leader election, as upstream runs (one replica, no
+ * election). Found, 404, or any other error (left to the elector's retries): run with leader election.
+ */
+async function leaseReadable(kubeConfig: KubeConfig, options: LocalPathOptions, logger: Logger, signal: AbortSignal): Promise<boolean> {
+  const name = options.provisionerName.replaceAll('/', '-');
+  const namespace = options.leaderElectionNamespace;
+  try {
+    await makeApiClient(kubeConfig, CoordinationV1Api).readNamespacedLease({ name, namespace }, withSignal(signal));
+    return true;
+  } catch (err) {
+    const code = apiStatus(err)?.code;
+    if (code === 404) return true;
+    if (code !== 403) {
+      logger.debug({ err: describeError(err) }, 'Could not check the leader election Lease; starting leader election anyway');
+      return true;
+    }
+    logger.error(
+      { namespace, lease: name, err: describeError(err) },
+      `Leader election needs get, create and update on coordination.k8s.io leases in namespace ${namespace}, which the ` +
+        'service account may not do (upstream\'s RBAC has no such rule). Add the leases rule of deploy/local-path-storage.yaml ' +
+        '(apiGroups [coordination.k8s.io], resources [leases], verbs [get, create, update]) to the Role in that namespace, ' +
+        'or pass --leader-election=false. Continuing without leader election.',
+    );
+    logger.warn({}, 'Running without leader election: do not run more than one replica, two replicas would provision and delete the same volumes');
+    return false;
+  }
+}
+
 function parse(argv: readonly string[], env: Env, version: string, stderr: LogSink): Command | number {
   try {
     return parseCommandLine(argv, env, version);
@@ -247,6 +280,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         );
       },
     });
+    const leaderElection = options.leaderElection && (await leaseReadable(kubeConfig, options, logger, stop.signal));
     const registry = new Registry();
     const controller = new ProvisionController({
       kubeConfig,
@@ -255,8 +289,11 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       threadiness: options.workerThreads,
       failedProvisionThreshold: options.provisioningRetryCount,
       failedDeleteThreshold: options.deletionRetryCount,
-      leaderElection: options.leaderElection,
+      leaderElection,
       leaderElectionNamespace: options.leaderElectionNamespace,
+      leaseDurationMs: options.leaseDurationMs,
+      renewDeadlineMs: options.renewDeadlineMs,
+      retryPeriodMs: options.retryPeriodMs,
       metrics: prometheusSink(registry),
       logger,
     });
@@ -270,13 +307,13 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             if (!controller.hasSynced()) throw new Error('informers not synced (or not the leader yet)');
           },
         },
-        ...(options.leaderElection ? { leaderCheck: () => controller.leaderHealth() } : {}),
+        ...(leaderElection ? { leaderCheck: () => controller.leaderHealth() } : {}),
       });
       logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
     }
     const served = { endpoint, health };
     controller.once('started', () => context.onStarted?.({ controller, ...served }));
-    logger.debug({ provisioner: options.provisionerName, leaderElection: options.leaderElection }, 'Provisioner started');
+    logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
     await controller.run(stop.signal);
     logger.debug({}, 'Provisioner stopped');
     return 0;

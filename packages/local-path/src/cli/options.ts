@@ -92,6 +92,9 @@ const START_FLAGS: readonly FlagSpec[] = [
   { name: 'health-port', kind: 'int', env: 'HEALTH_PORT', defaultText: '8080', placeholder: 'PORT', usage: 'port of the health server (/health, /ready) on every address' },
   { name: 'leader-election', kind: 'bool', defaultText: 'true', usage: 'run only while holding a Lease; turn off with --leader-election=false', ours: true },
   { name: 'leader-election-namespace', kind: 'string', defaultText: 'the namespace', placeholder: 'NS', usage: 'namespace of the Lease', ours: true },
+  { name: 'leader-election-lease-duration', kind: 'string', defaultText: '15s', placeholder: 'DURATION', usage: 'how long a Lease lasts without renewal', ours: true },
+  { name: 'leader-election-renew-deadline', kind: 'string', defaultText: '10s', placeholder: 'DURATION', usage: 'how long the leader retries renewing before it gives up', ours: true },
+  { name: 'leader-election-retry-period', kind: 'string', defaultText: '2s', placeholder: 'DURATION', usage: 'how often candidates try to acquire and the leader renews', ours: true },
   { name: 'http-endpoint', kind: 'string', defaultText: 'off', placeholder: 'ADDR:PORT', usage: 'serve /metrics, /healthz, /readyz, /healthz/leader-election (e.g. ":9090")', ours: true },
   { name: 'logging-format', kind: 'string', defaultText: '"text"', placeholder: 'text|json', usage: 'log format; json is shaped like klog\'s JSON', ours: true },
 ];
@@ -141,6 +144,12 @@ export interface LocalPathOptions {
   leaderElection: boolean;
   /** `--leader-election-namespace` (ours); defaults to {@link LocalPathOptions.namespace}. */
   leaderElectionNamespace: string;
+  /** `--leader-election-lease-duration` (ours), in ms; default 15 000. */
+  leaseDurationMs: number;
+  /** `--leader-election-renew-deadline` (ours), in ms; default 10 000. */
+  renewDeadlineMs: number;
+  /** `--leader-election-retry-period` (ours), in ms; default 2 000. */
+  retryPeriodMs: number;
   /** `--http-endpoint` (ours): metrics and sidecar-style health; undefined: off. */
   httpEndpoint: Endpoint | undefined;
   /** `--logging-format` (ours). */
@@ -361,6 +370,20 @@ export function parseEndpoint(value: string): Endpoint {
   return { host: host === '' ? '0.0.0.0' : host, port };
 }
 
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A Go duration (`15s`, `500ms`, `1m30s`) in ms, greater than zero, parsed as `kprov-hostpath` parses it. A value
+ * that does not parse is a syntax error, worded as Go's `flag` package words a bad `flag.Duration`.
+ */
+export function parseDuration(name: string, value: string): number {
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(value)) throw new UsageError(`invalid value "${value}" for flag -${name}: parse error`, name, 2);
+  let ms = 0;
+  for (const [, n, , unit] of value.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNIT_MS[unit ?? 's'] ?? 1000);
+  if (ms <= 0) throw new UsageError(`invalid flag ${name} "${value}": must be greater than zero`, name);
+  return ms;
+}
+
 /** Upstream's non-empty check, with its message. */
 function nonEmpty(name: string, value: string): string {
   if (value === '') throw new UsageError(`invalid empty flag ${name}`, name);
@@ -417,6 +440,16 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (workerThreads <= 0) throw new UsageError('invalid zero or negative integer flag worker-threads', 'worker-threads');
 
   const leaderElectionNamespace = nonEmpty('leader-election-namespace', str('leader-election-namespace', namespace));
+  const leaseDurationMs = parseDuration('leader-election-lease-duration', str('leader-election-lease-duration', '15s'));
+  const renewDeadlineMs = parseDuration('leader-election-renew-deadline', str('leader-election-renew-deadline', '10s'));
+  const retryPeriodMs = parseDuration('leader-election-retry-period', str('leader-election-retry-period', '2s'));
+  // client-go's checks in NewLeaderElector, named by flag.
+  if (!(leaseDurationMs > renewDeadlineMs)) {
+    throw new UsageError('invalid flag leader-election-lease-duration: must be longer than leader-election-renew-deadline', 'leader-election-lease-duration');
+  }
+  if (!(renewDeadlineMs > 1.2 * retryPeriodMs)) {
+    throw new UsageError('invalid flag leader-election-renew-deadline: must be longer than 1.2 × leader-election-retry-period', 'leader-election-renew-deadline');
+  }
   const endpointText = str('http-endpoint', '');
   const httpEndpoint = endpointText === '' ? undefined : parseEndpoint(endpointText);
   const healthPort = num('health-port', 8080);
@@ -451,6 +484,9 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       healthPort,
       leaderElection: bool('leader-election', true),
       leaderElectionNamespace,
+      leaseDurationMs,
+      renewDeadlineMs,
+      retryPeriodMs,
       httpEndpoint,
       loggingFormat,
       configMountPath: optional(env.CONFIG_MOUNT_PATH ?? ''),

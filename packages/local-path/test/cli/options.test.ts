@@ -39,6 +39,9 @@ const DEFAULTS: LocalPathOptions = {
   healthPort: 8080,
   leaderElection: true,
   leaderElectionNamespace: 'local-path-storage',
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
   httpEndpoint: undefined,
   loggingFormat: 'text',
   configMountPath: undefined,
@@ -196,6 +199,23 @@ describe('upstream validation messages', () => {
 });
 
 describe('our flags\' validation', () => {
+  it('parses the leader election timings as Go durations, defaults 15s / 10s / 2s', () => {
+    expect(start(['start'])).toMatchObject({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    const o = start(['start', '--leader-election-lease-duration=1m30s', '--leader-election-renew-deadline', '20s', '-leader-election-retry-period=1500ms']);
+    expect(o).toMatchObject({ leaseDurationMs: 90_000, renewDeadlineMs: 20_000, retryPeriodMs: 1_500 });
+  });
+
+  it('refuses a bad leader election timing, naming the flag', () => {
+    expect(usageError(['start', '--leader-election-lease-duration=15'])).toMatchObject({
+      message: 'invalid value "15" for flag -leader-election-lease-duration: parse error',
+      flag: 'leader-election-lease-duration',
+      exitCode: 2,
+    });
+    expect(usageError(['start', '--leader-election-retry-period=0s'])).toMatchObject({ flag: 'leader-election-retry-period', exitCode: 1 });
+    expect(usageError(['start', '--leader-election-renew-deadline=20s'])).toMatchObject({ flag: 'leader-election-lease-duration', exitCode: 1 });
+    expect(usageError(['start', '--leader-election-retry-period=9s'])).toMatchObject({ flag: 'leader-election-renew-deadline', exitCode: 1 });
+  });
+
   it('refuses an empty Lease namespace', () => {
     expect(usageError(['start', '--leader-election-namespace='])).toMatchObject({ message: 'invalid empty flag leader-election-namespace', flag: 'leader-election-namespace' });
   });
@@ -287,6 +307,9 @@ describe('help and version', () => {
     expect(entry('--health-port')).toContain('(env HEALTH_PORT, default 8080)');
     expect(entry('--leader-election ')).toContain('(default true)');
     expect(entry('--leader-election-namespace')).toContain('(default the namespace)');
+    expect(entry('--leader-election-lease-duration')).toContain('(default 15s)');
+    expect(entry('--leader-election-renew-deadline')).toContain('(default 10s)');
+    expect(entry('--leader-election-retry-period')).toContain('(default 2s)');
     expect(entry('--http-endpoint')).toContain('(default off)');
     expect(entry('--logging-format')).toContain('(default "text")');
     expect(HELP).toContain('CONFIG_MOUNT_PATH');

@@ -109,6 +109,34 @@ describe('main', () => {
     expect(program.stderr()).toBe('');
   });
 
+  it('runs without leader election, saying what to do, when the Lease is forbidden (upstream\'s RBAC)', async () => {
+    const { kit, kubeconfig } = await startKit();
+    kit.faults.add({ resource: 'leases', verb: 'get', action: { type: 'error', code: 403 } });
+    await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
+    const core = kit.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+    await core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+
+    const program = run(['start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json']);
+    await waitBound(kit);
+    // No Lease was created: the controller runs without leader election.
+    expect(kit.store.list('coordination.k8s.io/leases', NAMESPACE)).toHaveLength(0);
+    program.stop();
+    expect(await program.exited).toBe(0);
+    const entries = program
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string });
+    const error = entries.find((e) => e.msg.includes('coordination.k8s.io leases'));
+    // Error level: klog's JSON gives errors no "v".
+    expect(error).toBeDefined();
+    expect(error).not.toHaveProperty('v');
+    expect(error?.msg).toContain('deploy/local-path-storage.yaml');
+    expect(error?.msg).toContain('--leader-election=false');
+    expect(entries.some((e) => e.msg.includes('do not run more than one replica'))).toBe(true);
+  });
+
   it('exits 1 with upstream\'s message when the ConfigMap is missing', async () => {
     const { kubeconfig } = await startKit(false);
     const program = run(['start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json']);

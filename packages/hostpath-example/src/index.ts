@@ -16,5 +16,5 @@ export {
   type ParseResult,
 } from './options.js';
 export { main, type MainContext } from './main.js';
-export { loadKubeConfig } from './kubeconfig.js';
-export { createLogger, levelFor, type LogSink } from './logging.js';
+export { loadKubeConfig } from '@kprov/provisioner-lib';
+export { createLogger, levelFor, type LogSink } from '@kprov/provisioner-lib/pino';

@@ -6,8 +6,8 @@ import { stat } from 'node:fs/promises';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LeaderElectionLostError, ProvisionController, startHttpEndpoint, type HttpEndpoint } from '@kprov/provisioner-lib';
 import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
-import { loadKubeConfig } from './kubeconfig.js';
-import { createLogger, type LogSink } from './logging.js';
+import { loadKubeConfig } from '@kprov/provisioner-lib';
+import { createLogger, type LogSink } from '@kprov/provisioner-lib/pino';
 import { parseOptions, type CliOptions } from './options.js';
 import { HostPathProvisioner } from './provisioner.js';
 

@@ -28,5 +28,5 @@ export {
 } from './cli/options.js';
 export { readinessChecks, startHealthServer, type HealthServer, type HealthServerOptions, type ReadinessCheck } from './cli/health.js';
 export { EVENT_COMPONENT, VOLUME_WARNING_REASON, main, type MainContext } from './main.js';
-export { loadKubeConfig } from './kubeconfig.js';
-export { createLogger, levelFor, type LogSink } from './logging.js';
+export { loadKubeConfig } from '@kprov/provisioner-lib';
+export { createLogger, levelFor, type LogSink } from '@kprov/provisioner-lib/pino';

@@ -35,8 +35,8 @@ import {
   type ConfigSource,
 } from './config/index.js';
 import { loadHelperPodTemplate } from './helper-pod/template.js';
-import { loadKubeConfig } from './kubeconfig.js';
-import { createLogger, type LogSink } from './logging.js';
+import { loadKubeConfig } from '@kprov/provisioner-lib';
+import { createLogger, type LogSink } from '@kprov/provisioner-lib/pino';
 import { LocalPathProvisioner } from './provisioner/provisioner.js';
 
 /** The Event source of the warnings the provisioner reports about volumes. */

@@ -46,3 +46,4 @@ export {
 } from './watch/watcher.js';
 export * from './events/index.js';
 export { MinMaxAllocator, AllocatorError } from './allocator/minmax.js';
+export { loadKubeConfig } from './client/kubeconfig.js';

@@ -1,7 +1,8 @@
-// Copied from packages/hostpath-example/src/logging.ts for now; a later change moves it to a shared place.
 /**
- * pino loggers shaped like klog's output: `json` as Kubernetes' JSON log format (`ts` in milliseconds, `msg`, `v`,
- * errors as `err` strings), `text` as klog's text header followed by the message and key/value pairs.
+ * @packageDocumentation
+ * `@kprov/provisioner-lib/pino`: pino loggers for provisioner binaries, shaped like klog's output: `json` as
+ * Kubernetes' JSON log format (`ts` in milliseconds, `msg`, `v`, errors as `err` strings), `text` as klog's text
+ * header followed by the message and key/value pairs. The library itself takes any `Logger`; pino is an optional peer.
  */
 import { pino, type Logger as PinoLogger, type DestinationStream, type LevelWithSilent } from 'pino';
 

@@ -1,4 +1,4 @@
-/** How `kprov-hostpath` finds the API server. */
+/** How a provisioner binary finds the API server. */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';

@@ -7,7 +7,7 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { Watcher, makeApiClient, silentLogger, watchWithAgent, withSignal, type Logger, type WatcherOptions } from '@kprov/provisioner-lib';
 import { ConfigError } from './errors.js';
-import { ConfigState, type ConfigSnapshot, type ConfigSource, type ConfigSourceEvents, type ConfigSourceListener, type ConfigSourceOptions, type SourceTexts } from './reload-core.js';
+import { ConfigSourceBase, ConfigState, type ConfigSourceOptions, type SourceTexts } from './reload-core.js';
 
 /** The ConfigMap key of the config. */
 export const CONFIG_KEY = 'config.json';
@@ -49,14 +49,13 @@ type WatcherEventOf<T extends V1ConfigMap> = Parameters<Parameters<Watcher<T>['r
  * Warning Event (on the ConfigMap unless `involvedObject` says otherwise) when `recorder` is given, and reported as
  * `rejected`. JSON errors name the config `ConfigMap <namespace>/<name> key <key>`.
  */
-export class ConfigMapConfigSource implements ConfigSource {
-  private readonly state: ConfigState;
+export class ConfigMapConfigSource extends ConfigSourceBase {
+  protected readonly state: ConfigState;
   private readonly logger: Logger;
   private readonly ref: Required<ConfigMapRef>;
   private readonly options: ConfigMapConfigSourceOptions;
   private readonly eventTarget: ConfigSourceOptions;
   private started = false;
-  private done: Promise<void> = Promise.resolve();
   /** The ConfigMap as last seen, `undefined` when absent. */
   private object: V1ConfigMap | undefined;
   /** During a (re)list: the ConfigMap listed so far. */
@@ -65,24 +64,13 @@ export class ConfigMapConfigSource implements ConfigSource {
   private missingKeyReported = false;
 
   constructor(ref: ConfigMapRef, options: ConfigMapConfigSourceOptions = {}) {
+    super();
     this.ref = { key: CONFIG_KEY, ...ref };
     this.options = options;
     this.logger = (options.logger ?? silentLogger).child({ configMap: `${ref.namespace}/${ref.name}` });
     // The Event goes to the ConfigMap by default; its uid is filled in once known (see involved()).
     this.eventTarget = { ...options };
     this.state = new ConfigState(this.logger, this.eventTarget, `ConfigMap ${ref.namespace}/${ref.name} key ${this.ref.key}`);
-  }
-
-  current(): ConfigSnapshot {
-    return this.state.current();
-  }
-
-  on<E extends keyof ConfigSourceEvents>(event: E, listener: ConfigSourceListener<E>): () => void {
-    return this.state.on(event, listener);
-  }
-
-  stopped(): Promise<void> {
-    return this.done;
   }
 
   async start(signal: AbortSignal): Promise<void> {

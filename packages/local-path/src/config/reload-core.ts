@@ -182,3 +182,26 @@ export class ConfigState {
     this.emit('rejected', error, current);
   }
 }
+
+/**
+ * What both sources share: the keep-last-good state, its listeners, and the promise that settles once the source
+ * has shut down. Subclasses set `state` in their constructor and `done` when they start.
+ */
+export abstract class ConfigSourceBase implements ConfigSource {
+  protected abstract readonly state: ConfigState;
+  protected done: Promise<void> = Promise.resolve();
+
+  current(): ConfigSnapshot {
+    return this.state.current();
+  }
+
+  on<E extends keyof ConfigSourceEvents>(event: E, listener: ConfigSourceListener<E>): () => void {
+    return this.state.on(event, listener);
+  }
+
+  stopped(): Promise<void> {
+    return this.done;
+  }
+
+  abstract start(signal: AbortSignal): Promise<void>;
+}

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { realClock, silentLogger, type Clock, type Logger, type TimerHandle } from '@kprov/provisioner-lib';
 import { ConfigError } from './errors.js';
-import { ConfigState, type ConfigSnapshot, type ConfigSource, type ConfigSourceEvents, type ConfigSourceListener, type ConfigSourceOptions } from './reload-core.js';
+import { ConfigSourceBase, ConfigState, type ConfigSourceOptions } from './reload-core.js';
 
 /** Upstream's `ConfigFileCheckInterval`: 30 s. */
 export const DEFAULT_CONFIG_POLL_INTERVAL_MS = 30_000;
@@ -41,15 +41,14 @@ export interface FileConfigSourceOptions extends ConfigSourceOptions {
  * are logged, recorded as a Warning Event when `recorder` and `involvedObject` are given, and reported as
  * `rejected`; the same bad text is reported once, not at every poll.
  */
-export class FileConfigSource implements ConfigSource {
-  private readonly state: ConfigState;
+export class FileConfigSource extends ConfigSourceBase {
+  protected readonly state: ConfigState;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly pollIntervalMs: number;
   private readonly debounceMs: number;
   private readonly watchDir: boolean;
   private started = false;
-  private done: Promise<void> = Promise.resolve();
   /** A read in progress, and whether another one was asked for meanwhile. */
   private reading: Promise<void> | undefined;
   private readAgain = false;
@@ -59,24 +58,13 @@ export class FileConfigSource implements ConfigSource {
     readonly path: string,
     options: FileConfigSourceOptions = {},
   ) {
+    super();
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ configFile: path });
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS;
     this.debounceMs = options.debounceMs ?? DEFAULT_CONFIG_DEBOUNCE_MS;
     this.watchDir = options.watch ?? true;
     this.state = new ConfigState(this.logger, options, path);
-  }
-
-  current(): ConfigSnapshot {
-    return this.state.current();
-  }
-
-  on<E extends keyof ConfigSourceEvents>(event: E, listener: ConfigSourceListener<E>): () => void {
-    return this.state.on(event, listener);
-  }
-
-  stopped(): Promise<void> {
-    return this.done;
   }
 
   async start(signal: AbortSignal): Promise<void> {

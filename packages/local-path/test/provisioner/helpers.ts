@@ -18,6 +18,7 @@ import { vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
+import { DEFAULT_TEMPLATE } from '../helper-pod/fixtures.js';
 
 export const NAMESPACE = 'local-path-storage';
 export const PROVISIONER_NAME = 'rancher.io/local-path';
@@ -33,21 +34,8 @@ export function configJson(cmdTimeoutSeconds?: number): string {
 
 export const SETUP_SCRIPT = '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n';
 export const TEARDOWN_SCRIPT = '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n';
-export const HELPER_POD_YAML = `apiVersion: v1
-kind: Pod
-metadata:
-  name: helper-pod
-spec:
-  priorityClassName: system-node-critical
-  tolerations:
-    - key: node.kubernetes.io/disk-pressure
-      operator: Exists
-      effect: NoSchedule
-  containers:
-  - name: helper-pod
-    image: docker.io/library/busybox
-    imagePullPolicy: IfNotPresent
-`;
+/** The helper pod template shipped in deploy/local-path-storage.yaml. */
+export const HELPER_POD_YAML = DEFAULT_TEMPLATE;
 
 /** What a test may change. */
 export interface Setup {

@@ -1,14 +1,13 @@
 // `pnpm demo`: the classic hostPath provisioner guide, end to end, on the in-process API server. Run from the
 // repository root after `pnpm build` (the root script does both): `node packages/hostpath-example/demo/demo.ts [--keep]`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, StorageV1Api, type V1PersistentVolumeClaim, type V1Pod, type V1StorageClass } from '@kubernetes/client-node';
-import { formatTable } from '@kprov/testkit';
+import { kubectlGet, startNodeProcess, stopProcess, waitFor } from '@kprov/testkit';
 import { parse } from 'yaml';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,41 +19,6 @@ const PV_DIR = '/tmp/hostpath-provisioner';
 const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
-
-/** Starts a node script and resolves once it printed `ready` on stdout. */
-async function start(name: string, args: string[], ready: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    log += d.toString();
-  });
-  await new Promise<void>((ok, fail) => {
-    let seen = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes(ready)) ok();
-    });
-    child.once('exit', (code) => fail(new Error(`${name} exited with code ${code}:\n${log}`)));
-  });
-  return child;
-}
-
-async function stopProcess(child: ChildProcess | undefined): Promise<void> {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((ok) => child.once('exit', ok));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 async function manifest<T>(file: string): Promise<T> {
   return parse(await readFile(join(deploy, file), 'utf8')) as T;
@@ -69,19 +33,18 @@ export async function demo(keep: boolean): Promise<void> {
   let server: ChildProcess | undefined;
   let provisioner: ChildProcess | undefined;
   try {
-    server = await start(
+    server = await startNodeProcess(
       'kprov-testkit serve',
       ['packages/testkit/dist/cli.js', 'serve', '--kubeconfig-out', kubeconfig, '--node', `${NODE}=${root}`],
       'kubeconfig:',
+      { cwd: repo },
     );
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
     const url = kc.getCurrentCluster()?.server ?? '';
     const get = async (title: string, path: string, wide = false): Promise<void> => {
-      const res = await fetch(`${url}${path}`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
-      const table = (await res.json()) as Parameters<typeof formatTable>[0] & { rows?: unknown[] };
       out(`$ kubectl get ${title}${wide ? ' -o wide' : ''}`);
-      out((table.rows ?? []).length === 0 ? 'No resources found' : formatTable(table, { wide }).trimEnd());
+      out(await kubectlGet(url, path, { wide }));
       out();
     };
     out(`1. An API server (${url}) with one node, ${NODE}, whose disk is ${root}`);
@@ -90,7 +53,7 @@ export async function demo(keep: boolean): Promise<void> {
     await get('nodes', '/api/v1/nodes');
 
     out(`2. The hostPath provisioner, as its pod would run it: NODE_NAME=${NODE}, pvDir ${PV_DIR} on the node`);
-    provisioner = await start(
+    provisioner = await startNodeProcess(
       'kprov-hostpath',
       [
         'packages/hostpath-example/dist/cli.js',
@@ -106,6 +69,7 @@ export async function demo(keep: boolean): Promise<void> {
         'json',
       ],
       'Started provisioner controller',
+      { cwd: repo },
     );
     out('   started');
     out();

@@ -23,4 +23,6 @@ export { RESOURCES, findResource, resourceKey, type ResourceType, type Verb } fr
 export { StatusError, type Status, type StatusCause, type StatusDetails, type StatusReason } from './api/status.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './api/objects.js';
 export { toTable, humanDuration, type Table, type TableRow, type TableColumnDefinition, type ToTableOptions } from './server/table.js';
-export { formatTable } from './format/table-text.js';
+export { formatTable, type FormatTableOptions, type TableLike } from './format/table-text.js';
+export { kubectlGet } from './format/kubectl-get.js';
+export { waitFor, startNodeProcess, stopProcess, type WaitForOptions, type StartNodeProcessOptions } from './process/index.js';

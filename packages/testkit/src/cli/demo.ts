@@ -1,8 +1,8 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { formatTable } from '../format/table-text.js';
+import { kubectlGet } from '../format/kubectl-get.js';
+import { waitFor } from '../process/wait-for.js';
 import type { Testkit } from '../testkit.js';
 import { startForCli, untilSignal } from './serve.js';
 
@@ -19,21 +19,9 @@ const out = (line = ''): void => {
 
 /** Prints what `kubectl get <path>` would, through the server's Table output. */
 async function get(kit: Testkit, title: string, path: string, wide = false): Promise<void> {
-  const res = await fetch(`${kit.url}${path}`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
-  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
   out(`$ kubectl get ${title}${wide ? ' -o wide' : ''}`);
-  out(formatTable((await res.json()) as Parameters<typeof formatTable>[0], { wide }).trimEnd());
+  out(await kubectlGet(kit.url, path, { wide }));
   out();
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** `kprov-testkit demo`: shows the API server and its simulated binder, scheduler and kubelet at work. */

@@ -97,7 +97,8 @@ export function parseGoBool(text: string): boolean | undefined {
 
 /**
  * The volume type named by `value`, compared case-insensitively; throws upstream's
- * `failed to create persistent volume source: "<v>" is not a recognised volume type` otherwise.
+ * `failed to create persistent volume source: "<v>" is not a recognised volume type` (upstream's words) otherwise,
+ * followed by which annotation to set to what.
  */
 export function parseVolumeType(value: string, key: string = ANNOTATION_VOLUME_TYPE): VolumeType {
   switch (value.toLowerCase()) {
@@ -107,7 +108,8 @@ export function parseVolumeType(value: string, key: string = ANNOTATION_VOLUME_T
       return 'local';
     default:
       throw new ParameterError(
-        `failed to create persistent volume source: "${value}" is not a recognised volume type`,
+        `failed to create persistent volume source: "${value}" is not a recognised volume type; ` +
+          `set the ${key === ANNOTATION_VOLUME_TYPE ? "claim's" : "StorageClass's"} annotation ${key} to "local" or "hostPath"`,
         key,
         '"local" or "hostPath" (any letter case)',
       );

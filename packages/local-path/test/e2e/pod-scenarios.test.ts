@@ -183,4 +183,21 @@ describe('bad input from config.json: a clear event on the claim, nothing create
     expect(existsSync(e.onNode('node-1', '/mnt/elsewhere'))).toBe(false);
     expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(false);
   });
+  it('refuses an unknown volumeType before any helper pod runs, so no directory is left (upstream creates it first)', async () => {
+    const e = await env({ config: DEFAULT_CONFIG });
+    await e.storage.createStorageClass({ body: storageClass() });
+    const pvc = claim();
+    pvc.metadata!.annotations = { volumeType: 'nfs' };
+    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc });
+    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+
+    const message = await provisioningFailure(e, 'local-path-pvc');
+    expect(message).toBe(
+      'failed to create persistent volume source: "nfs" is not a recognised volume type; ' +
+        'set the claim\'s annotation volumeType to "local" or "hostPath"',
+    );
+    expect(volumes(e.kit)).toEqual([]);
+    expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]);
+    expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(false);
+  });
 });

@@ -54,7 +54,8 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
   #tokens: number;
   #last: number;
   readonly #waiters: Waiter[] = [];
-  #timer: TimerHandle | undefined;
+  /** The timer for the head waiter (boxed: a `TimerHandle` may be any value). */
+  #timer: { handle: TimerHandle } | undefined;
 
   /**
    * @param options - see {@link TokenBucketOptions}.
@@ -117,17 +118,19 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
 
   /** (Re)arms the one timer: when the head waiter's token will exist. */
   #schedule(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer.handle);
     this.#timer = undefined;
     if (this.#waiters.length === 0) return;
     this.#refill();
     const missing = 1 - this.#tokens;
     // Truncated to whole nanoseconds, like x/time/rate (EPSILON absorbs the remainder).
     const delayMs = missing <= EPSILON ? 0 : Math.trunc((1e9 * missing) / this.qps) / 1e6;
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.#grant();
-    }, delayMs);
+    this.#timer = {
+      handle: this.#clock.setTimeout(() => {
+        this.#timer = undefined;
+        this.#grant();
+      }, delayMs),
+    };
   }
 
   /** Hands out the tokens that exist now, oldest waiter first, then waits for the next. */

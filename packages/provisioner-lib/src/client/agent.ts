@@ -179,8 +179,8 @@ export function dispatcherMiddleware(agent: Dispatcher): Middleware {
 /**
  * Like `kc.makeApiClient(ApiClass)` (same base URL and authentication: `kc` is the auth method, so tokens,
  * exec plugins and basic auth work as usual), but every request goes through the shared keep-alive agent, installed
- * as a promise middleware that calls `ctx.setDispatcher(agent)` after authentication was applied, and first waits
- * for a token of the client-side rate limiter, if there is one (see `setClientRateLimit`).
+ * as a promise middleware that calls `ctx.setDispatcher(agent)` after authentication was applied, and, just before
+ * it is sent, waits for a token of the client-side rate limiter if there is one (see `setClientRateLimit`).
  *
  * @param kc - the KubeConfig; its current context at call time picks the server.
  * @param apiClientType - a generated API class, e.g. `CoreV1Api`.

@@ -15,10 +15,13 @@ import {
   describeError,
   EventRecorder,
   LeaderElectionLostError,
+  logThrottledRequests,
   makeApiClient,
   ProvisionController,
+  setClientRateLimit,
   startHttpEndpoint,
   withSignal,
+  type Clock,
   type HttpEndpoint,
   type Logger,
 } from '@kprov/provisioner-lib';
@@ -57,6 +60,11 @@ export interface MainContext {
   handleSignals?: boolean;
   /** Printed by `--version`. Default {@link DEFAULT_VERSION}. */
   version?: string;
+  /**
+   * Time source of the client-side rate limit (`--kube-api-qps`, `--kube-api-burst`) and of its throttling log.
+   * Default the real clock.
+   */
+  rateLimitClock?: Clock;
   /** How often `<CONFIG_MOUNT_PATH>/helperPod.yaml` is re-read, in ms. Default 30 000 (upstream's). */
   templatePollIntervalMs?: number;
   /** Called once the controller has started its workers (after leader election, if on). */
@@ -165,7 +173,6 @@ function watchTemplate(
   };
 }
 
-/** Parses the command line; a usage error becomes its exit code after upstream's line on `stderr`. */
 /**
  * Whether leader election can run: one GET of the Lease before starting. Upstream's RBAC (an image-only migration)
  * grants nothing on `coordination.k8s.io` leases, so the elector would wait forever for a Lease it may not read;
@@ -197,6 +204,22 @@ async function leaseReadable(kubeConfig: KubeConfig, options: LocalPathOptions, 
   }
 }
 
+/**
+ * client-go's `rest.Config` QPS and Burst for every client made from `kubeConfig` (health checks, config reload,
+ * event writes, the controller): one token bucket; the leader election lease client gets one of its own. A negative
+ * (or infinite) QPS means no limit. Waits over 1 s are logged with client-go's message.
+ */
+function limitClientRate(kubeConfig: KubeConfig, options: LocalPathOptions, logger: Logger, clock: Clock | undefined): void {
+  const qps = options.kubeApiQps;
+  if (qps < 0 || qps === Infinity) {
+    setClientRateLimit(kubeConfig, null);
+    return;
+  }
+  const timing = clock === undefined ? {} : { clock };
+  setClientRateLimit(kubeConfig, { qps, burst: options.kubeApiBurst, ...timing, onThrottled: logThrottledRequests(logger, timing) });
+}
+
+/** Parses the command line; a usage error becomes its exit code after upstream's line on `stderr`. */
 function parse(argv: readonly string[], env: Env, version: string, stderr: LogSink): Command | number {
   try {
     return parseCommandLine(argv, env, version);
@@ -244,6 +267,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
   let stopTemplateWatch: (() => void) | undefined;
   try {
     const kubeConfig = loadKubeConfig(options.kubeconfig ?? (env.KUBECONFIG === '' ? undefined : env.KUBECONFIG), env);
+    limitClientRate(kubeConfig, options, logger, context.rateLimitClock);
     // Upstream starts the health server before loading any config.
     health = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
 

@@ -33,7 +33,25 @@ export {
   DEFAULT_USER_AGENT,
   KEEP_ALIVE_TIMEOUT_MS,
   TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
+  type AgentClientOptions,
 } from './client/agent.js';
+export { TokenBucketRateLimiter, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
+export {
+  setClientRateLimit,
+  clientRateLimiter,
+  DEFAULT_CLIENT_QPS,
+  DEFAULT_CLIENT_BURST,
+  type ClientRateLimitOptions,
+} from './client/rate-limit/client-rate-limit.js';
+export {
+  throttleMessage,
+  goDuration,
+  LONG_THROTTLE_LATENCY_MS,
+  EXTRA_LONG_THROTTLE_LATENCY_MS,
+  type ThrottledRequest,
+  type ThrottleHook,
+} from './client/rate-limit/throttle-message.js';
+export { logThrottledRequests, type ThrottleLogOptions } from './client/rate-limit/throttle-log.js';
 export { Informer, informerFor, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
 export { createStore, metaNamespaceKey, type Store } from './cache/store.js';
 export {

@@ -87,8 +87,8 @@ const START_FLAGS: readonly FlagSpec[] = [
     defaultText: 'false',
     usage: 'skip the safety checks of the helper pod template',
   },
-  { name: 'kube-api-burst', aliases: ['kube-client-burst'], kind: 'int', defaultText: '10', placeholder: 'N', usage: 'API client burst; 0: the default' },
-  { name: 'kube-api-qps', aliases: ['kube-client-qps'], kind: 'float', defaultText: '5', placeholder: 'QPS', usage: 'API client queries per second; 0: the default, negative: no limit' },
+  { name: 'kube-api-burst', aliases: ['kube-client-burst'], kind: 'int', defaultText: '10', placeholder: 'N', usage: 'API requests sent at once before the QPS limit applies; 0: the default' },
+  { name: 'kube-api-qps', aliases: ['kube-client-qps'], kind: 'float', defaultText: '5', placeholder: 'QPS', usage: 'API client requests per second (client-side limit); 0: the default, negative: no limit' },
   { name: 'health-port', kind: 'int', env: 'HEALTH_PORT', defaultText: '8080', placeholder: 'PORT', usage: 'port of the health server (/health, /ready) on every address' },
   { name: 'leader-election', kind: 'bool', defaultText: 'true', usage: 'run only while holding a Lease; turn off with --leader-election=false', ours: true },
   { name: 'leader-election-namespace', kind: 'string', defaultText: 'the namespace', placeholder: 'NS', usage: 'namespace of the Lease', ours: true },
@@ -462,6 +462,8 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   }
   const qps = num('kube-api-qps', 5);
   const burst = num('kube-api-burst', 10);
+  // client-go would build a bucket that refuses every request; a negative QPS turns the limit off, burst and all.
+  if (qps >= 0 && burst < 0) throw new UsageError('invalid negative integer flag kube-api-burst', 'kube-api-burst');
 
   return {
     kind: 'start',

@@ -113,6 +113,8 @@ describe('every flag, both spellings', () => {
   it('maps a zero QPS or burst to client-go defaults and keeps a negative QPS (no limit)', () => {
     expect(start(['start', '--kube-api-qps=0', '--kube-api-burst=0'])).toMatchObject({ kubeApiQps: 5, kubeApiBurst: 10 });
     expect(start(['start', '--kube-api-qps=-1']).kubeApiQps).toBe(-1);
+    // Without a limit the burst means nothing, as in client-go.
+    expect(start(['start', '--kube-api-qps=-1', '--kube-client-burst=-1'])).toMatchObject({ kubeApiQps: -1, kubeApiBurst: -1 });
   });
 
   it('treats an empty --config, --kubeconfig or --helper-pod-file as unset', () => {
@@ -182,6 +184,7 @@ describe('upstream validation messages', () => {
     [['start', '--deletion-retry-count=-1'], 'deletion-retry-count', 'invalid negative integer flag deletion-retry-count'],
     [['start', '--worker-threads=0'], 'worker-threads', 'invalid zero or negative integer flag worker-threads'],
     [['start', '--worker-threads=-2'], 'worker-threads', 'invalid zero or negative integer flag worker-threads'],
+    [['start', '--kube-api-burst=-1'], 'kube-api-burst', 'invalid negative integer flag kube-api-burst'],
   ];
   for (const [argv, flag, message] of cases) {
     it(message, () => {

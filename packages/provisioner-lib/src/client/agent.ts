@@ -1,6 +1,7 @@
 import {
   bufferFromFileOrString,
   createConfiguration,
+  IsomorphicFetchHttpLibrary,
   Observable,
   ServerConfiguration,
   Watch,
@@ -8,6 +9,7 @@ import {
   type ApiType,
   type Cluster,
   type ConfigurationOptions,
+  type HttpLibrary,
   type KubeConfig,
   type Middleware,
   type ObservableMiddleware,
@@ -17,6 +19,9 @@ import {
 } from '@kubernetes/client-node';
 import type { AgentOptions } from 'node:https';
 import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
+import type { ThrottleHook } from './rate-limit/throttle-message.js';
+import type { RequestRateLimiter } from './rate-limit/token-bucket.js';
 
 /**
  * How long an idle keep-alive connection is kept, in ms: 30 s. kube-apiserver closes idle connections after 90 s,
@@ -121,6 +126,36 @@ export interface AgentClientOptions {
   agent?: Dispatcher;
   /** User-Agent header. Default {@link DEFAULT_USER_AGENT}. Only {@link makeApiClient} sets it. */
   userAgent?: string;
+  /**
+   * The client-side rate limiter every request (and every watch connection) waits on. Default: the limiter
+   * `setClientRateLimit` registered for `kc`, looked up per request (none unless one was registered). `null`: no
+   * limit for this client, whatever is registered.
+   */
+  rateLimiter?: RequestRateLimiter | null;
+  /** Told about each request that waited for a token. Default: the `onThrottled` registered with `setClientRateLimit`. */
+  onThrottled?: ThrottleHook;
+}
+
+function rateLimitOverride(options: AgentClientOptions): RateLimitOverride {
+  return {
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    ...(options.onThrottled === undefined ? {} : { onThrottled: options.onThrottled }),
+  };
+}
+
+/**
+ * client-node's fetch library behind a wait for a rate limiter token. The wait sits here, not in a middleware,
+ * because `send` runs after every middleware (also per-call ones such as {@link withSignal}, so the wait honours the
+ * request's abort signal) and because per-call options cannot replace it the way they replace middleware.
+ */
+function throttledHttpApi(kc: KubeConfig, override: RateLimitOverride): HttpLibrary {
+  const fetchLibrary = new IsomorphicFetchHttpLibrary();
+  return {
+    send: (ctx) =>
+      new Observable(
+        throttleRequest(kc, override, ctx.getHttpMethod().toString(), ctx.getUrl(), ctx.getSignal()).then(() => fetchLibrary.send(ctx).toPromise()),
+      ),
+  };
 }
 
 function dispatcherFor(kc: KubeConfig, options: AgentClientOptions): Dispatcher | undefined {
@@ -144,11 +179,13 @@ export function dispatcherMiddleware(agent: Dispatcher): Middleware {
 /**
  * Like `kc.makeApiClient(ApiClass)` (same base URL and authentication: `kc` is the auth method, so tokens,
  * exec plugins and basic auth work as usual), but every request goes through the shared keep-alive agent, installed
- * as a promise middleware that calls `ctx.setDispatcher(agent)` after authentication was applied.
+ * as a promise middleware that calls `ctx.setDispatcher(agent)` after authentication was applied, and, just before
+ * it is sent, waits for a token of the client-side rate limiter if there is one (see `setClientRateLimit`).
  *
  * @param kc - the KubeConfig; its current context at call time picks the server.
  * @param apiClientType - a generated API class, e.g. `CoreV1Api`.
- * @param options - `agent` (default {@link sharedAgent}(kc)), `userAgent` (default {@link DEFAULT_USER_AGENT}).
+ * @param options - `agent` (default {@link sharedAgent}(kc)), `userAgent` (default {@link DEFAULT_USER_AGENT}),
+ *   `rateLimiter` (default the one registered for `kc`, if any), `onThrottled` (default the registered hook).
  * @throws Error when the KubeConfig has no current cluster.
  */
 export function makeApiClient<T extends ApiType>(kc: KubeConfig, apiClientType: ApiConstructor<T>, options: AgentClientOptions = {}): T {
@@ -165,6 +202,7 @@ export function makeApiClient<T extends ApiType>(kc: KubeConfig, apiClientType: 
   };
   const config = createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
+    httpApi: throttledHttpApi(kc, rateLimitOverride(options)),
     authMethods: { default: kc },
     middleware: [setUserAgent],
     ...(agent === undefined ? {} : { promiseMiddleware: [dispatcherMiddleware(agent)] }),
@@ -188,19 +226,25 @@ export function withSignal(signal: AbortSignal): ConfigurationOptions {
 }
 
 /**
- * A client-node `Watch` whose connections go through the shared agent: it is given a view of `kc` whose
- * `applySecurityAuthentication` first authenticates as usual, then replaces the dispatcher. Everything else
- * (cluster, user, headers) is `kc`'s own, looked up live.
+ * A client-node `Watch` whose connections go through the shared agent and the client-side rate limiter: it is given
+ * a view of `kc` whose `applySecurityAuthentication` first waits for a rate limiter token (once per watch
+ * connection, not per event; none without a limiter), then authenticates as usual, then replaces the dispatcher.
+ * Everything else (cluster, user, headers) is `kc`'s own, looked up live.
  *
- * @param options - `agent`: default {@link sharedAgent}(kc) (for SOCKS proxies, client-node's own dispatcher).
+ * client-node's `watch()` takes no abort signal, so a watch waiting for a token cannot be cancelled: the caller's
+ * stop takes effect once it got its token (the `Watcher` then aborts the connection at once).
+ *
+ * @param options - `agent`: default {@link sharedAgent}(kc) (for SOCKS proxies, client-node's own dispatcher);
+ *   `rateLimiter`: default the one registered for `kc`, if any; `onThrottled`: default the registered hook.
  */
 export function watchWithAgent(kc: KubeConfig, options: AgentClientOptions = {}): Watch {
   const agent = dispatcherFor(kc, options);
-  if (agent === undefined) return new Watch(kc);
+  const override = rateLimitOverride(options);
   const view = Object.create(kc) as KubeConfig;
   view.applySecurityAuthentication = async (ctx: RequestContext): Promise<void> => {
+    await throttleRequest(kc, override, ctx.getHttpMethod().toString(), ctx.getUrl());
     await kc.applySecurityAuthentication(ctx);
-    ctx.setDispatcher(agent);
+    if (agent !== undefined) ctx.setDispatcher(agent);
   };
   return new Watch(view);
 }

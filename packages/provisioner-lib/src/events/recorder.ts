@@ -1,5 +1,6 @@
 import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+import { makeApiClient } from '../client/agent.js';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { EventCorrelator, correlationGroupKey, type CorrelatorOptions } from './correlator.js';
@@ -14,7 +15,10 @@ export interface EventRecorderOptions {
   source: EventSource;
   /** API client for the writes. One of `client` or `kubeConfig` is required; `client` wins. */
   client?: EventsApi;
-  /** Used to make a `CoreV1Api` when no `client` is given. */
+  /**
+   * Used to make a `CoreV1Api` when no `client` is given, with the library's `makeApiClient`: through the shared
+   * keep-alive agent and the KubeConfig's client-side rate limit, if one is set.
+   */
   kubeConfig?: KubeConfig;
   /** Where write failures and dropped events are logged. Default {@link silentLogger}. */
   logger?: Logger;
@@ -126,7 +130,7 @@ export class EventRecorder {
    */
   constructor(options: EventRecorderOptions) {
     if (options.client !== undefined) this.client = options.client;
-    else if (options.kubeConfig !== undefined) this.client = options.kubeConfig.makeApiClient(CoreV1Api);
+    else if (options.kubeConfig !== undefined) this.client = makeApiClient(options.kubeConfig, CoreV1Api);
     else throw new Error('EventRecorder needs a client or a kubeConfig');
     this.source = options.source;
     this.logger = options.logger ?? silentLogger;

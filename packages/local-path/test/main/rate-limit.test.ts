@@ -1,0 +1,131 @@
+/**
+ * `--kube-api-qps` and `--kube-api-burst` limit every request `main()` makes, driven by a fake rate limit clock:
+ * while that clock stands still, exactly `burst` requests reach the API server, whatever the wall clock does.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FakeClock } from '@kprov/provisioner-lib/testing';
+import { startApiServer, type Testkit } from '@kprov/testkit';
+import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/main.js';
+import {
+  claim,
+  configJson,
+  HELPER_POD_YAML,
+  NAMESPACE,
+  SETUP_SCRIPT,
+  storageClass,
+  TEARDOWN_SCRIPT,
+  volumes,
+  volumeTestPod,
+  WAIT,
+} from '../provisioner/helpers.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A testkit with upstream's ConfigMap, a claim and a pod using it, and a kubeconfig file; request counts reset. */
+async function startKit(): Promise<{ kit: Testkit; kubeconfig: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-qps-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const kit = await startApiServer({ nodes: [{ name: 'node-1' }], storage: { namespaces: ['default', 'kube-system', NAMESPACE] } });
+  cleanups.push(() => kit.stop());
+  // Set up through the testkit's own KubeConfig: only main()'s requests are limited, and counted below.
+  const core = kit.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespacedConfigMap({
+    namespace: NAMESPACE,
+    body: {
+      metadata: { name: 'local-path-config', namespace: NAMESPACE },
+      data: { 'config.json': configJson(), setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML },
+    },
+  });
+  await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
+  await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+  await core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+  const kubeconfig = await kit.writeKubeconfig(path.join(dir, 'kubeconfig'));
+  kit.server.resetRequestCounts();
+  return { kit, kubeconfig };
+}
+
+/** Requests the API server has received since the counts were reset. */
+function received(kit: Testkit): number {
+  return Object.values(kit.server.requestCounts()).reduce((a, b) => a + b, 0);
+}
+
+/** `main()` with a fake rate limit clock; `stop()` stops it and moves that clock until it has exited. */
+function run(argv: string[], clock: FakeClock): { stop: () => Promise<number>; messages: () => string[] } {
+  const abort = new AbortController();
+  let stdout = '';
+  let code: number | undefined;
+  const exited = main(['start', '--health-port', '0', '--logging-format', 'json', '--leader-election=false', ...argv], {}, {
+    stdout: { write: (l: string) => (stdout += l) },
+    stderr: { write: (l: string) => (stdout += l) },
+    signal: abort.signal,
+    handleSignals: false,
+    rateLimitClock: clock,
+  });
+  void exited.then((c) => (code = c));
+  const stop = async (): Promise<number> => {
+    abort.abort();
+    // Requests that cannot be cancelled (watches, writes in flight) still wait for their tokens on the way out.
+    return vi.waitFor(async () => {
+      await clock.advanceAsync(1000);
+      if (code === undefined) throw new Error('main() is still running');
+      return code;
+    }, WAIT);
+  };
+  cleanups.push(stop);
+  const messages = (): string[] =>
+    stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+  return { stop, messages };
+}
+
+describe('main with --kube-api-qps and --kube-api-burst', () => {
+  it('sends burst requests, then one per 1/qps seconds of the limiter clock, and logs client-go\'s throttling line', async () => {
+    const { kit, kubeconfig } = await startKit();
+    const clock = new FakeClock();
+    const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '1', '--kube-api-burst', '3'], clock);
+
+    // The burst is spent and the next request waits on the clock that only this test moves: nothing else can go.
+    await vi.waitFor(() => {
+      expect(received(kit)).toBe(3);
+      expect(clock.pending()).toBe(1);
+    }, WAIT);
+    expect(volumes(kit)).toHaveLength(0);
+
+    await clock.advanceAsync(1000);
+    await vi.waitFor(() => {
+      expect(received(kit)).toBe(4);
+      expect(clock.pending()).toBe(1);
+    }, WAIT);
+
+    // One token a second of the limiter clock is enough to start up and provision the claim.
+    await vi.waitFor(async () => {
+      await clock.advanceAsync(1000);
+      expect(volumes(kit)).toHaveLength(1);
+    }, WAIT);
+    expect(program.messages()).toContainEqual(
+      expect.stringMatching(/^Waited for [\d.]+s due to client-side throttling, not priority and fairness, request: (GET|POST|PUT|PATCH):http:\/\/127\.0\.0\.1:\d+\//),
+    );
+    expect(await program.stop()).toBe(0);
+  });
+
+  it('limits nothing with a negative --kube-api-qps', async () => {
+    const { kit, kubeconfig } = await startKit();
+    const clock = new FakeClock();
+    const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '-1', '--kube-api-burst', '1'], clock);
+    await vi.waitFor(() => expect(volumes(kit)).toHaveLength(1), WAIT);
+    expect(received(kit)).toBeGreaterThan(1);
+    expect(clock.now()).toBe(0);
+    expect(clock.pending()).toBe(0);
+    expect(program.messages().filter((m) => m.startsWith('Waited for'))).toEqual([]);
+    expect(await program.stop()).toBe(0);
+  });
+});

@@ -106,7 +106,7 @@ class State {
     }
   }
 
-  private walkRange(node: Node & { kind: 'range' }, dot: unknown): void {
+  private walkRange(node: Node & { kind: 'if' | 'with' | 'range' }, dot: unknown): void {
     const mark = this.vars.length;
     const value = this.at(node.line, () => this.evalPipeline(dot, node.pipe));
     const entries: [unknown, unknown][] = this.at(node.line, () => {

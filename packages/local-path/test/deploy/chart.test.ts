@@ -236,7 +236,7 @@ describe('values users set', () => {
     const r = render({ nodePathMap });
     r.expectValid();
     const config = parseConfig(r.configData['config.json']!);
-    expect(Object.fromEntries(config.defaultConfig!.nodePathMap!)).toEqual({
+    expect(Object.fromEntries(config.defaultConfig!.nodePathMap)).toEqual({
       DEFAULT_PATH_FOR_NON_LISTED_NODES: ['/opt/local-path-provisioner'], 'node-1': ['/data1', '/data2'], 'node-2': [],
     });
   });

@@ -93,7 +93,7 @@ export function renderChart(chart: Chart, options: RenderOptions = {}): Rendered
   const values = coalesceValues(chart.values, asJsonData(options.values ?? {}, 'values') as GoMap);
   const templates = new Map<string, Template>();
   const names: string[] = [];
-  for (const [path, text] of chart.templates) {
+  for (const [path, text] of [...chart.templates].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const name = `${chartName}/${path}`;
     const parsed = parseTemplate(name, text, (f) => FUNCTIONS.has(f));
     templates.set(name, { name, file: name, root: parsed.root });

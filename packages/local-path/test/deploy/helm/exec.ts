@@ -146,17 +146,17 @@ class State {
     const [first, ...rest] = cmd.args;
     switch (first!.kind) {
       case 'field':
-        return this.evalFieldChain(dot, first!.names, rest, final);
+        return this.evalFieldChain(dot, first.names, rest, final);
       case 'chain':
-        return this.evalFieldChain(this.evalArg(dot, first!.base), first!.names, rest, final);
+        return this.evalFieldChain(this.evalArg(dot, first.base), first.names, rest, final);
       case 'variable': {
-        const value = this.variable(first!.name);
-        if (first!.names.length > 0) return this.evalFieldChain(value, first!.names, rest, final);
+        const value = this.variable(first.name);
+        if (first.names.length > 0) return this.evalFieldChain(value, first.names, rest, final);
         this.notAFunction(rest, final);
         return value;
       }
       case 'identifier':
-        return this.evalFunction(dot, first!.name, rest, final);
+        return this.evalFunction(dot, first.name, rest, final);
       case 'nil':
         throw new EvalError('nil is not a command');
       default:

@@ -152,7 +152,7 @@ export function parseTemplate(file: string, text: string, isFunction: (name: str
         term = { kind: 'number', value: BigInt(t.value) };
         break;
       case 'number':
-        term = { kind: 'number', value: parseNumber(t.text, line) };
+        term = { kind: 'number', value: parseNumber(file, t.text, line) };
         break;
       case 'field':
         term = { kind: 'field', names: [t.name] };
@@ -200,8 +200,8 @@ export function parseTemplate(file: string, text: string, isFunction: (name: str
 }
 
 /** A Go number constant: an integer literal is an int (bigint here), one with a point or exponent a float64. */
-function parseNumber(text: string, line: number): number | bigint {
-  if (text.endsWith('i')) throw new TemplateError('', line, `complex constant ${text} is not implemented by the test renderer`);
+function parseNumber(file: string, text: string, line: number): number | bigint {
+  if (text.endsWith('i')) throw new TemplateError(file, line, `complex constant ${text} is not implemented by the test renderer`);
   const clean = text.replace(/_/g, '');
   const sign = clean.startsWith('-') ? -1n : 1n;
   const body = clean.replace(/^[-+]/, '');
@@ -209,6 +209,6 @@ function parseNumber(text: string, line: number): number | bigint {
   if (/^0[0-7]+$/.test(body)) return sign * BigInt(`0o${body.slice(1)}`);
   if (/^\d+$/.test(body)) return sign * BigInt(body);
   const value = Number(clean);
-  if (Number.isNaN(value)) throw new TemplateError('', line, `bad number syntax: ${text}`);
+  if (Number.isNaN(value)) throw new TemplateError(file, line, `bad number syntax: ${text}`);
   return value;
 }

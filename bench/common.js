@@ -119,13 +119,17 @@ export function percentile(sorted, p) {
 }
 
 let clockTicks;
-/** CPU time (user + system, ms) of another process from /proc, or NaN where there is no /proc. */
-export function procCpuMs(pid) {
+/**
+ * CPU time (user + system, ms) of another process from /proc, or NaN where there is no /proc. With
+ * `children: true`, that of its exited and reaped child processes instead (`cutime` + `cstime`).
+ */
+export function procCpuMs(pid, { children = false } = {}) {
   try {
     clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1000;
+    const [user, system] = children ? [fields[13], fields[14]] : [fields[11], fields[12]];
+    return ((Number(user) + Number(system)) / clockTicks) * 1000;
   } catch {
     return NaN;
   }
@@ -146,14 +150,17 @@ export function waitForExit(child, ms) {
 }
 
 /**
- * Starts `kprov-testkit serve` as a child process (scheduler and kubelet off, the PV binder as asked) with its
- * kubeconfig and node root under `dir`; resolves once it printed `kubeconfig: <path>`. The child is added to `track`
- * (a Set) as soon as it is spawned, for cleanup.
+ * Starts `kprov-testkit serve` as a child process with its kubeconfig under `dir`; resolves once it printed
+ * `kubeconfig: <path>`. By default the scheduler and kubelet are off and the PV binder on; `nodes` are
+ * `NAME=ROOTDIR` flags (default: the server's one node under `dir`). The child is added to `track` (a Set) as soon
+ * as it is spawned, for cleanup.
  */
-export async function startServer(dir, { binder = true, timeoutMs = 20_000, track } = {}) {
+export async function startServer(dir, { binder = true, scheduler = false, kubelet = false, nodes = [], timeoutMs = 20_000, track } = {}) {
   const kubeconfig = join(dir, 'kubeconfig');
-  const args = [TESTKIT_CLI, 'serve', '--port', '0', '--kubeconfig-out', kubeconfig, '--no-scheduler', '--no-kubelet'];
+  const args = [TESTKIT_CLI, 'serve', '--port', '0', '--kubeconfig-out', kubeconfig, ...nodes.flatMap((n) => ['--node', n])];
   if (!binder) args.push('--no-binder');
+  if (!scheduler) args.push('--no-scheduler');
+  if (!kubelet) args.push('--no-kubelet');
   const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   track?.add(child);
   let out = '';

@@ -1,7 +1,8 @@
 // `pnpm bench`: ProvisionController throughput, latency, API requests and memory against `kprov-testkit serve`,
-// next to the server's raw PV create throughput at the same concurrency. See bench/README.md.
+// next to the server's raw PV create throughput at the same concurrency; then the local-path provisioner binary
+// through real helper pods (local-path.js). See bench/README.md.
 import { execFileSync, fork } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -23,9 +24,17 @@ import {
   STORAGE_CLASS,
   waitForExit,
 } from './common.js';
+import { writeLatest } from './latest.js';
+import { localPathRun } from './local-path.js';
+import { LOCAL_PATH_HEADING, localPathMarkdown } from './local-path-report.js';
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
 
+  --only PART              run only one part: controller or local-path (default both)
+  --no-write               print only; do not write bench/results/
+  -h, --help
+
+ProvisionController part:
   --claims N               PVCs per controller run, and PVs per raw run (default 1000)
   --threadiness LIST       controller threadiness values, comma-separated (default 4,16)
   --create-concurrency N   PVC creates in flight from the load generator (default 32)
@@ -35,14 +44,29 @@ const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options]
   --binder                 run the testkit PV binder (default off: claims are created with the
                            storage-provisioner annotations the binder would add; see bench/README.md)
   --no-default-agent       skip the raw runs with client-node's per-request agent
-  --no-write               print only; do not write bench/results/
-  -h, --help
+
+local-path part (the local-path-provisioner binary, real helper pods; see bench/README.md):
+  --lp-claims LIST         PVCs per run, comma-separated (default 100,1000)
+  --lp-workers LIST        --worker-threads values, comma-separated (default 4,16; 4 is upstream's default)
+  --lp-qps Q               --kube-api-qps of the provisioner (default -1: no client-side limit)
+  --lp-burst N             --kube-api-burst of the provisioner (default 10, its own default)
+  --lp-nodes N             simulated nodes the claims are spread over (default 3)
+  --lp-timeout-s S         give up on provisioning, and on deletion, after S seconds each
+                           (default 60 + claims/5)
+  (--create-concurrency and --warmup apply here too)
 `;
 
 function positiveInt(name, value, fallback) {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number >= 1, got "${value}"`);
+  return n;
+}
+
+function finiteNumber(name, value, fallback) {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new Error(`--${name} must be a number (negative: no limit), got "${value}"`);
   return n;
 }
 
@@ -62,6 +86,13 @@ try {
       'timeout-s': { type: 'string' },
       'no-default-agent': { type: 'boolean' },
       'no-write': { type: 'boolean' },
+      only: { type: 'string' },
+      'lp-claims': { type: 'string' },
+      'lp-workers': { type: 'string' },
+      'lp-qps': { type: 'string' },
+      'lp-burst': { type: 'string' },
+      'lp-nodes': { type: 'string' },
+      'lp-timeout-s': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -80,7 +111,19 @@ try {
     timeoutMs: positiveInt('timeout-s', values['timeout-s'], Math.ceil(60 + claims / 50)) * 1000,
     defaultAgent: values['no-default-agent'] !== true,
     write: values['no-write'] !== true,
+    only: values.only,
+    localPath: {
+      claims: (values['lp-claims'] ?? '100,1000').split(',').map((c) => positiveInt('lp-claims', c.trim(), 100)),
+      workers: (values['lp-workers'] ?? '4,16').split(',').map((w) => positiveInt('lp-workers', w.trim(), 4)),
+      qps: finiteNumber('lp-qps', values['lp-qps'], -1),
+      burst: positiveInt('lp-burst', values['lp-burst'], 10),
+      nodes: positiveInt('lp-nodes', values['lp-nodes'], 3),
+      timeoutS: values['lp-timeout-s'] === undefined ? undefined : positiveInt('lp-timeout-s', values['lp-timeout-s'], 0),
+    },
   };
+  if (options.only !== undefined && options.only !== 'controller' && options.only !== 'local-path') {
+    throw new Error(`--only must be "controller" or "local-path", got "${options.only}"; leave it out to run both`);
+  }
 } catch (err) {
   process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
   process.exit(2);
@@ -378,10 +421,15 @@ function summarize(threadiness, result, created, createMs, complete, cpu) {
 // ---- run -------------------------------------------------------------------------------------------------------
 
 const runs = [];
+const localPathRuns = [];
+const runController = options.only !== 'local-path';
+const runLocalPath = options.only !== 'controller';
 let failed = false;
 const started = new Date();
+// Other work on the machine skews every figure; the 1/5/15-minute load average before the bench says how much there was.
+const loadAverage = os.loadavg();
 try {
-  for (const t of options.threadiness) {
+  for (const t of runController ? options.threadiness : []) {
     log(`threadiness ${t}: raw PV creates, shared agent`);
     const rawShared = await rawRun(t, 'shared');
     let rawDefault = null;
@@ -398,6 +446,23 @@ try {
     const controller = await controllerRun(t);
     if (!controller.complete) failed = true;
     runs.push({ threadiness: t, controller, raw: { shared: rawShared, default: rawDefault }, ratio: controller.perSecond / rawShared.perSecond });
+  }
+  const lp = options.localPath;
+  for (const claims of runLocalPath ? lp.claims : []) {
+    for (const workers of lp.workers) {
+      if (aborted) throw new Error('stopped');
+      log(`local-path: ${claims} PVCs, ${workers} workers`);
+      const timeoutMs = (lp.timeoutS ?? Math.ceil(60 + claims / 5)) * 1000;
+      const setting = { claims, workers, qps: lp.qps, burst: lp.burst, nodes: lp.nodes, createConcurrency: options.createConcurrency, warmup: options.warmup, timeoutMs };
+      const result = await localPathRun(setting, { tmpRoot, track: live, log, aborted: () => aborted }).catch((err) => {
+        if (aborted) throw err;
+        const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
+        log(`local-path ${claims} PVCs, ${workers} workers failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`);
+        return { claims, workers, qps: lp.qps, burst: lp.burst, complete: false, error: `${err instanceof Error ? err.message : String(err)}${cause}` };
+      });
+      if (!result.complete) failed = true;
+      localPathRuns.push(result);
+    }
   }
 } catch (err) {
   failed = true;
@@ -426,6 +491,7 @@ const meta = {
   platform: `${os.platform()} ${os.release()} ${os.arch()}`,
   cpus: os.availableParallelism(),
   cpuModel: os.cpus()[0]?.model ?? 'unknown',
+  loadAverage: loadAverage.map((l) => l.toFixed(2)).join(' '),
   commit: gitCommit(),
   options,
 };
@@ -487,8 +553,9 @@ function table() {
 const binderNote = options.binder
   ? 'PV binder **on** (claims get their storage-provisioner annotation from it, and are bound to their PVs)'
   : 'PV binder **off** (`--no-binder`): claims are created with the storage-provisioner annotations the binder would add, and stay Pending; `--binder` runs it';
+const CONTROLLER_HEADING = '## kprov ProvisionController benchmark';
 const markdown = [
-  `## kprov ProvisionController benchmark`,
+  CONTROLLER_HEADING,
   '',
   `${meta.date} · ${options.claims.toLocaleString('en-US')} claims · binder ${options.binder ? 'on' : 'off'} · Node ${meta.node} · ${meta.cpus} × ${meta.cpuModel} · ${meta.platform} · commit ${meta.commit}`,
   '',
@@ -503,16 +570,22 @@ const markdown = [
   '',
 ].join('\n');
 
-process.stdout.write(`\n${markdown}\n`);
+const localPathSection = runLocalPath ? localPathMarkdown(localPathRuns, meta, { ...options.localPath, createConcurrency: options.createConcurrency }) : undefined;
+if (runController) process.stdout.write(`\n${markdown}\n`);
+if (localPathSection !== undefined) process.stdout.write(`\n${localPathSection}\n`);
 
-if (options.write && runs.length > 0) {
+if (options.write && (runs.length > 0 || localPathRuns.length > 0)) {
   await mkdir(RESULTS, { recursive: true });
   const stamp = meta.date.replace(/[:.]/g, '-');
   const json = join(RESULTS, `${stamp}.json`);
-  await writeFile(json, `${JSON.stringify({ meta, runs }, null, 2)}\n`);
-  const tmp = join(RESULTS, 'latest.md.tmp');
-  await writeFile(tmp, markdown);
-  await rename(tmp, join(RESULTS, 'latest.md'));
+  await writeFile(json, `${JSON.stringify({ meta, runs, localPath: localPathRuns }, null, 2)}\n`);
+  await writeLatest(
+    join(RESULTS, 'latest.md'),
+    new Map([
+      [CONTROLLER_HEADING, runController && runs.length > 0 ? markdown : undefined],
+      [LOCAL_PATH_HEADING, localPathRuns.length > 0 ? localPathSection : undefined],
+    ]),
+  );
   log(`wrote ${json} and bench/results/latest.md (${meta.durationS.toFixed(0)} s)`);
 }
 process.exitCode = failed ? 1 : 0;

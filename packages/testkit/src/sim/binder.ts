@@ -46,6 +46,12 @@ import { view, viewOpt, type PersistentVolume, type PersistentVolumeClaim } from
 /** Options of {@link startPvBinder}. */
 export interface PvBinderOptions extends LoopOptions {
   /**
+   * Interval of the full resync, in ms; 0 disables it. Default {@link PV_BINDER_RESYNC_MS} (15 s, as
+   * kube-controller-manager's `--pvclaimbinder-sync-period`): changes are acted on at once through the store's
+   * notifications, the resync only catches up, and each one matches every unbound claim against every PV.
+   */
+  resyncMs?: number;
+  /**
    * Also run the PVC and PV protection controllers (finalizers `kubernetes.io/pvc-protection` and
    * `kubernetes.io/pv-protection`), with these options when an object is given. Default true.
    */
@@ -57,6 +63,9 @@ export interface PvBinderOptions extends LoopOptions {
   assignDefaultClass?: boolean;
 }
 
+/** The binder's default resync interval, in ms: kube-controller-manager's `--pvclaimbinder-sync-period` default. */
+export const PV_BINDER_RESYNC_MS = 15_000;
+
 const PVCS = 'persistentvolumeclaims';
 const PVS = 'persistentvolumes';
 const ALL_CLAIMS = 'claims';
@@ -64,7 +73,7 @@ const ALL_CLAIMS = 'claims';
 /** Starts the simulated PV controller; see the module comment. */
 export function startPvBinder(store: ObjectStore, options: PvBinderOptions = {}): Stoppable {
   const binder = new PvBinder(store, options);
-  const queue: WorkQueue = new WorkQueue((key) => binder.reconcile(key, queue), options);
+  const queue: WorkQueue = new WorkQueue((key) => binder.reconcile(key, queue), { ...options, resyncMs: options.resyncMs ?? PV_BINDER_RESYNC_MS });
   const unsubscribe = store.subscribe((c) => {
     if (c.resource === PVCS) {
       queue.add(`claim:${nsKey(c.object.metadata.namespace, c.object.metadata.name)}`);
@@ -101,8 +110,9 @@ class PvBinder {
 
   reconcile(key: string, queue: WorkQueue): void {
     if (key === RESYNC_KEY || key === ALL_CLAIMS) {
-      for (const o of this.store.list(PVCS)) queue.add(`claim:${nsKey(o.metadata.namespace, o.metadata.name)}`);
-      if (key === RESYNC_KEY) for (const o of this.store.list(PVS)) queue.add(`volume:${o.metadata.name ?? ''}`);
+      // Only the keys are needed: read without copying.
+      for (const o of this.store.peek(PVCS)) queue.add(`claim:${nsKey(o.metadata.namespace, o.metadata.name)}`);
+      if (key === RESYNC_KEY) for (const o of this.store.peek(PVS)) queue.add(`volume:${o.metadata.name ?? ''}`);
       return;
     }
     if (key.startsWith('claim:')) {

@@ -52,8 +52,8 @@ export function startProtection(store: ObjectStore, options: ProtectionOptions =
 
 function reconcile(store: ObjectStore, options: ProtectionOptions, queue: WorkQueue, key: string): void {
   if (key === RESYNC_KEY) {
-    for (const o of store.list(PVCS)) queue.add(`pvc:${nsKey(o.metadata.namespace, o.metadata.name)}`);
-    for (const o of store.list(PVS)) queue.add(`pv:${o.metadata.name ?? ''}`);
+    for (const o of store.peek(PVCS)) queue.add(`pvc:${nsKey(o.metadata.namespace, o.metadata.name)}`);
+    for (const o of store.peek(PVS)) queue.add(`pv:${o.metadata.name ?? ''}`);
     return;
   }
   if (key.startsWith('pvc:')) {

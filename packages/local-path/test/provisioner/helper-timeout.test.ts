@@ -158,6 +158,23 @@ describe('helper pod when the provisioner stops', () => {
     expectEachHelperPodDeleted(e);
   });
 
+  it('deletes the helper pod when the shutdown comes while its create request is under way', async () => {
+    const e = await env({ cmdTimeoutSeconds: 3600, setup: HANGING_SETUP });
+    // Stop the provisioner the moment the server stores the helper pod, before its answer reaches the provisioner.
+    let stopping: Promise<void> | undefined;
+    const unsubscribe = e.kit.store.subscribe((c) => {
+      if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) stopping ??= e.stopController();
+    });
+    cleanups.push(() => Promise.resolve(unsubscribe()));
+    await provisionWalkthroughClaim(e);
+    await vi.waitFor(() => expect(stopping).toBeDefined(), WAIT);
+    await stopping;
+
+    expect(e.kit.store.list('pods', NAMESPACE)).toEqual([]);
+    expect(e.helperPodChanges).toEqual([`ADDED helper-pod-create-${pvNameOf(e)}`, `DELETED helper-pod-create-${pvNameOf(e)}`]);
+    expect(volumes(e.kit)).toEqual([]);
+  });
+
   it('replaces a helper pod left running by a provisioner that died', async () => {
     const e = await env();
     await e.stopController();

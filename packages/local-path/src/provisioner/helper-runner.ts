@@ -82,7 +82,8 @@ export class HelperPodRunner {
    * Runs the pod: resolves when it Succeeded; throws a {@link HelperPodFailedError} as soon as it Failed, a
    * {@link HelperPodTimeoutError} (`<action> process timeout after <N> seconds`, `create` for both actions as
    * upstream) when `timeoutSeconds` elapse first, the signal's reason when aborted, or the API error. The pod's log
-   * is logged and the pod deleted in every case.
+   * is logged and the pod deleted in every case, including when the create request itself was aborted or failed (it
+   * may still have reached the server).
    */
   async run(run: HelperPodRun): Promise<void> {
     const name = run.pod.metadata?.name ?? '';
@@ -91,12 +92,16 @@ export class HelperPodRunner {
     const log = this.logger.child({ helperPod: `${namespace}/${name}` });
     const deadline = this.clock.now() + run.timeoutSeconds * 1000;
     let created = false;
+    // Set once a create request may have reached the server: an aborted or failed request can still have created
+    // the pod, so from then on the pod is cleaned up whatever happens.
+    let attempted = false;
     let logs: string | undefined;
     try {
       log.info({}, `create the helper pod ${name} into ${namespace}`);
       for (let attempt = 1; !created; attempt++) {
         await this.removeLeftover(name, namespace, deadline, signal);
         try {
+          attempted = true;
           await this.core.createNamespacedPod({ namespace, body: run.pod }, withSignal(signal));
           created = true;
         } catch (err) {
@@ -119,7 +124,7 @@ export class HelperPodRunner {
         await sleep(this.clock, Math.min(this.pollIntervalMs, Math.max(0, deadline - this.clock.now())), signal);
       }
     } finally {
-      if (created) await this.finish(name, namespace, logs, log);
+      if (attempted) await this.finish(name, namespace, logs, log);
     }
   }
 

@@ -245,21 +245,55 @@ export interface ResolveInputs {
   readonly pvc: V1ObjectMeta;
 }
 
+/** A mode `chmod` takes: octal (`0750`), or POSIX symbolic clauses (`u=rwx,g=rx,o=`, `a+X`). */
+const CHMOD_MODE = /^(?:[0-7]{1,4}|[ugoa]*(?:[-+=](?:[rwxXst]*|[ugo]))+(?:,[ugoa]*(?:[-+=](?:[rwxXst]*|[ugo]))+)*)$/;
+/** White space, control characters, or the `:` that separates user and group in `chown user:group`. */
+const NOT_AN_OWNER = /[\s\p{Cc}:]/u;
+
+/**
+ * Refuses a rendered value no setup script can apply (`chown "$VOL_USER:$VOL_GROUP"`, `chmod "$VOL_PERM"`), so that
+ * the error comes before the directory is made rather than from the script after it. Empty values pass (upstream
+ * passes them on when a claim renders nothing).
+ */
+function checkOwnerValue(kind: 'user' | 'group' | 'perm', pattern: string, value: string): void {
+  if (value === '') return;
+  const key = `${kind}Pattern`;
+  if (kind === 'perm') {
+    if (CHMOD_MODE.test(value)) return;
+    throw new ParameterError(
+      `failed to create perm from pattern ${pattern}: permPattern rendered "${value}", which is not a mode chmod accepts; render an octal mode such as 0750 or a symbolic one such as u=rwx,g=rx,o=`,
+      key,
+      'an octal or symbolic chmod mode',
+    );
+  }
+  if (!NOT_AN_OWNER.test(value)) return;
+  throw new ParameterError(
+    `failed to create ${kind} from pattern ${pattern}: ${key} rendered "${value}", which contains white space, a control character or ":"; render one ${kind} name or numeric id`,
+    key,
+    `one ${kind} name or numeric id`,
+  );
+}
+
 function renderOwnerPattern(kind: 'user' | 'group' | 'perm', pattern: string | undefined, data: PatternData): string {
   if (pattern === undefined) return '';
+  let value: string;
   try {
-    return renderPattern(`${kind}Pattern`, pattern, data, 'error').trim();
+    value = renderPattern(`${kind}Pattern`, pattern, data, 'error').trim();
   } catch (err) {
     if (err instanceof GoTemplateError) {
       throw new ParameterError(`failed to create ${kind} from pattern ${pattern}: ${err.message}`, `${kind}Pattern`, 'a Go template');
     }
     throw err;
   }
+  checkOwnerValue(kind, pattern, value);
+  return value;
 }
 
 /**
  * {@link parseVolumeParameters}, then the folder ({@link volumeFolder}) and the `userPattern`/`groupPattern`/
- * `permPattern` values (rendered with `missingkey=error` and trimmed, as upstream; passed on as opaque strings).
+ * `permPattern` values (rendered with `missingkey=error` and trimmed, as upstream). Unlike upstream, which passes
+ * them on as opaque strings, a rendered `VOL_PERM` must be a chmod mode and a `VOL_USER`/`VOL_GROUP` one name or id
+ * (no white space, control character or `:`).
  * Call it before running the helper pod: every error it can raise is raised here.
  */
 export function resolveVolume(inputs: ResolveInputs): ResolvedVolume {

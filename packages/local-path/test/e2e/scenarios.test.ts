@@ -10,16 +10,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, getVolume, storageClass, volumeTestPod, waitBound, waitSucceeded, WAIT } from '../provisioner/helpers.js';
-import { startE2eEnv, type E2eEnv, type E2eSetup } from './env.js';
+import { BASE_PATH, claim, getVolume, startEnv, storageClass, volumeTestPod, waitBound, waitSucceeded, WAIT, type Env, type Setup } from '../provisioner/helpers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function env(setup: E2eSetup): Promise<E2eEnv> {
-  const e = await startE2eEnv(setup);
+async function env(setup: Setup): Promise<Env> {
+  const e = await startEnv(setup);
   cleanups.push(e.stop);
   return e;
 }
@@ -37,13 +36,13 @@ function writerPod(name: string, claimName: string, node: string, script: string
   return pod;
 }
 
-async function deleteAll(e: E2eEnv, pods: string[], claims: string[]): Promise<void> {
+async function deleteAll(e: Env, pods: string[], claims: string[]): Promise<void> {
   for (const name of pods) await e.core.deleteNamespacedPod({ name, namespace: 'default' });
   for (const name of claims) await e.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: 'default' });
 }
 
 /** Deletes pod and claim, then waits until the PV and `dir` are gone. */
-async function expectCleanedUp(e: E2eEnv, pvName: string, dir: string, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
+async function expectCleanedUp(e: Env, pvName: string, dir: string, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
   await deleteAll(e, [pod], [pvc]);
   await vi.waitFor(() => {
     expect(getVolume(e.kit, pvName)).toBeUndefined();

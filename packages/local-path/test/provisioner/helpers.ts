@@ -1,6 +1,7 @@
 /**
- * A testkit (binder, scheduler, kubelet on) with upstream's `local-path-config` ConfigMap, and a real
- * ProvisionController running {@link LocalPathProvisioner} (leader election off).
+ * A testkit (binder, scheduler, kubelet on) with upstream's `local-path-config` ConfigMap (or a chosen
+ * `config.json`), and a real ProvisionController running {@link LocalPathProvisioner} (leader election off) that a
+ * test can stop and start again.
  */
 import path from 'node:path';
 import { startApiServer, type NodeSpec, type Testkit } from '@kprov/testkit';
@@ -13,9 +14,9 @@ import {
   type V1Pod,
   type V1StorageClass,
 } from '@kubernetes/client-node';
-import { ProvisionController } from '@kprov/provisioner-lib';
+import { ItemExponentialFailureRateLimiter, ProvisionController } from '@kprov/provisioner-lib';
 import { vi } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, type RandomSource } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
 import { DEFAULT_TEMPLATE } from '../helper-pod/fixtures.js';
@@ -26,10 +27,15 @@ export const BASE_PATH = '/opt/local-path-provisioner';
 
 /** `config.json` of deploy/local-path-storage.yaml, with an optional timeout. */
 export function configJson(cmdTimeoutSeconds?: number): string {
-  return JSON.stringify({
+  return JSON.stringify(defaultConfig(cmdTimeoutSeconds));
+}
+
+/** The object behind {@link configJson}. */
+export function defaultConfig(cmdTimeoutSeconds?: number): Record<string, unknown> {
+  return {
     nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [BASE_PATH] }],
     ...(cmdTimeoutSeconds === undefined ? {} : { cmdTimeoutSeconds }),
-  });
+  };
 }
 
 export const SETUP_SCRIPT = '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n';
@@ -40,9 +46,18 @@ export const HELPER_POD_YAML = DEFAULT_TEMPLATE;
 /** What a test may change. */
 export interface Setup {
   nodes?: NodeSpec[];
+  /** `setup` of the ConfigMap. Default {@link SETUP_SCRIPT}. */
   setup?: string;
+  /** `teardown` of the ConfigMap. Default {@link TEARDOWN_SCRIPT}. */
   teardown?: string;
+  /** `config.json` as an object. Default deploy/local-path-storage.yaml's ({@link defaultConfig}). */
+  config?: unknown;
+  /** Added to `config.json` when given. */
   cmdTimeoutSeconds?: number;
+  /** Picks among a node's paths. Default `Math.random`. */
+  random?: RandomSource;
+  /** A failed claim or volume is retried after this many ms, every time. Default: the controller's 15 s doubling. */
+  retryMs?: number;
 }
 
 /** A running environment. */
@@ -50,13 +65,20 @@ export interface Env {
   kit: Testkit;
   core: CoreV1Api;
   storage: StorageV1Api;
-  controller: ProvisionController;
+  /** The controller running now (a new one after {@link Env.startController}). */
+  readonly controller: ProvisionController;
   /** `warn(pv, message)` calls of the provisioner. */
   warnings: { pv: string; message: string }[];
   /** Names of every pod ever created in the provisioner's namespace. */
   helperPods: Set<string>;
+  /** `ADDED <name>` / `DELETED <name>` for every pod created or removed in the provisioner's namespace, in order. */
+  helperPodChanges: string[];
   /** Where a node path is on a simulated node's disk. */
   onNode: (node: string, nodePath: string) => string;
+  /** Stops the controller as a shutdown does and waits until it has returned; the API server keeps running. */
+  stopController: () => Promise<void>;
+  /** Starts a new controller (and provisioner) after {@link Env.stopController}, as a restarted process would. */
+  startController: () => void;
   stop: () => Promise<void>;
 }
 
@@ -68,10 +90,18 @@ export async function startEnv(setup: Setup = {}): Promise<Env> {
   const core = kit.kubeConfig.makeApiClient(CoreV1Api);
   const storage = kit.kubeConfig.makeApiClient(StorageV1Api);
   const helperPods = new Set<string>();
+  const helperPodChanges: string[] = [];
   const unsubscribe = kit.store.subscribe((c) => {
-    if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) helperPods.add(c.object.metadata.name ?? '');
+    if (c.resource !== 'pods' || c.object.metadata.namespace !== NAMESPACE) return;
+    const name = c.object.metadata.name ?? '';
+    if (c.type === 'ADDED') helperPods.add(name);
+    if (c.type === 'ADDED' || c.type === 'DELETED') helperPodChanges.push(`${c.type} ${name}`);
   });
-  const configText = configJson(setup.cmdTimeoutSeconds);
+  const configObject = {
+    ...((setup.config ?? defaultConfig()) as Record<string, unknown>),
+    ...(setup.cmdTimeoutSeconds === undefined ? {} : { cmdTimeoutSeconds: setup.cmdTimeoutSeconds }),
+  };
+  const configText = JSON.stringify(configObject);
   await core.createNamespacedConfigMap({
     namespace: NAMESPACE,
     body: {
@@ -87,36 +117,55 @@ export async function startEnv(setup: Setup = {}): Promise<Env> {
   const config = parseConfig(configText);
   const template = loadHelperPodTemplate(HELPER_POD_YAML, false);
   const warnings: Env['warnings'] = [];
-  const provisioner = new LocalPathProvisioner({
-    kubeConfig: kit.kubeConfig,
-    namespace: NAMESPACE,
-    config: () => config,
-    helperPodTemplate: () => template,
-    serviceAccountName: 'local-path-provisioner-service-account',
-    provisionerName: PROVISIONER_NAME,
-    pollIntervalMs: 50,
-    warn: (pv, message) => warnings.push({ pv: pv.metadata?.name ?? '', message }),
-  });
-  const controller = new ProvisionController({
-    kubeConfig: kit.kubeConfig,
-    provisionerName: PROVISIONER_NAME,
-    provisioner,
-    leaderElection: false,
-  });
-  const abort = new AbortController();
-  const running = controller.run(abort.signal);
+  const launch = (): { controller: ProvisionController; abort: AbortController; running: Promise<void> } => {
+    const provisioner = new LocalPathProvisioner({
+      kubeConfig: kit.kubeConfig,
+      namespace: NAMESPACE,
+      config: () => config,
+      helperPodTemplate: () => template,
+      serviceAccountName: 'local-path-provisioner-service-account',
+      provisionerName: PROVISIONER_NAME,
+      pollIntervalMs: 50,
+      random: setup.random,
+      warn: (pv, message) => warnings.push({ pv: pv.metadata?.name ?? '', message }),
+    });
+    const controller = new ProvisionController({
+      kubeConfig: kit.kubeConfig,
+      provisionerName: PROVISIONER_NAME,
+      provisioner,
+      leaderElection: false,
+      ...(setup.retryMs === undefined ? {} : { rateLimiter: new ItemExponentialFailureRateLimiter<string>(setup.retryMs, setup.retryMs) }),
+    });
+    const abort = new AbortController();
+    return { controller, abort, running: controller.run(abort.signal) };
+  };
+  let current = launch();
+  let stopped = false;
+  const stopController = async (): Promise<void> => {
+    stopped = true;
+    current.abort.abort();
+    await current.running.catch(() => undefined);
+  };
   const roots = new Map(kit.nodes.map((n) => [n.name, n.root]));
   return {
     kit,
     core,
     storage,
-    controller,
+    get controller() {
+      return current.controller;
+    },
     warnings,
     helperPods,
+    helperPodChanges,
     onNode: (node, nodePath) => path.join(roots.get(node)!, nodePath),
+    stopController,
+    startController: () => {
+      if (!stopped) throw new Error('startController: stop the running controller first');
+      stopped = false;
+      current = launch();
+    },
     stop: async () => {
-      abort.abort();
-      await running.catch(() => undefined);
+      await stopController();
       unsubscribe();
       await kit.stop();
     },

@@ -8,16 +8,29 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, eventsFor, getVolume, storageClass, volumes, volumeTestPod, waitBound, waitSucceeded, WAIT } from '../provisioner/helpers.js';
-import { startE2eEnv, type E2eEnv, type E2eSetup } from './env.js';
+import {
+  BASE_PATH,
+  claim,
+  eventsFor,
+  getVolume,
+  startEnv,
+  storageClass,
+  volumes,
+  volumeTestPod,
+  waitBound,
+  waitSucceeded,
+  WAIT,
+  type Env,
+  type Setup,
+} from '../provisioner/helpers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function env(setup: E2eSetup): Promise<E2eEnv> {
-  const e = await startE2eEnv(setup);
+async function env(setup: Setup): Promise<Env> {
+  const e = await startEnv(setup);
   cleanups.push(e.stop);
   return e;
 }
@@ -30,7 +43,7 @@ function hostnameIn(node: string): { key: string; operator: string; values: stri
 }
 
 /** Deletes the pod and the claim, then waits until the PV and `dir` are gone. */
-async function deleteAndExpectCleanedUp(e: E2eEnv, pvName: string, dir: string, pod: string, pvc: string): Promise<void> {
+async function deleteAndExpectCleanedUp(e: Env, pvName: string, dir: string, pod: string, pvc: string): Promise<void> {
   await e.core.deleteNamespacedPod({ name: pod, namespace: 'default' });
   await e.core.deleteNamespacedPersistentVolumeClaim({ name: pvc, namespace: 'default' });
   await vi.waitFor(() => {
@@ -40,7 +53,7 @@ async function deleteAndExpectCleanedUp(e: E2eEnv, pvName: string, dir: string, 
 }
 
 /** The claim's first `ProvisioningFailed` Warning message. */
-async function provisioningFailure(e: E2eEnv, claimName: string): Promise<string> {
+async function provisioningFailure(e: Env, claimName: string): Promise<string> {
   return vi.waitFor(() => {
     const [event] = eventsFor(e.kit, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
     if (event === undefined) throw new Error('no ProvisioningFailed event yet');

@@ -1,5 +1,5 @@
 /**
- * Runs a helper pod to completion: creates it (after removing a leftover of the same name), waits until it
+ * Runs a helper pod to completion: creates it (replacing a leftover of the same name), watches it until it
  * Succeeded, Failed or `cmdTimeoutSeconds` elapsed, then always deletes it.
  *
  * Fix over upstream, which only ever notices `Succeeded` and so waits out the whole timeout when the script fails:
@@ -7,12 +7,13 @@
  *
  * @module
  */
-import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { describeError, isAlreadyExists, isNotFound, realClock, silentLogger, sleep, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { describeError, isAlreadyExists, isNotFound, makeApiClient, realClock, silentLogger, sleep, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { waitForPod } from './pod-watch.js';
 
 /** How many log lines of a failed helper pod go into the error. */
 export const FAILED_LOG_LINES = 10;
-/** Default interval between two looks at the helper pod, in ms. */
+/** Default interval between two looks at a leftover helper pod that is being deleted, in ms. */
 export const DEFAULT_POLL_INTERVAL_MS = 200;
 
 /** The helper pod ended in phase `Failed`; `logTail` holds its last log lines. */
@@ -36,10 +37,13 @@ export class HelperPodTimeoutError extends Error {
 
 /** Options of {@link HelperPodRunner}. */
 export interface HelperPodRunnerOptions {
-  /** Core API client (from `makeApiClient(kubeConfig, CoreV1Api)`). */
-  readonly core: CoreV1Api;
+  /** How to reach the API server: requests go through `makeApiClient`, the pod is watched with `watchWithAgent`. */
+  readonly kubeConfig: KubeConfig;
   readonly logger?: Logger | undefined;
-  /** Interval between two looks at the pod, in ms. Default {@link DEFAULT_POLL_INTERVAL_MS}. */
+  /**
+   * Interval between two looks at a leftover pod of the same name while it is being deleted, in ms (the helper pod
+   * itself is watched). Default {@link DEFAULT_POLL_INTERVAL_MS}.
+   */
   readonly pollIntervalMs?: number | undefined;
   /** Time source (tests). Default the real clock. */
   readonly clock?: Clock | undefined;
@@ -66,13 +70,15 @@ function outcome(pod: V1Pod): string {
 
 /** Creates, waits for and deletes helper pods through the API. */
 export class HelperPodRunner {
+  private readonly kubeConfig: KubeConfig;
   private readonly core: CoreV1Api;
   private readonly logger: Logger;
   private readonly pollIntervalMs: number;
   private readonly clock: Clock;
 
   constructor(options: HelperPodRunnerOptions) {
-    this.core = options.core;
+    this.kubeConfig = options.kubeConfig;
+    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.logger = options.logger ?? silentLogger;
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.clock = options.clock ?? realClock;
@@ -91,40 +97,43 @@ export class HelperPodRunner {
     const signal = run.signal ?? new AbortController().signal;
     const log = this.logger.child({ helperPod: `${namespace}/${name}` });
     const deadline = this.clock.now() + run.timeoutSeconds * 1000;
-    let created = false;
     // Set once a create request may have reached the server: an aborted or failed request can still have created
     // the pod, so from then on the pod is cleaned up whatever happens.
     let attempted = false;
     let logs: string | undefined;
     try {
       log.info({}, `create the helper pod ${name} into ${namespace}`);
-      for (let attempt = 1; !created; attempt++) {
-        await this.removeLeftover(name, namespace, deadline, signal);
+      for (let attempt = 1; ; attempt++) {
         try {
           attempted = true;
           await this.core.createNamespacedPod({ namespace, body: run.pod }, withSignal(signal));
-          created = true;
+          break;
         } catch (err) {
-          // Another pod of that name appeared in between (a racing attempt): remove it once more.
+          // A pod of that name is left from an earlier attempt (or a racing one): remove it and try again.
           if (!isAlreadyExists(err) || attempt >= 3) throw err;
+          await this.removeLeftover(name, namespace, deadline, signal);
         }
       }
-      for (;;) {
-        signal.throwIfAborted();
-        const pod = await this.core.readNamespacedPod({ name, namespace }, withSignal(signal));
-        const phase = pod.status?.phase;
-        if (phase === 'Succeeded') return;
-        if (phase === 'Failed') {
-          logs = await this.readLog(pod, log);
-          const tail = (logs ?? '').split('\n').filter((l) => l !== '').slice(-FAILED_LOG_LINES);
-          const shown = tail.length === 0 ? 'no log output' : `last ${tail.length} log lines:\n${tail.join('\n')}`;
-          throw new HelperPodFailedError(`helper pod ${namespace}/${name} failed: ${outcome(pod)}; ${shown}`, `${namespace}/${name}`, tail);
-        }
-        if (this.clock.now() >= deadline) throw new HelperPodTimeoutError(`create process timeout after ${run.timeoutSeconds} seconds`);
-        await sleep(this.clock, Math.min(this.pollIntervalMs, Math.max(0, deadline - this.clock.now())), signal);
+      const pod = await waitForPod({
+        kubeConfig: this.kubeConfig,
+        core: this.core,
+        namespace,
+        name,
+        until: (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed',
+        deadline,
+        onTimeout: () => new HelperPodTimeoutError(`create process timeout after ${run.timeoutSeconds} seconds`),
+        signal,
+        clock: this.clock,
+        logger: log,
+      });
+      if (pod.status?.phase === 'Failed') {
+        logs = await this.readLog(run.pod, log);
+        const tail = (logs ?? '').split('\n').filter((l) => l !== '').slice(-FAILED_LOG_LINES);
+        const shown = tail.length === 0 ? 'no log output' : `last ${tail.length} log lines:\n${tail.join('\n')}`;
+        throw new HelperPodFailedError(`helper pod ${namespace}/${name} failed: ${outcome(pod)}; ${shown}`, `${namespace}/${name}`, tail);
       }
     } finally {
-      if (attempted) await this.finish(name, namespace, logs, log);
+      if (attempted) await this.finish(run.pod, logs, log);
     }
   }
 
@@ -149,7 +158,7 @@ export class HelperPodRunner {
     }
   }
 
-  /** The first container's log, or `undefined` when it cannot be read (the failure is logged). */
+  /** The first container's log, or `undefined` when it cannot be read (logged, unless the pod is gone). */
   private async readLog(pod: V1Pod, log: Logger): Promise<string | undefined> {
     const name = pod.metadata?.name ?? '';
     const namespace = pod.metadata?.namespace ?? '';
@@ -157,22 +166,16 @@ export class HelperPodRunner {
     try {
       return await this.core.readNamespacedPodLog({ name, namespace, ...(container === undefined ? {} : { container }) });
     } catch (err) {
-      log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
+      if (!isNotFound(err)) log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
       return undefined;
     }
   }
 
   /** Logs the pod's output (reading it when not read yet) and deletes the pod; errors are only logged. */
-  private async finish(name: string, namespace: string, logs: string | undefined, log: Logger): Promise<void> {
-    let text = logs;
-    if (text === undefined) {
-      try {
-        const pod = await this.core.readNamespacedPod({ name, namespace });
-        text = await this.readLog(pod, log);
-      } catch (err) {
-        if (!isNotFound(err)) log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
-      }
-    }
+  private async finish(pod: V1Pod, logs: string | undefined, log: Logger): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    const text = logs ?? (await this.readLog(pod, log));
     if (text !== undefined && text !== '') {
       log.info({}, `Start of ${name} logs`);
       for (const line of text.split('\n')) if (line !== '') log.info({}, line);

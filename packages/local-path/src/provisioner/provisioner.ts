@@ -40,12 +40,10 @@ export const DEFAULT_CONFIGMAP_NAME = 'local-path-config';
 /** Access modes a node-local volume supports. */
 const NODE_LOCAL_ACCESS_MODES: ReadonlySet<string> = new Set(['ReadWriteOnce', 'ReadWriteOncePod']);
 
-/** Options of {@link LocalPathProvisioner}. Give `kubeConfig` or `core`. */
+/** Options of {@link LocalPathProvisioner}. */
 export interface LocalPathProvisionerOptions {
-  /** How to reach the API server; a client is made with `makeApiClient` (shared keep-alive agent). */
-  readonly kubeConfig?: KubeConfig | undefined;
-  /** A ready core client, instead of `kubeConfig`. */
-  readonly core?: CoreV1Api | undefined;
+  /** How to reach the API server; clients are made with `makeApiClient` and `watchWithAgent` (shared keep-alive agent). */
+  readonly kubeConfig: KubeConfig;
   /** The provisioner's namespace: helper pods run here. */
   readonly namespace: string;
   /** The current config (a getter, so that a reload can swap it); `undefined` when none was ever loaded. */
@@ -65,7 +63,7 @@ export interface LocalPathProvisionerOptions {
   readonly warn?: ((volume: V1PersistentVolume, message: string) => void) | undefined;
   /** Picks among a node's paths. Default `Math.random`. */
   readonly random?: RandomSource | undefined;
-  /** Interval between looks at a helper pod, in ms. Default 200. */
+  /** Interval between looks at a leftover helper pod being deleted, in ms (helper pods are watched). Default 200. */
   readonly pollIntervalMs?: number | undefined;
 }
 
@@ -81,16 +79,14 @@ export class LocalPathProvisioner implements Provisioner {
   private readonly options: LocalPathProvisionerOptions;
 
   constructor(options: LocalPathProvisionerOptions) {
-    if (options.core === undefined && options.kubeConfig === undefined) {
-      throw new TypeError('LocalPathProvisioner: give kubeConfig or core');
-    }
+    if ((options.kubeConfig as KubeConfig | undefined) === undefined) throw new TypeError('LocalPathProvisioner: kubeConfig is required');
     for (const key of ['namespace', 'serviceAccountName', 'provisionerName'] as const) {
       if (options[key] === '') throw new TypeError(`LocalPathProvisioner: ${key} must not be empty`);
     }
     this.options = options;
-    this.core = options.core ?? makeApiClient(options.kubeConfig!, CoreV1Api);
+    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.logger = options.logger ?? silentLogger;
-    this.runner = new HelperPodRunner({ core: this.core, logger: this.logger, pollIntervalMs: options.pollIntervalMs });
+    this.runner = new HelperPodRunner({ kubeConfig: options.kubeConfig, logger: this.logger, pollIntervalMs: options.pollIntervalMs });
   }
 
   /** Block volumes are not supported (the controller rejects Block claims before calling {@link provision}). */

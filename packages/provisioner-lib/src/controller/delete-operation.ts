@@ -74,7 +74,9 @@ async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume,
       log.debug({ reason: err.reason }, 'Volume deletion ignored');
       return;
     }
-    ctx.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
+    // A stopping controller (shutdown or lost leadership) interrupted the deletion: no Warning on the volume.
+    if (signal.aborted) log.info({ err: describeError(err) }, 'Deletion interrupted: the controller is stopping');
+    else ctx.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
     throw err;
   }
   log.info({}, 'Volume deleted');

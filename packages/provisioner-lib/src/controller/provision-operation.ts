@@ -66,7 +66,7 @@ const o = ctx.options;
   try {
     ({ volume } = await o.provisioner.provision({ storageClass: cls, pvName, pvc: claim, selectedNodeName: selectedNodeName(claim) }, signal));
   } catch (err) {
-    return provisionFailed(ctx, claim, cls.metadata?.uid ?? '', err, log);
+    return provisionFailed(ctx, claim, cls.metadata?.uid ?? '', err, log, signal);
   }
   log.info({ volume: pvName }, 'Volume provisioned');
   const pv: V1PersistentVolume = { ...volume, metadata: { ...volume.metadata }, spec: { ...volume.spec } };
@@ -85,13 +85,26 @@ const o = ctx.options;
   return { state: ProvisioningState.Finished };
 }
 
-async function provisionFailed(ctx: ClaimOperationContext, claim: V1PersistentVolumeClaim, classUid: string, err: unknown, log: Logger): Promise<Outcome> {
+async function provisionFailed(
+  ctx: ClaimOperationContext,
+  claim: V1PersistentVolumeClaim,
+  classUid: string,
+  err: unknown,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<Outcome> {
   if (err instanceof IgnoredError) {
     log.debug({ reason: err.reason }, 'Volume provision ignored');
     ctx.emitter.emit('provisionIgnored', claim, err);
     return { state: ProvisioningState.Finished, error: STOP };
   }
   ctx.emitter.emit('provisionFailed', claim, err);
+  if (signal.aborted) {
+    // The controller is stopping (shutdown or lost leadership), not the claim failing: no Warning on the claim, whose
+    // provisioning the next run (or the new leader) takes up again.
+    log.info({ err: describeError(err) }, 'Provisioning interrupted: the controller is stopping');
+    return { state: ProvisioningState.Finished, error: err };
+  }
   if (isInfeasible(err)) {
     ctx.slowSet.add(claim.metadata?.uid ?? '', classUid);
     ctx.claimEvent(

@@ -24,11 +24,13 @@ import {
   type Clock,
   type HttpEndpoint,
   type Logger,
+  type ObjectReference,
 } from '@kprov/provisioner-lib';
 import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import { DEFAULT_VERSION, describeUsageError, parseCommandLine, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
 import {
+  CONFIG_REJECTED_REASON,
   ConfigMapConfigSource,
   DEFAULT_CONFIG_POLL_INTERVAL_MS,
   FileConfigSource,
@@ -87,6 +89,11 @@ function staticSource(snapshot: ConfigSnapshot): ConfigSource {
   };
 }
 
+/** The `--configmap-name` ConfigMap, as the object of the Events about refused configs and templates. */
+function configMapRef(options: LocalPathOptions): ObjectReference {
+  return { apiVersion: 'v1', kind: 'ConfigMap', namespace: options.namespace, name: options.configmapName };
+}
+
 /** `--config`: a file when it ends in `.json`, else inline JSON; none: the ConfigMap through the API. */
 function configSource(options: LocalPathOptions, kubeConfig: KubeConfig, logger: Logger, recorder: EventRecorder): ConfigSource {
   const config = options.config;
@@ -94,7 +101,9 @@ function configSource(options: LocalPathOptions, kubeConfig: KubeConfig, logger:
     // The recorder turns a refused config into an InvalidConfig Warning Event on the ConfigMap.
     return new ConfigMapConfigSource({ kubeConfig, namespace: options.namespace, name: options.configmapName }, { logger, recorder });
   }
-  if (config.endsWith('.json')) return new FileConfigSource(config, { logger });
+  // Upstream's manifest mounts the ConfigMap and passes --config <mount>/config.json: a refused file is recorded on
+  // that ConfigMap too, so `kubectl describe configmap` shows it.
+  if (config.endsWith('.json')) return new FileConfigSource(config, { logger, recorder, involvedObject: configMapRef(options) });
   return staticSource({ config: parseConfig(config), text: config });
 }
 
@@ -138,15 +147,30 @@ function watchTemplate(
   source: ConfigSource,
   holder: { template: V1Pod },
   logger: Logger,
+  recorder: EventRecorder,
   intervalMs: number,
 ): () => void {
+  // The last refused text: the mounted file is re-read every interval, so the same refusal is reported once.
+  let refused: string | undefined;
   const apply = (text: string | undefined): void => {
     try {
       if (text === undefined) throw new Error(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
       holder.template = loadHelperPodTemplate(text, options.allowUnsafeHelperPodTemplate);
+      refused = undefined;
       logger.debug({}, 'Applied helper pod template');
     } catch (err) {
+      if (text !== undefined && text === refused) {
+        logger.debug({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+        return;
+      }
+      refused = text;
       logger.error({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+      recorder.event(
+        configMapRef(options),
+        'Warning',
+        CONFIG_REJECTED_REASON,
+        `New ${HELPER_POD_KEY} refused, the previous helper pod template stays in force: ${message(err)}`,
+      );
     }
   };
   const stops: (() => void)[] = [];
@@ -276,7 +300,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
     source = configSource(options, kubeConfig, logger, events);
     await source.start(stop.signal);
     const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, stop.signal), options.allowUnsafeHelperPodTemplate) };
-    stopTemplateWatch = watchTemplate(options, source, holder, logger, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
+    stopTemplateWatch = watchTemplate(options, source, holder, logger, events, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
 
     const configs = source;
     const provisioner = new LocalPathProvisioner({

@@ -62,8 +62,14 @@ describe('--config <file> reload through main()', () => {
     expect(program.count('Applied config')).toBe(applied + 1);
     const third = await provisionOne(k, 'pvc-3');
     expect(third.nodePath).toBe(`/opt/disk-b/${third.pvName}_default_pvc-3`);
-    // A file is no API object: the refusal is only logged.
-    expect(eventsFor(k.kit, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON)).toEqual([]);
+    // The file is the mounted ConfigMap's: the refusal is recorded on that ConfigMap as well.
+    const [event] = await vi.waitFor(() => {
+      const found = eventsFor(k.kit, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON);
+      expect(found).toHaveLength(1);
+      return found;
+    }, WAIT);
+    expect(event?.type).toBe('Warning');
+    expect(event?.message).toContain("cannot use root ('/') as path on node node-1");
 
     // Unparsable JSON is refused the same way.
     await publishConfigMapVolume(dir, { 'config.json': '{"nodePathMap": [' });
@@ -103,16 +109,24 @@ describe('CONFIG_MOUNT_PATH helper pod template reload through main()', () => {
     await reread();
     expect(edition((await provisionOne(k, 'pvc-1')).nodePath)).toBe('1');
 
-    await publishConfigMapVolume(dir, { 'helperPod.yaml': templateEdition('2') });
+    await publishConfigMapVolume(dir, { 'config.json': configFor('/opt/local-path-provisioner'), 'helperPod.yaml': templateEdition('2') });
     await reread();
     expect(edition((await provisionOne(k, 'pvc-2')).nodePath)).toBe('2');
 
     // A template the safety checks refuse: logged with the reason, the previous one stays.
-    await publishConfigMapVolume(dir, { 'helperPod.yaml': templateEdition('3').replace('spec:\n', 'spec:\n  hostNetwork: true\n') });
+    await publishConfigMapVolume(dir, {
+      'config.json': configFor('/opt/local-path-provisioner'),
+      'helperPod.yaml': templateEdition('3').replace('spec:\n', 'spec:\n  hostNetwork: true\n'),
+    });
     await reread();
     const refused = program.entries().filter((e) => e.msg === 'failed to load the new helper pod manifest; keeping the previous template');
     expect(refused.at(-1)?.err).toContain('helper pod template must not enable host namespaces unless allow-unsafe-helper-pod-template is enabled');
     expect(edition((await provisionOne(k, 'pvc-3')).nodePath)).toBe('2');
+    // Re-read every interval, the same refused file is reported once: one Warning on the ConfigMap.
+    await reread();
+    const warnings = eventsFor(k.kit, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON);
+    expect(warnings.map((e) => [e.type, e.count ?? 1])).toEqual([['Warning', 1]]);
+    expect(warnings[0]?.message).toMatch(/^New helperPod\.yaml refused, the previous helper pod template stays in force: .*must not enable host namespaces/);
 
     program.stop();
     expect(await program.exited).toBe(0);

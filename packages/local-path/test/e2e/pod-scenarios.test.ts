@@ -7,33 +7,23 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
-  eventsFor,
+  type Env,
   getVolume,
-  startEnv,
+  perTest,
+  provisioningFailure,
   storageClass,
   volumes,
   volumeTestPod,
+  WAIT,
   waitBound,
   waitSucceeded,
-  WAIT,
-  type Env,
-  type Setup,
 } from '../provisioner/helpers.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function env(setup: Setup): Promise<Env> {
-  const e = await startEnv(setup);
-  cleanups.push(e.stop);
-  return e;
-}
+const { env } = perTest();
 
 const DEFAULT_CONFIG = { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [BASE_PATH] }] };
 const TWO_NODES = [{ name: 'node-1' }, { name: 'node-2' }];
@@ -49,16 +39,6 @@ async function deleteAndExpectCleanedUp(e: Env, pvName: string, dir: string, pod
   await vi.waitFor(() => {
     expect(getVolume(e.kit, pvName)).toBeUndefined();
     expect(existsSync(dir)).toBe(false);
-  }, WAIT);
-}
-
-/** The claim's first `ProvisioningFailed` Warning message. */
-async function provisioningFailure(e: Env, claimName: string): Promise<string> {
-  return vi.waitFor(() => {
-    const [event] = eventsFor(e.kit, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
-    if (event === undefined) throw new Error('no ProvisioningFailed event yet');
-    expect(event.type).toBe('Warning');
-    return event.message ?? '';
   }, WAIT);
 }
 
@@ -176,7 +156,7 @@ describe('bad input from config.json: a clear event on the claim, nothing create
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod('local-path-pvc', 'volume-test', { 'kubernetes.io/hostname': 'node-2' }) });
 
-    expect(await provisioningFailure(e, 'local-path-pvc')).toContain("config doesn't contain node node-2, and no DEFAULT_PATH_FOR_NON_LISTED_NODES available");
+    expect(await provisioningFailure(e.kit, 'local-path-pvc')).toContain("config doesn't contain node node-2, and no DEFAULT_PATH_FOR_NON_LISTED_NODES available");
     expect(volumes(e.kit)).toEqual([]);
     expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]);
     expect(existsSync(e.onNode('node-2', BASE_PATH))).toBe(false);
@@ -188,7 +168,7 @@ describe('bad input from config.json: a clear event on the claim, nothing create
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-elsewhere') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e, 'local-path-pvc');
+    const message = await provisioningFailure(e.kit, 'local-path-pvc');
     expect(message).toContain('/mnt/elsewhere');
     expect(message).toContain('node-1');
     expect(volumes(e.kit)).toEqual([]);
@@ -204,7 +184,7 @@ describe('bad input from config.json: a clear event on the claim, nothing create
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e, 'local-path-pvc');
+    const message = await provisioningFailure(e.kit, 'local-path-pvc');
     expect(message).toBe(
       'failed to create persistent volume source: "nfs" is not a recognised volume type; ' +
         'set the claim\'s annotation volumeType to "local" or "hostPath"',

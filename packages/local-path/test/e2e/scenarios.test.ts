@@ -9,19 +9,21 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, getVolume, startEnv, storageClass, volumeTestPod, waitBound, waitSucceeded, WAIT, type Env, type Setup } from '../provisioner/helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  BASE_PATH,
+  claim,
+  type Env,
+  getVolume,
+  perTest,
+  storageClass,
+  volumeTestPod,
+  WAIT,
+  waitBound,
+  waitSucceeded,
+} from '../provisioner/helpers.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function env(setup: Setup): Promise<Env> {
-  const e = await startEnv(setup);
-  cleanups.push(e.stop);
-  return e;
-}
+const { env, defer } = perTest();
 
 const DEFAULT_CONFIG = { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [BASE_PATH] }] };
 
@@ -54,7 +56,7 @@ describe('upstream e2e scenarios', () => {
   it('shares a ReadWriteMany volume under sharedFileSystemPath between pods on two nodes', async () => {
     // Both node roots see the same directory at /opt/local-path-provisioner-shared, as an NFS mount would.
     const top = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-shared-'));
-    cleanups.push(() => rm(top, { recursive: true, force: true }));
+    defer(() => rm(top, { recursive: true, force: true }));
     const sharedPath = '/opt/local-path-provisioner-shared';
     const shared = path.join(top, 'nfs');
     await mkdir(shared);

@@ -8,13 +8,22 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, defaultConfig, NAMESPACE, startEnv, storageClass, volumeTestPod, waitBound, waitSucceeded, WAIT, type Env } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  BASE_PATH,
+  claim,
+  defaultConfig,
+  type Env,
+  NAMESPACE,
+  perTest,
+  storageClass,
+  volumeTestPod,
+  WAIT,
+  waitBound,
+  waitSucceeded,
+} from './helpers.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { env: baseEnv, defer } = perTest();
 
 /**
  * A stand-in for the distroless example's `/manager`: parses `-p -s -m -a`, refuses an empty path or `/`, creates or
@@ -43,18 +52,17 @@ async function startWithManager(
   scripts: { setup?: string; teardown?: string } = {},
 ): Promise<{ e: Env; command: string; calls: string; helpers: V1Pod[] }> {
   const tools = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-manager-'));
-  cleanups.push(() => rm(tools, { recursive: true, force: true }));
+  defer(() => rm(tools, { recursive: true, force: true }));
   const command = path.join(tools, 'manager');
   const calls = path.join(tools, 'calls');
   await writeFile(command, manager(calls));
   await chmod(command, 0o755);
-  const e = await startEnv({ config: { ...defaultConfig(), ...config(command) }, ...scripts });
-  cleanups.push(e.stop);
+  const e = await baseEnv({ config: { ...defaultConfig(), ...config(command) }, ...scripts });
   const helpers: V1Pod[] = [];
   const unsubscribe = e.kit.store.subscribe((c) => {
     if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) helpers.push(c.object as unknown as V1Pod);
   });
-  cleanups.push(() => Promise.resolve(unsubscribe()));
+  defer(() => Promise.resolve(unsubscribe()));
   return { e, command, calls, helpers };
 }
 

@@ -4,29 +4,20 @@
  * behind (no helper pod, no directory, no PV).
  */
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, eventsFor, startEnv, storageClass, volumes, volumeTestPod, WAIT, type Env } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  BASE_PATH,
+  claim,
+  type Env,
+  perTest,
+  provisioningFailure,
+  storageClass,
+  volumes,
+  volumeTestPod,
+  WAIT,
+} from './helpers.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function env(...args: Parameters<typeof startEnv>): Promise<Env> {
-  const e = await startEnv(...args);
-  cleanups.push(e.stop);
-  return e;
-}
-
-/** Waits for the claim's first `ProvisioningFailed` event and returns its message. */
-async function failure(e: Env, claimName = 'local-path-pvc'): Promise<string> {
-  return vi.waitFor(() => {
-    const [event] = eventsFor(e.kit, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
-    if (event === undefined) throw new Error('no ProvisioningFailed event yet');
-    expect(event.type).toBe('Warning');
-    return event.message ?? '';
-  }, WAIT);
-}
+const { env } = perTest();
 
 /** Nothing was created: no PV, no base directory on the node, no helper pod ever. */
 function expectNothingCreated(e: Env): void {
@@ -44,7 +35,7 @@ describe('provisioning failures', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toMatch(/^failed to create volume pvc-[0-9a-f-]+: helper pod local-path-storage\/helper-pod-create-pvc-[0-9a-f-]+ failed: container helper-pod exited with code 3/);
     expect(message).toContain('last 10 log lines:');
     expect(message).toContain('setup line 12\ndisk full');
@@ -64,7 +55,7 @@ describe('provisioning failures', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-traversal') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toBe(
       'failed to create path from pattern ' +
         '{{ .PVC.Namespace }}/{{ .PVC.Name }}/../../other/pvc: folder path contains invalid references: default/local-path-pvc/../../other/pvc',
@@ -79,7 +70,7 @@ describe('provisioning failures', () => {
     block.metadata!.annotations = { 'volume.kubernetes.io/selected-node': 'node-1' };
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: block });
 
-    expect(await failure(e, 'block-pvc')).toBe('rancher.io/local-path does not support block volume provisioning');
+    expect(await provisioningFailure(e.kit, 'block-pvc')).toBe('rancher.io/local-path does not support block volume provisioning');
     expectNothingCreated(e);
   });
 
@@ -88,7 +79,7 @@ describe('provisioning failures', () => {
     await e.storage.createStorageClass({ body: storageClass('local-path-immediate', { volumeBindingMode: 'Immediate' }) });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-immediate') });
 
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toMatch(/^configuration error, no node was specified; StorageClass "local-path-immediate" binds Immediate/);
     expect(message).toContain('WaitForFirstConsumer');
     expectNothingCreated(e);
@@ -100,7 +91,7 @@ describe('provisioning failures', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path', { accessModes: ['ReadWriteMany'] }) });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toContain('NodePath only supports ReadWriteOnce and ReadWriteOncePod (1.22+) access modes');
     expect(message).toContain('ReadWriteMany');
     expectNothingCreated(e);

@@ -5,37 +5,28 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
+  type Env,
   eventsFor,
   getClaim,
   getPod,
   getVolume,
   NAMESPACE,
+  perTest,
   SETUP_SCRIPT,
-  startEnv,
   storageClass,
   TEARDOWN_SCRIPT,
   volumes,
   volumeTestPod,
+  WAIT,
   waitBound,
   waitSucceeded,
-  WAIT,
-  type Env,
 } from './helpers.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function env(...args: Parameters<typeof startEnv>): Promise<Env> {
-  const e = await startEnv(...args);
-  cleanups.push(e.stop);
-  return e;
-}
+const { env, defer } = perTest();
 
 /** A script that hangs; were it ever to go on, it would create the directory. */
 const HANGING_SETUP = '#!/bin/sh\nset -eu\nsleep 600\nmkdir -m 0777 -p "$VOL_DIR"\n';
@@ -167,7 +158,7 @@ describe('helper pod when the provisioner stops', () => {
     const unsubscribe = e.kit.store.subscribe((c) => {
       if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) stopping ??= e.stopController();
     });
-    cleanups.push(() => Promise.resolve(unsubscribe()));
+    defer(() => Promise.resolve(unsubscribe()));
     await provisionWalkthroughClaim(e);
     await vi.waitFor(() => expect(stopping).toBeDefined(), WAIT);
     await stopping;

@@ -15,7 +15,7 @@ import {
   type V1StorageClass,
 } from '@kubernetes/client-node';
 import { ItemExponentialFailureRateLimiter, ProvisionController } from '@kprov/provisioner-lib';
-import { vi } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { parseConfig, type RandomSource } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
@@ -270,4 +270,36 @@ export async function settle(controller: ProvisionController): Promise<void> {
     },
     { timeout: 10_000, interval: 10 },
   );
+}
+
+/**
+ * Per-test clean-up for a test file, called once at its top level (it registers an `afterEach`): `env(setup)` starts
+ * an environment stopped after the test, `defer(fn)` runs `fn` after the test; newest first.
+ */
+export function perTest(): { env: (setup?: Setup) => Promise<Env>; defer: (cleanup: () => unknown) => void } {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  const defer = (cleanup: () => unknown): void => {
+    cleanups.push(cleanup);
+  };
+  return {
+    defer,
+    env: async (setup) => {
+      const e = await startEnv(setup);
+      defer(e.stop);
+      return e;
+    },
+  };
+}
+
+/** Waits for the claim's first `ProvisioningFailed` event, checks it is a Warning, and returns its message. */
+export async function provisioningFailure(kit: Testkit, claimName = 'local-path-pvc'): Promise<string> {
+  return vi.waitFor(() => {
+    const [event] = eventsFor(kit, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
+    if (event === undefined) throw new Error(`no ProvisioningFailed event for ${claimName} yet`);
+    if (event.type !== 'Warning') throw new Error(`ProvisioningFailed event of type ${event.type}`);
+    return event.message ?? '';
+  }, WAIT);
 }

@@ -6,13 +6,25 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, eventsFor, getVolume, NAMESPACE, startEnv, storageClass, volumes, volumeTestPod, waitBound, waitSucceeded, WAIT, type Env } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  BASE_PATH,
+  claim,
+  type Env,
+  eventsFor,
+  getVolume,
+  NAMESPACE,
+  perTest,
+  provisioningFailure,
+  storageClass,
+  volumes,
+  volumeTestPod,
+  WAIT,
+  waitBound,
+  waitSucceeded,
+} from './helpers.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { env: baseEnv, defer } = perTest();
 
 /** Upstream's e2e setup script for these patterns: mkdir, then chown and chmod with the rendered values. */
 const OWNER_SETUP = '#!/bin/sh\nset -eu\nmkdir -p "$VOL_DIR"\nchown "${VOL_USER}:${VOL_GROUP}" "$VOL_DIR"\nchmod "${VOL_PERM}" "$VOL_DIR"\n';
@@ -29,13 +41,12 @@ const UID = asRoot ? 1000 : (process.getuid?.() ?? 0);
 const GID = asRoot ? 2000 : (process.getgid?.() ?? 0);
 
 async function env(): Promise<Env & { created: V1Pod[] }> {
-  const e = await startEnv({ setup: OWNER_SETUP });
-  cleanups.push(e.stop);
+  const e = await baseEnv({ setup: OWNER_SETUP });
   const created: V1Pod[] = [];
   const unsubscribe = e.kit.store.subscribe((c) => {
     if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) created.push(c.object as unknown as V1Pod);
   });
-  cleanups.push(() => Promise.resolve(unsubscribe()));
+  defer(() => Promise.resolve(unsubscribe()));
   await e.storage.createStorageClass({ body: storageClass('local-path-perm-pattern', { parameters: PATTERNS }) });
   return Object.assign(e, { created });
 }
@@ -45,15 +56,6 @@ async function createClaim(e: Env, annotations: Record<string, string>): Promise
   pvc.metadata!.annotations = annotations;
   await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc });
   await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-}
-
-async function failure(e: Env): Promise<string> {
-  return vi.waitFor(() => {
-    const [event] = eventsFor(e.kit, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed');
-    if (event === undefined) throw new Error('no ProvisioningFailed event yet');
-    expect(event.type).toBe('Warning');
-    return event.message ?? '';
-  }, WAIT);
 }
 
 function expectNothingCreated(e: Env & { created: V1Pod[] }): void {
@@ -98,7 +100,7 @@ describe('userPattern, groupPattern and permPattern', () => {
   it('fails with the pattern and the missing key when the claim lacks an annotation the pattern reads', async () => {
     const e = await env();
     await createClaim(e, { uid: `${UID}`, perm: '0750' });
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toMatch(/^failed to create group from pattern \{\{ \.PVC\.Annotations\.gid \}\}: .*gid/);
     expectNothingCreated(e);
   });
@@ -108,7 +110,7 @@ describe('userPattern, groupPattern and permPattern', () => {
     await e.storage.createStorageClass({ body: storageClass('local-path-broken', { parameters: { permPattern: '{{ .PVC.Annotations.perm' } }) });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-broken') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toMatch(/^failed to create perm from pattern \{\{ \.PVC\.Annotations\.perm: /);
     expectNothingCreated(e);
   });
@@ -116,7 +118,7 @@ describe('userPattern, groupPattern and permPattern', () => {
   it('refuses a rendered mode that chmod would refuse, before creating the directory', async () => {
     const e = await env();
     await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: '0758' });
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toContain('permPattern');
     expect(message).toContain('"0758"');
     expect(message).toContain('chmod');
@@ -126,7 +128,7 @@ describe('userPattern, groupPattern and permPattern', () => {
   it('refuses a rendered user or group with white space or a colon inside, before creating the directory', async () => {
     const e = await env();
     await createClaim(e, { uid: '1000 2000', gid: `${GID}`, perm: '0750' });
-    const message = await failure(e);
+    const message = await provisioningFailure(e.kit);
     expect(message).toContain('userPattern');
     expect(message).toContain('"1000 2000"');
     expectNothingCreated(e);

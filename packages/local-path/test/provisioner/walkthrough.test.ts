@@ -3,33 +3,24 @@
  * deletion after the node is gone, and the Retain policy.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SELECTED_NODE_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
 import {
   BASE_PATH,
   claim,
+  type Env,
   eventsFor,
   getVolume,
+  perTest,
   settle,
-  startEnv,
   storageClass,
   volumeTestPod,
+  WAIT,
   waitBound,
   waitSucceeded,
-  WAIT,
-  type Env,
 } from './helpers.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function env(...args: Parameters<typeof startEnv>): Promise<Env> {
-  const e = await startEnv(...args);
-  cleanups.push(e.stop);
-  return e;
-}
+const { env } = perTest();
 
 /** Deletes the walkthrough's pod and claim. */
 async function deletePodAndClaim(e: Env, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {

@@ -2,51 +2,23 @@
  * `--kube-api-qps` and `--kube-api-burst` limit every request `main()` makes, driven by a fake rate limit clock:
  * while that clock stands still, exactly `burst` requests reach the API server, whatever the wall clock does.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { FakeClock } from '@kprov/provisioner-lib/testing';
-import { startApiServer, type Testkit } from '@kprov/testkit';
-import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
+import type { Testkit } from '@kprov/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/main.js';
-import {
-  claim,
-  configJson,
-  HELPER_POD_YAML,
-  NAMESPACE,
-  SETUP_SCRIPT,
-  storageClass,
-  TEARDOWN_SCRIPT,
-  volumes,
-  volumeTestPod,
-  WAIT,
-} from '../provisioner/helpers.js';
+import { claim, volumes, volumeTestPod, WAIT } from '../provisioner/helpers.js';
+import { startKit as startBaseKit, type Cleanups } from './harness.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A testkit with upstream's ConfigMap, a claim and a pod using it, and a kubeconfig file; request counts reset. */
+/** The harness's testkit plus a claim and a pod using it; request counts reset, so only main()'s are counted. */
 async function startKit(): Promise<{ kit: Testkit; kubeconfig: string }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-qps-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const kit = await startApiServer({ nodes: [{ name: 'node-1' }], storage: { namespaces: ['default', 'kube-system', NAMESPACE] } });
-  cleanups.push(() => kit.stop());
-  // Set up through the testkit's own KubeConfig: only main()'s requests are limited, and counted below.
-  const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespacedConfigMap({
-    namespace: NAMESPACE,
-    body: {
-      metadata: { name: 'local-path-config', namespace: NAMESPACE },
-      data: { 'config.json': configJson(), setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML },
-    },
-  });
-  await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
+  const { kit, core, kubeconfig } = await startBaseKit(cleanups);
   await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
   await core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-  const kubeconfig = await kit.writeKubeconfig(path.join(dir, 'kubeconfig'));
   kit.server.resetRequestCounts();
   return { kit, kubeconfig };
 }

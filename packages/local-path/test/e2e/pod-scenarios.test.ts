@@ -7,18 +7,17 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   BASE_PATH,
   claim,
-  type Env,
+  deleteAndWaitCleanedUp,
   getVolume,
   perTest,
   provisioningFailure,
   storageClass,
   volumes,
   volumeTestPod,
-  WAIT,
   waitBound,
   waitSucceeded,
 } from '../provisioner/helpers.js';
@@ -30,16 +29,6 @@ const TWO_NODES = [{ name: 'node-1' }, { name: 'node-2' }];
 
 function hostnameIn(node: string): { key: string; operator: string; values: string[] } {
   return { key: 'kubernetes.io/hostname', operator: 'In', values: [node] };
-}
-
-/** Deletes the pod and the claim, then waits until the PV and `dir` are gone. */
-async function deleteAndExpectCleanedUp(e: Env, pvName: string, dir: string, pod: string, pvc: string): Promise<void> {
-  await e.core.deleteNamespacedPod({ name: pod, namespace: 'default' });
-  await e.core.deleteNamespacedPersistentVolumeClaim({ name: pvc, namespace: 'default' });
-  await vi.waitFor(() => {
-    expect(getVolume(e.kit, pvName)).toBeUndefined();
-    expect(existsSync(dir)).toBe(false);
-  }, WAIT);
 }
 
 describe('upstream e2e scenarios: pod shapes', () => {
@@ -59,7 +48,7 @@ describe('upstream e2e scenarios: pod shapes', () => {
     await waitSucceeded(e.kit);
     expect(readFileSync(e.onNode('node-2', `${nodePath}/test`), 'utf8')).toBe('local-path-test\n');
     expect(existsSync(e.onNode('node-1', nodePath))).toBe(false);
-    await deleteAndExpectCleanedUp(e, pvName, e.onNode('node-2', nodePath), 'volume-test', 'local-path-pvc');
+    await deleteAndWaitCleanedUp(e, pvName, e.onNode('node-2', nodePath), 'volume-test', 'local-path-pvc');
   });
 
   it('serves a ReadWriteOncePod claim annotated volumeType: local (TestPodWithRWOPVolume)', async () => {
@@ -78,7 +67,7 @@ describe('upstream e2e scenarios: pod shapes', () => {
     await waitSucceeded(e.kit);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
-    await deleteAndExpectCleanedUp(e, pvName, dir, 'volume-test', 'local-volume-pvc');
+    await deleteAndWaitCleanedUp(e, pvName, dir, 'volume-test', 'local-volume-pvc');
   });
 
   it('runs a pod with a non-root security context to completion (TestPodWithSecurityContext)', async () => {
@@ -95,7 +84,7 @@ describe('upstream e2e scenarios: pod shapes', () => {
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(readFileSync(`${dir}/app/1`, 'utf8')).toBe('first\n');
     expect(readFileSync(`${dir}/app/2`, 'utf8')).toBe('second\n');
-    await deleteAndExpectCleanedUp(e, pvName, dir, 'security-context', 'local-path-pvc');
+    await deleteAndWaitCleanedUp(e, pvName, dir, 'security-context', 'local-path-pvc');
   });
 
   it('gives two containers their own subPath of one volume (TestPodWithSubpath)', async () => {
@@ -123,7 +112,7 @@ describe('upstream e2e scenarios: pod shapes', () => {
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(readFileSync(`${dir}/nginx/owner`, 'utf8')).toBe('nginx\n');
     expect(readFileSync(`${dir}/busybox/owner`, 'utf8')).toBe('busybox\n');
-    await deleteAndExpectCleanedUp(e, pvName, dir, 'subpath', 'local-path-pvc');
+    await deleteAndWaitCleanedUp(e, pvName, dir, 'subpath', 'local-path-pvc');
   });
 
   // Upstream's pattern: outside the claim's directory, refused by default, joined under the base path when allowed.
@@ -144,7 +133,7 @@ describe('upstream e2e scenarios: pod shapes', () => {
       await waitSucceeded(e.kit);
       const dir = e.onNode('node-1', nodePath);
       expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
-      await deleteAndExpectCleanedUp(e, pvName, dir, 'volume-test', 'local-path-pvc');
+      await deleteAndWaitCleanedUp(e, pvName, dir, 'volume-test', 'local-path-pvc');
     });
   }
 });

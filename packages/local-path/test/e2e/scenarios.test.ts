@@ -13,6 +13,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
+  deleteAndWaitCleanedUp,
   type Env,
   getVolume,
   perTest,
@@ -41,15 +42,6 @@ function writerPod(name: string, claimName: string, node: string, script: string
 async function deleteAll(e: Env, pods: string[], claims: string[]): Promise<void> {
   for (const name of pods) await e.core.deleteNamespacedPod({ name, namespace: 'default' });
   for (const name of claims) await e.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: 'default' });
-}
-
-/** Deletes pod and claim, then waits until the PV and `dir` are gone. */
-async function expectCleanedUp(e: Env, pvName: string, dir: string, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
-  await deleteAll(e, [pod], [pvc]);
-  await vi.waitFor(() => {
-    expect(getVolume(e.kit, pvName)).toBeUndefined();
-    expect(existsSync(dir)).toBe(false);
-  }, WAIT);
 }
 
 describe('upstream e2e scenarios', () => {
@@ -124,7 +116,7 @@ describe('upstream e2e scenarios', () => {
     await waitSucceeded(e.kit);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
-    await expectCleanedUp(e, pvName, dir, 'volume-test', 'local-volume-pvc');
+    await deleteAndWaitCleanedUp(e, pvName, dir, 'volume-test', 'local-volume-pvc');
   });
 
   it('serves every claim of a class annotated defaultVolumeType: local as a local PV', async () => {
@@ -142,7 +134,7 @@ describe('upstream e2e scenarios', () => {
     await waitSucceeded(e.kit);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
-    await expectCleanedUp(e, pvName, dir);
+    await deleteAndWaitCleanedUp(e, pvName, dir);
   });
 
   it('puts the volume under the nodePath parameter among several configured paths', async () => {
@@ -161,7 +153,7 @@ describe('upstream e2e scenarios', () => {
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     expect(existsSync(e.onNode('node-1', '/opt/disk-a'))).toBe(false);
     expect(existsSync(e.onNode('node-1', '/opt/disk-c'))).toBe(false);
-    await expectCleanedUp(e, pvName, dir);
+    await deleteAndWaitCleanedUp(e, pvName, dir);
   });
 
   it('spreads volumes over the default node entry\'s several paths at random', async () => {
@@ -200,7 +192,7 @@ describe('upstream e2e scenarios', () => {
     await waitSucceeded(e.kit);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
-    await expectCleanedUp(e, pvName, dir);
+    await deleteAndWaitCleanedUp(e, pvName, dir);
   });
 
   it('places the folder at the class pathPattern {{ .PVC.Namespace }}/{{ .PVC.Name }}', async () => {
@@ -219,7 +211,7 @@ describe('upstream e2e scenarios', () => {
     await waitSucceeded(e.kit);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
-    await expectCleanedUp(e, pvName, dir);
+    await deleteAndWaitCleanedUp(e, pvName, dir);
     // Only the volume's own folder is removed.
     expect(existsSync(e.onNode('node-1', `${BASE_PATH}/default`))).toBe(true);
   });

@@ -3,6 +3,7 @@
  * `config.json`), and a real ProvisionController running {@link LocalPathProvisioner} (leader election off) that a
  * test can stop and start again.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startApiServer, type NodeSpec, type Testkit } from '@kprov/testkit';
 import {
@@ -301,5 +302,15 @@ export async function provisioningFailure(kit: Testkit, claimName = 'local-path-
     if (event === undefined) throw new Error(`no ProvisioningFailed event for ${claimName} yet`);
     if (event.type !== 'Warning') throw new Error(`ProvisioningFailed event of type ${event.type}`);
     return event.message ?? '';
+  }, WAIT);
+}
+
+/** Deletes the pod and the claim, then waits until the PV and `dir` (a path on a node's disk) are gone. */
+export async function deleteAndWaitCleanedUp(e: Env, pvName: string, dir: string, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
+  await e.core.deleteNamespacedPod({ name: pod, namespace: 'default' });
+  await e.core.deleteNamespacedPersistentVolumeClaim({ name: pvc, namespace: 'default' });
+  await vi.waitFor(() => {
+    if (getVolume(e.kit, pvName) !== undefined) throw new Error(`PV ${pvName} still exists`);
+    if (existsSync(dir)) throw new Error(`${dir} still exists`);
   }, WAIT);
 }

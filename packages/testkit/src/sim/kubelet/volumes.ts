@@ -261,15 +261,24 @@ function isText(content: Buffer): boolean {
   }
 }
 
-/** Writes a configMap/secret/downwardAPI/projected volume's files into `dir` (emptied first), text rewritten by `mapper`. */
+/**
+ * Writes a configMap/secret/downwardAPI/projected volume's files into `dir` (emptied first), text rewritten by
+ * `mapper`. Files are written concurrently (each file's own steps in order); when two items name the same path the
+ * last one wins, as if written one after the other.
+ */
 export async function writeProjected(dir: string, files: readonly ProjectedFile[], mapper: PathMapper): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  for (const f of files) {
-    const target = path.join(dir, path.posix.normalize(f.path));
-    await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
-    const content = isText(f.content) ? Buffer.from(mapper.rewrite(f.content.toString('utf8')), 'utf8') : f.content;
-    await writeFile(target, content, { mode: f.mode });
-    await chmod(target, f.mode);
-  }
+  const byTarget = new Map<string, ProjectedFile>();
+  for (const f of files) byTarget.set(path.join(dir, path.posix.normalize(f.path)), f);
+  await Promise.all([...byTarget].map(async ([target, f]) => writeOne(dir, target, f, mapper)));
+}
+
+async function writeOne(dir: string, target: string, f: ProjectedFile, mapper: PathMapper): Promise<void> {
+  const parent = path.dirname(target);
+  if (parent !== dir) await mkdir(parent, { recursive: true, mode: 0o755 });
+  const content = isText(f.content) ? Buffer.from(mapper.rewrite(f.content.toString('utf8')), 'utf8') : f.content;
+  await writeFile(target, content, { mode: f.mode });
+  // The mode given at creation is masked by the umask; the volume's mode is not.
+  await chmod(target, f.mode);
 }

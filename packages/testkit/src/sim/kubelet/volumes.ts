@@ -4,13 +4,14 @@
  * under `<root>/var/lib/kubelet/pods/<uid>/`. configMap and secret volumes are written out per container (their
  * text content goes through that container's path mapping, see `paths.ts`).
  */
-import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { ObjectStore } from '../../store/store.js';
 import { viewOpt, type DownwardAPIFile, type KeyToPath, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Volume } from '../types.js';
 import type { PathMapper } from './paths.js';
 import { podMetadataField } from './fields.js';
+import { removeTree } from './remove.js';
 
 /** A volume that is not ready to be set up yet (or cannot be); the message is the kubelet's mount error. */
 export class VolumeError extends Error {
@@ -267,7 +268,7 @@ function isText(content: Buffer): boolean {
  * last one wins, as if written one after the other.
  */
 export async function writeProjected(dir: string, files: readonly ProjectedFile[], mapper: PathMapper): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
+  await removeTree(dir);
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const byTarget = new Map<string, ProjectedFile>();
   for (const f of files) byTarget.set(path.join(dir, path.posix.normalize(f.path)), f);

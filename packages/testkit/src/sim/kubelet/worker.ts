@@ -5,13 +5,14 @@
  * it calls `notify` and the kubelet loop writes the status it reports.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { timestamp, type ObjectStore } from '../../store/store.js';
 import type { Container, Pod } from '../types.js';
 import { ContainerConfigError, containerEnv, expand } from './env.js';
 import { PathMapper, type MountMapping } from './paths.js';
 import { LogBuffer, startProcess, type ContainerProcess, type ExitInfo } from './process.js';
+import { removeTree } from './remove.js';
 import { podStatus, type ContainerRecord, type PodRuntime } from './status.js';
 import { podDir, resolveVolumes, writeProjected, type ProjectedFile, type ResolvedVolume } from './volumes.js';
 
@@ -202,7 +203,7 @@ export class PodWorker {
 
   /** Removes the pod's kubelet directory (its emptyDirs and written-out configMaps and secrets). */
   async removeDir(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    await removeTree(this.dir);
   }
 
   private killAll(graceMs: number, only?: (c: ContainerRecord) => boolean): void {

@@ -49,21 +49,22 @@ function sortKey(o: KubeObject): string {
 
 /**
  * The objects of a resource as they were at `rv`, rebuilt by undoing newer changes from the history (the real
- * server reads etcd at that revision). Throws 410 Expired when the history no longer reaches back that far.
+ * server reads etcd at that revision), in storage key order. These are the stored objects themselves, not copies:
+ * read them, and copy what leaves the server. Throws 410 Expired when the history no longer reaches back that far.
  */
-export function snapshotAt(store: ObjectStore, r: ResourceType, rv: number): KubeObject[] {
-  const current = store.list(r);
-  if (rv >= store.resourceVersion) return current;
-  const newer = store.history.since(rv);
-  if (newer === undefined) throw resourceExpired(rv, store.history.compactedAt);
-  const byKey = new Map(current.map((o) => [sortKey(o), o]));
-  const key = resourceKey(r);
-  for (let i = newer.length - 1; i >= 0; i--) {
-    const c = newer[i];
-    if (c === undefined || c.resource !== key) continue;
-    const k = sortKey(c.object);
-    if (c.type === 'ADDED') byKey.delete(k);
-    else if (c.previous !== undefined) byKey.set(k, clone(c.previous));
+export function snapshotAt(store: ObjectStore, r: ResourceType, rv: number): readonly Readonly<KubeObject>[] {
+  const byKey = new Map(store.peek(r).map((o) => [sortKey(o), o]));
+  if (rv < store.resourceVersion) {
+    const newer = store.history.since(rv);
+    if (newer === undefined) throw resourceExpired(rv, store.history.compactedAt);
+    const key = resourceKey(r);
+    for (let i = newer.length - 1; i >= 0; i--) {
+      const c = newer[i];
+      if (c === undefined || c.resource !== key) continue;
+      const k = sortKey(c.object);
+      if (c.type === 'ADDED') byKey.delete(k);
+      else if (c.previous !== undefined) byKey.set(k, c.previous);
+    }
   }
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
 }
@@ -93,13 +94,14 @@ export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): 
   } else if (q.resourceVersionMatch !== undefined && q.resourceVersionMatch !== '' && (q.resourceVersion ?? '') === '') {
     throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
   }
+  // Only the objects that are returned are copied, not every object of the resource.
   const all = snapshotAt(store, r, atRv).filter(
     (o) => (q.namespace === undefined || !r.namespaced || o.metadata.namespace === q.namespace) && matchesSelectors(r, o, q),
   );
   const from = start === '' ? all : all.filter((o) => sortKey(o) >= start);
   const limit = q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
-  if (limit === undefined || from.length <= limit) return { items: from, resourceVersion: atRv };
-  const page = from.slice(0, limit);
+  if (limit === undefined || from.length <= limit) return { items: from.map((o) => clone(o)), resourceVersion: atRv };
+  const page = from.slice(0, limit).map((o) => clone(o));
   const next = from[limit];
   const result: ListResult = { items: page, resourceVersion: atRv, remainingItemCount: from.length - limit };
   if (next !== undefined) result.continueToken = encodeContinue({ v: 'meta.k8s.io/v1', rv: atRv, start: sortKey(next) });

@@ -119,7 +119,7 @@ export function startKubelet(store: ObjectStore, options: KubeletOptions): Kubel
     reported.delete(key);
     const p = worker
       .terminate(Math.min(worker.gracePeriodMs, maxGraceMs))
-      .then(() => worker.removeDir())
+      .then(async () => worker.removeDir())
       .catch(() => undefined)
       .finally(() => retiring.delete(p));
     retiring.add(p);
@@ -127,12 +127,13 @@ export function startKubelet(store: ObjectStore, options: KubeletOptions): Kubel
 
   const reconcile = (key: string): void => {
     if (key === RESYNC_KEY) {
-      for (const o of store.list('pods')) if (nodes.has(view<Pod>(o).spec?.nodeName ?? '')) queue.add(nsKey(o.metadata.namespace, o.metadata.name));
+      for (const o of store.peek('pods')) if (nodes.has(view<Pod>(o).spec?.nodeName ?? '')) queue.add(nsKey(o.metadata.namespace, o.metadata.name));
       for (const k of workers.keys()) queue.add(k);
       return;
     }
     const [ns, name] = splitKey(key);
-    const pod = viewOpt<Pod>(store.get('pods', ns, name));
+    // The stored object, not a copy: only read here and by the worker, which keeps the version it was started with.
+    const pod = viewOpt<Pod>(store.peekObject('pods', ns, name));
     const existing = workers.get(key);
     if (existing !== undefined && (pod === undefined || pod.metadata.uid !== existing.uid)) retire(key, existing);
     if (pod === undefined) return;
@@ -143,7 +144,7 @@ export function startKubelet(store: ObjectStore, options: KubeletOptions): Kubel
     if (worker === undefined) {
       const phase = pod.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed') return;
-      const nodeObj = viewOpt<Node>(store.get('nodes', undefined, nodeName));
+      const nodeObj = viewOpt<Node>(store.peekObject('nodes', undefined, nodeName));
       const hostIP = nodeObj?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
       const ctx: WorkerContext = {
         store,
@@ -161,26 +162,21 @@ export function startKubelet(store: ObjectStore, options: KubeletOptions): Kubel
     }
     if (pod.metadata.deletionTimestamp !== undefined) {
       void worker.terminate(Math.min(worker.gracePeriodMs, maxGraceMs));
-    } else if (!worker.tryStart()) {
-      const problem = worker.volumeProblem ?? '';
-      if (reported.get(key) !== problem) {
+    } else {
+      // Volume setup runs in the background and calls notify when done, which brings the pod back here.
+      worker.requestStart();
+      const problem = worker.volumeProblem;
+      if (!worker.started && problem !== undefined && reported.get(key) !== problem) {
         reported.set(key, problem);
         options.onEvent?.({ namespace: ns, pod: name, node: nodeName, type: 'Warning', reason: 'FailedMount', message: problem });
       }
     }
-    const w = worker;
-    store.modify(
-      'pods',
-      ns,
-      name,
-      (o) => {
-        if (o.metadata.uid !== w.uid) return false;
-        const next = w.status(view<Pod>(o));
-        if (JSON.stringify(next) === JSON.stringify(o.status ?? {})) return false;
-        o.status = next;
-      },
-      { subresource: 'status' },
-    );
+    // Until the first setup attempt is over there is nothing new to say (the pod would only flip to Pending).
+    if (!worker.reportable) return;
+    const next = worker.status(pod);
+    if (JSON.stringify(next) === JSON.stringify(pod.status ?? {})) return;
+    const { namespace, uid, resourceVersion } = pod.metadata;
+    store.update('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid, resourceVersion }, status: next }, { subresource: 'status' });
   };
 
   const queue = new WorkQueue(reconcile, options);
@@ -197,7 +193,7 @@ export function startKubelet(store: ObjectStore, options: KubeletOptions): Kubel
   return {
     readLog(namespace, podName, container, opts = {}) {
       const worker = workers.get(nsKey(namespace, podName));
-      const pod = viewOpt<Pod>(store.get('pods', namespace, podName));
+      const pod = viewOpt<Pod>(store.peekObject('pods', namespace, podName));
       if (worker === undefined || pod === undefined || pod.metadata.uid !== worker.uid) return undefined;
       const names = (pod.spec?.containers ?? []).map((c) => c.name);
       const initNames = (pod.spec?.initContainers ?? []).map((c) => c.name);

@@ -58,7 +58,7 @@ function reconcile(store: ObjectStore, options: ProtectionOptions, queue: WorkQu
   }
   if (key.startsWith('pvc:')) {
     const [ns, name] = splitKey(key.slice('pvc:'.length));
-    const pvc = store.get(PVCS, ns, name);
+    const pvc = store.peekObject(PVCS, ns, name);
     if (pvc === undefined) return;
     const has = (pvc.metadata.finalizers ?? []).includes(PVC_PROTECTION_FINALIZER);
     if (pvc.metadata.deletionTimestamp === undefined) {
@@ -70,7 +70,7 @@ function reconcile(store: ObjectStore, options: ProtectionOptions, queue: WorkQu
   }
   if (key.startsWith('pv:')) {
     const name = key.slice('pv:'.length);
-    const pv = viewOpt<PersistentVolume>(store.get(PVS, undefined, name));
+    const pv = viewOpt<PersistentVolume>(store.peekObject(PVS, undefined, name));
     if (pv === undefined) return;
     const has = (pv.metadata.finalizers ?? []).includes(PV_PROTECTION_FINALIZER);
     if (pv.metadata.deletionTimestamp === undefined) {
@@ -83,7 +83,8 @@ function reconcile(store: ObjectStore, options: ProtectionOptions, queue: WorkQu
 
 /** Whether a pod scheduled to a node references the claim (terminated pods count only when asked to). */
 function claimInUse(store: ObjectStore, namespace: string, claim: string, countTerminated: boolean): boolean {
-  return store.list('pods', namespace).some((o) => {
+  return store.peek('pods').some((o) => {
+    if (o.metadata.namespace !== namespace) return false;
     const pod = view<Pod>(o);
     if ((pod.spec?.nodeName ?? '') === '') return false;
     const phase = pod.status?.phase;

@@ -86,7 +86,7 @@ class Scheduler {
 
   reconcile(key: string, queue: WorkQueue): void {
     if (key === RESYNC_KEY || key === PENDING) {
-      for (const o of this.store.list('pods')) {
+      for (const o of this.store.peek('pods')) {
         const pod = view<Pod>(o);
         if (!isTerminal(pod) && ((pod.spec?.nodeName ?? '') === '' || podClaimNames(pod.spec?.volumes).length > 0)) {
           queue.add(nsKey(pod.metadata.namespace, pod.metadata.name));
@@ -95,7 +95,7 @@ class Scheduler {
       return;
     }
     const [ns, name] = splitKey(key);
-    const pod = viewOpt<Pod>(this.store.get('pods', ns, name));
+    const pod = viewOpt<Pod>(this.store.peekObject('pods', ns, name));
     if (pod === undefined || pod.metadata.deletionTimestamp !== undefined || isTerminal(pod)) return;
     if ((pod.spec?.schedulerName ?? this.schedulerName) !== this.schedulerName) return;
     // Pods with scheduling gates are not scheduled until the gates are removed.
@@ -257,7 +257,7 @@ class Scheduler {
 
   private podsPerNode(): Map<string, number> {
     const load = new Map<string, number>();
-    for (const o of this.store.list('pods')) {
+    for (const o of this.store.peek('pods')) {
       const pod = view<Pod>(o);
       const node = pod.spec?.nodeName ?? '';
       if (node !== '' && !isTerminal(pod)) load.set(node, (load.get(node) ?? 0) + 1);

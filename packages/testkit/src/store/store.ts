@@ -141,6 +141,15 @@ export class ObjectStore {
     return [...this.table(resolve(ref)).values()];
   }
 
+  /**
+   * The stored object itself, or `undefined`, without copying: for in-process readers (the simulations) on hot
+   * paths. Never mutate it; a write replaces the stored object, so a reference keeps showing the version it was.
+   */
+  peekObject(ref: ResourceRef, namespace: string | undefined, name: string): Readonly<KubeObject> | undefined {
+    const r = resolve(ref);
+    return this.table(r).get(storageKey(r, namespace, name));
+  }
+
   /** Copies of the objects, in storage key order (namespace, then name), optionally of one namespace. */
   list(ref: ResourceRef, namespace?: string): KubeObject[] {
     const r = resolve(ref);

@@ -226,6 +226,29 @@ describe('kubelet', () => {
     expect(existsSync(join(root, 'later/done'))).toBe(true);
   });
 
+  it('reports a hostPath type check failure once, as FailedMount with the kubelet\'s message', async () => {
+    store.create(
+      'pods',
+      pod('no-file', { command: ['true'], volumeMounts: [{ name: 'f', mountPath: '/f' }] }, {
+        nodeName: 'node-1',
+        volumes: [{ name: 'f', hostPath: { path: '/etc/missing.conf', type: 'File' } }],
+      }),
+    );
+    await eventually(() => expect(podOf('no-file').status.containerStatuses[0].state).toEqual({ waiting: { reason: 'ContainerCreating' } }));
+    // Changes the kubelet retries volume setup on (a configMap) bring the same failure, not a second Event.
+    store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'poke', namespace: 'default' } });
+    await eventually(() => expect(events).toHaveLength(1));
+    expect(events[0]).toEqual({
+      namespace: 'default',
+      pod: 'no-file',
+      node: 'node-1',
+      type: 'Warning',
+      reason: 'FailedMount',
+      message: 'hostPath type check failed: /etc/missing.conf is not a file',
+    });
+    expect(podOf('no-file').status.phase).toBe('Pending');
+  });
+
   it('asks for a container name when the pod has several', async () => {
     store.create(
       'pods',

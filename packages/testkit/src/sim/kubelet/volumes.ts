@@ -4,12 +4,14 @@
  * under `<root>/var/lib/kubelet/pods/<uid>/`. configMap and secret volumes are written out per container (their
  * text content goes through that container's path mapping, see `paths.ts`).
  */
-import fs from 'node:fs';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { ObjectStore } from '../../store/store.js';
 import { viewOpt, type DownwardAPIFile, type KeyToPath, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Volume } from '../types.js';
 import type { PathMapper } from './paths.js';
 import { podMetadataField } from './fields.js';
+import { removeTree } from './remove.js';
 
 /** A volume that is not ready to be set up yet (or cannot be); the message is the kubelet's mount error. */
 export class VolumeError extends Error {
@@ -48,33 +50,43 @@ export function podDir(root: string, uid: string): string {
   return path.join(root, 'var', 'lib', 'kubelet', 'pods', uid);
 }
 
-function checkHostPath(hostPath: string, shown: string, type: string | undefined): void {
-  const stat = fs.statSync(hostPath, { throwIfNoEntry: false });
+/** `stat`, or `undefined` when nothing is there (as `statSync` with `throwIfNoEntry: false`). */
+async function statOrUndefined(p: string): Promise<Stats | undefined> {
+  try {
+    return await stat(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function checkHostPath(hostPath: string, shown: string, type: string | undefined): Promise<void> {
+  const info = await statOrUndefined(hostPath);
   switch (type ?? '') {
     case '':
     case 'DirectoryOrCreate':
-      if (stat === undefined) fs.mkdirSync(hostPath, { recursive: true, mode: 0o755 });
+      if (info === undefined) await mkdir(hostPath, { recursive: true, mode: 0o755 });
       return;
     case 'Directory':
-      if (stat?.isDirectory() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a directory`);
+      if (info?.isDirectory() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a directory`);
       return;
     case 'FileOrCreate':
-      if (stat === undefined) {
-        fs.mkdirSync(path.dirname(hostPath), { recursive: true, mode: 0o755 });
-        fs.writeFileSync(hostPath, '', { mode: 0o644 });
-      } else if (!stat.isFile()) throw new VolumeError(`hostPath type check failed: ${shown} is not a file`);
+      if (info === undefined) {
+        await mkdir(path.dirname(hostPath), { recursive: true, mode: 0o755 });
+        await writeFile(hostPath, '', { mode: 0o644 });
+      } else if (!info.isFile()) throw new VolumeError(`hostPath type check failed: ${shown} is not a file`);
       return;
     case 'File':
-      if (stat?.isFile() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a file`);
+      if (info?.isFile() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a file`);
       return;
     case 'Socket':
-      if (stat?.isSocket() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a socket file`);
+      if (info?.isSocket() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a socket file`);
       return;
     case 'CharDevice':
-      if (stat?.isCharacterDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a character device`);
+      if (info?.isCharacterDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a character device`);
       return;
     case 'BlockDevice':
-      if (stat?.isBlockDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a block device`);
+      if (info?.isBlockDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a block device`);
       return;
     default:
       throw new VolumeError(`hostPath type check failed: unknown type ${type ?? ''} for ${shown}`);
@@ -124,7 +136,7 @@ export function objectData(store: ObjectStore, kind: 'configmaps' | 'secrets', n
   return out;
 }
 
-function claimVolume(store: ObjectStore, root: string, namespace: string, claimName: string): string {
+async function claimVolume(store: ObjectStore, root: string, namespace: string, claimName: string): Promise<string> {
   const pvc = viewOpt<PersistentVolumeClaim>(store.get('persistentvolumeclaims', namespace, claimName));
   if (pvc === undefined) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
   const volumeName = pvc.spec?.volumeName ?? '';
@@ -136,12 +148,12 @@ function claimVolume(store: ObjectStore, root: string, namespace: string, claimN
   if (pv === undefined) throw new VolumeError(`persistentvolume "${volumeName}" not found`);
   if (pv.spec?.hostPath !== undefined) {
     const hostPath = onNode(root, pv.spec.hostPath.path);
-    checkHostPath(hostPath, pv.spec.hostPath.path, pv.spec.hostPath.type);
+    await checkHostPath(hostPath, pv.spec.hostPath.path, pv.spec.hostPath.type);
     return hostPath;
   }
   if (pv.spec?.local !== undefined) {
     const hostPath = onNode(root, pv.spec.local.path);
-    if (fs.statSync(hostPath, { throwIfNoEntry: false }) === undefined) throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
+    if ((await statOrUndefined(hostPath)) === undefined) throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
     return hostPath;
   }
   throw new VolumeError(`persistentvolume "${volumeName}": only hostPath and local volumes can be mounted by the simulated kubelet`);
@@ -190,27 +202,28 @@ function keyedFiles(
  * secrets, downward API fields and projections. Throws {@link VolumeError} when a volume is not ready (claim not
  * bound, object missing, type check).
  */
-export function resolveVolumes(store: ObjectStore, pod: Pod, ctx: VolumeContext): Map<string, ResolvedVolume> {
+export async function resolveVolumes(store: ObjectStore, pod: Pod, ctx: VolumeContext): Promise<Map<string, ResolvedVolume>> {
   const out = new Map<string, ResolvedVolume>();
-  for (const v of pod.spec?.volumes ?? []) out.set(v.name, resolveVolume(store, pod, v, ctx));
+  // One volume after the other, in the pod's order, so that a failure leaves the same volumes set up as before.
+  for (const v of pod.spec?.volumes ?? []) out.set(v.name, await resolveVolume(store, pod, v, ctx));
   return out;
 }
 
-function resolveVolume(store: ObjectStore, pod: Pod, v: Volume, ctx: VolumeContext): ResolvedVolume {
+async function resolveVolume(store: ObjectStore, pod: Pod, v: Volume, ctx: VolumeContext): Promise<ResolvedVolume> {
   const namespace = pod.metadata.namespace ?? '';
   const root = ctx.root;
   const dir = podDir(root, pod.metadata.uid ?? '');
   if (v.hostPath !== undefined) {
     const hostPath = onNode(root, v.hostPath.path);
-    checkHostPath(hostPath, v.hostPath.path, v.hostPath.type);
+    await checkHostPath(hostPath, v.hostPath.path, v.hostPath.type);
     return { kind: 'host', hostPath };
   }
   if (v.emptyDir !== undefined) {
     const hostPath = path.join(dir, 'volumes', 'kubernetes.io~empty-dir', v.name);
-    fs.mkdirSync(hostPath, { recursive: true, mode: 0o777 });
+    await mkdir(hostPath, { recursive: true, mode: 0o777 });
     return { kind: 'host', hostPath };
   }
-  if (v.persistentVolumeClaim !== undefined) return { kind: 'host', hostPath: claimVolume(store, root, namespace, v.persistentVolumeClaim.claimName) };
+  if (v.persistentVolumeClaim !== undefined) return { kind: 'host', hostPath: await claimVolume(store, root, namespace, v.persistentVolumeClaim.claimName) };
   if (v.configMap !== undefined) {
     return { kind: 'projected', type: 'configmap', files: keyedFiles(store, 'configmaps', namespace, v.configMap, v.configMap.defaultMode) };
   }
@@ -249,15 +262,24 @@ function isText(content: Buffer): boolean {
   }
 }
 
-/** Writes a configMap/secret/downwardAPI/projected volume's files into `dir` (emptied first), text rewritten by `mapper`. */
-export function writeProjected(dir: string, files: readonly ProjectedFile[], mapper: PathMapper): void {
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  for (const f of files) {
-    const target = path.join(dir, path.posix.normalize(f.path));
-    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
-    const content = isText(f.content) ? Buffer.from(mapper.rewrite(f.content.toString('utf8')), 'utf8') : f.content;
-    fs.writeFileSync(target, content, { mode: f.mode });
-    fs.chmodSync(target, f.mode);
-  }
+/**
+ * Writes a configMap/secret/downwardAPI/projected volume's files into `dir` (emptied first), text rewritten by
+ * `mapper`. Files are written concurrently (each file's own steps in order); when two items name the same path the
+ * last one wins, as if written one after the other.
+ */
+export async function writeProjected(dir: string, files: readonly ProjectedFile[], mapper: PathMapper): Promise<void> {
+  await removeTree(dir);
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const byTarget = new Map<string, ProjectedFile>();
+  for (const f of files) byTarget.set(path.join(dir, path.posix.normalize(f.path)), f);
+  await Promise.all([...byTarget].map(async ([target, f]) => writeOne(dir, target, f, mapper)));
+}
+
+async function writeOne(dir: string, target: string, f: ProjectedFile, mapper: PathMapper): Promise<void> {
+  const parent = path.dirname(target);
+  if (parent !== dir) await mkdir(parent, { recursive: true, mode: 0o755 });
+  const content = isText(f.content) ? Buffer.from(mapper.rewrite(f.content.toString('utf8')), 'utf8') : f.content;
+  await writeFile(target, content, { mode: f.mode });
+  // The mode given at creation is masked by the umask; the volume's mode is not.
+  await chmod(target, f.mode);
 }

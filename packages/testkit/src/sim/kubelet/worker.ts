@@ -5,13 +5,14 @@
  * it calls `notify` and the kubelet loop writes the status it reports.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { timestamp, type ObjectStore } from '../../store/store.js';
 import type { Container, Pod } from '../types.js';
 import { ContainerConfigError, containerEnv, expand } from './env.js';
 import { PathMapper, type MountMapping } from './paths.js';
 import { LogBuffer, startProcess, type ContainerProcess, type ExitInfo } from './process.js';
+import { removeTree } from './remove.js';
 import { podStatus, type ContainerRecord, type PodRuntime } from './status.js';
 import { podDir, resolveVolumes, writeProjected, type ProjectedFile, type ResolvedVolume } from './volumes.js';
 
@@ -46,6 +47,16 @@ function goDuration(ms: number): string {
   return minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
 }
 
+/** Whether something is at `p` (as `existsSync`: any error counts as nothing). */
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Runs one pod; see the module comment. */
 export class PodWorker {
   readonly uid: string;
@@ -56,6 +67,12 @@ export class PodWorker {
   private readonly owners = new Map<ContainerProcess, ContainerRecord>();
   private readonly wakers = new Set<() => void>();
   private run: Promise<void> | undefined;
+  /** The volume setup attempt in flight, if any. */
+  private setup: Promise<void> | undefined;
+  /** Whether another attempt was asked for while one was in flight (what it read may be stale). */
+  private setupAgain = false;
+  /** Whether a volume setup attempt has finished (so there is a status worth reporting). */
+  private attempted = false;
   private terminating = false;
   /** The last volume setup problem, while the pod cannot start. */
   volumeProblem: string | undefined;
@@ -102,16 +119,49 @@ export class PodWorker {
     return this.run !== undefined;
   }
 
-  /** Sets up the volumes and starts the containers; `false` (see {@link volumeProblem}) when volumes are not ready. */
-  tryStart(): boolean {
-    if (this.run !== undefined) return true;
-    if (this.terminating) return false;
+  /** Whether there is a status to report: the first volume setup attempt has finished, or the pod is terminating. */
+  get reportable(): boolean {
+    return this.attempted || this.terminating;
+  }
+
+  /**
+   * Sets up the volumes and then starts the containers, in the background; `notify` is called when the attempt
+   * has finished (see {@link volumeProblem} for why it failed, and {@link started}). Asked again while an attempt
+   * is in flight, it runs one more attempt after it, since what the first read may have changed since. A no-op once
+   * started or terminating.
+   */
+  requestStart(): void {
+    if (this.run !== undefined || this.terminating) return;
+    if (this.setup !== undefined) {
+      this.setupAgain = true;
+      return;
+    }
+    this.setup = this.setUp().finally(() => {
+      this.setup = undefined;
+      if (this.setupAgain) {
+        this.setupAgain = false;
+        this.requestStart();
+      }
+    });
+  }
+
+  private async setUp(): Promise<void> {
+    let problem: string | undefined;
     try {
-      this.volumes = resolveVolumes(this.ctx.store, this.pod, { root: this.ctx.root, serviceAccountToken: this.ctx.serviceAccountToken });
-      fs.mkdirSync(this.sandbox(), { recursive: true });
+      this.volumes = await resolveVolumes(this.ctx.store, this.pod, { root: this.ctx.root, serviceAccountToken: this.ctx.serviceAccountToken });
+      await mkdir(this.sandbox(), { recursive: true });
     } catch (err) {
-      this.volumeProblem = err instanceof Error ? err.message : String(err);
-      return false;
+      problem = err instanceof Error ? err.message : String(err);
+    }
+    if (this.terminating) return;
+    const first = !this.attempted;
+    this.attempted = true;
+    if (problem !== undefined) {
+      // Only a new problem is worth a report; the same one again would only make the kubelet retry at once.
+      const changed = problem !== this.volumeProblem;
+      this.volumeProblem = problem;
+      if (first || changed) this.ctx.notify();
+      return;
     }
     this.volumeProblem = undefined;
     this.rt.sandboxReady = true;
@@ -124,7 +174,6 @@ export class PodWorker {
       this.ctx.notify();
     });
     this.ctx.notify();
-    return true;
   }
 
   /** The status to report for the pod as stored now. */
@@ -147,12 +196,14 @@ export class PodWorker {
       for (const c of this.rt.containers) c.stopping = true;
       this.killAll(graceMs);
     }
+    // A setup attempt in flight starts nothing once terminating, but its directories must exist before removeDir.
+    await this.setup;
     await this.run;
   }
 
   /** Removes the pod's kubelet directory (its emptyDirs and written-out configMaps and secrets). */
-  removeDir(): void {
-    fs.rmSync(this.dir, { recursive: true, force: true });
+  async removeDir(): Promise<void> {
+    await removeTree(this.dir);
   }
 
   private killAll(graceMs: number, only?: (c: ContainerRecord) => boolean): void {
@@ -256,7 +307,7 @@ export class PodWorker {
     while (config === undefined) {
       if (c.stopping) return undefined;
       try {
-        config = this.configure(c);
+        config = await this.configure(c);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         c.state = { waiting: { reason: err instanceof ContainerConfigError ? 'CreateContainerConfigError' : 'CreateContainerError', message } };
@@ -264,6 +315,8 @@ export class PodWorker {
         await this.sleep(this.ctx.restartBackoffMs);
       }
     }
+    // Configuring waits for the disk: the pod may have been deleted meanwhile, and then the container never starts.
+    if (c.stopping) return undefined;
     if (c.everStarted) c.restartCount += 1;
     const containerID = `sim://${randomBytes(32).toString('hex')}`;
     const startedAt = timestamp();
@@ -301,7 +354,7 @@ export class PodWorker {
   }
 
   /** Mounts, environment, command line and working directory of a container, paths mapped to the host. */
-  private configure(c: ContainerRecord): ContainerConfig {
+  private async configure(c: ContainerRecord): Promise<ContainerConfig> {
     const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
     if (spec === undefined) throw new Error(`no container ${c.name}`);
     const vars = containerEnv(this.ctx.store, this.pod, spec, { hostIP: this.ctx.hostIP, podIP: this.rt.podIP });
@@ -318,18 +371,18 @@ export class PodWorker {
         projected.push({ dir: base, files: vol.files });
       }
       const hostPath = subPath === '' ? base : path.join(base, path.posix.normalize(subPath));
-      if (subPath !== '' && vol.kind === 'host' && !fs.existsSync(hostPath)) fs.mkdirSync(hostPath, { recursive: true, mode: 0o755 });
+      if (subPath !== '' && vol.kind === 'host' && !(await exists(hostPath))) await mkdir(hostPath, { recursive: true, mode: 0o755 });
       mounts.push({ containerPath: m.mountPath, hostPath });
     }
     const mapper = new PathMapper(mounts);
-    for (const p of projected) writeProjected(p.dir, p.files, mapper);
+    for (const p of projected) await writeProjected(p.dir, p.files, mapper);
     const raw = (spec.command ?? []).length > 0 ? [...(spec.command ?? []), ...(spec.args ?? [])] : [...(spec.args ?? [])];
     const argv = raw.map((a) => mapper.rewrite(expand(a, vars)));
     const env: Record<string, string> = { ...this.ctx.baseEnv, HOSTNAME: this.pod.metadata.name ?? '', HOME: this.sandbox() };
     for (const [k, v] of vars) env[k] = mapper.rewrite(v);
     const workingDir = spec.workingDir ?? '';
     const cwd = workingDir === '' ? this.sandbox() : (mapper.resolve(workingDir) ?? path.join(this.sandbox(), path.posix.resolve('/', workingDir)));
-    fs.mkdirSync(cwd, { recursive: true });
+    await mkdir(cwd, { recursive: true });
     return { argv, env, cwd };
   }
 }

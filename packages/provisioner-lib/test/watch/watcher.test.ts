@@ -35,10 +35,12 @@ function configMap(name: string, data: Record<string, string> = {}): KubeObject 
 
 /** Starts a testkit and a watcher on configmaps in all namespaces, recording everything. */
 async function start(
-  options: Partial<WatcherOptions<V1ConfigMap>> & { kit?: TestkitOptions; seed?: string[]; run?: boolean } = {},
+  options: Partial<WatcherOptions<V1ConfigMap>> & { kit?: TestkitOptions; seed?: string[]; run?: boolean; watchFromBeforeSeed?: boolean } = {},
 ): Promise<Harness> {
-  const { kit: kitOptions, seed = [], run = true, ...watcherOptions } = options;
+  const { kit: kitOptions, seed = [], run = true, watchFromBeforeSeed = false, ...watcherOptions } = options;
   const kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false, ...kitOptions });
+  // `watchFromBeforeSeed`: the watcher starts from the resourceVersion the store had before the seed objects.
+  if (watchFromBeforeSeed) watcherOptions.resourceVersion = String(kit.store.resourceVersion);
   for (const name of seed) kit.store.create('configmaps', configMap(name));
   const core = makeApiClient(kit.kubeConfig, CoreV1Api);
   const realWatch = watchWithAgent(kit.kubeConfig);
@@ -105,6 +107,17 @@ describe('Watcher', () => {
     expect(q?.allowWatchBookmarks).toBe(true);
     expect(q?.timeoutSeconds).toBeGreaterThanOrEqual(300);
     expect(q?.timeoutSeconds).toBeLessThan(600);
+  });
+
+  it('starts with a watch from a given resourceVersion, without a list, and delivers every change after it', async () => {
+    const h = await start({ seed: ['seeded'], watchFromBeforeSeed: true });
+    // Created after that resourceVersion but before the watch began: it comes through the watch.
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['seeded']));
+    h.kit.store.create('configmaps', configMap('after'));
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['seeded', 'after']));
+    expect(h.lists).toEqual([]);
+    expect(h.watches).toHaveLength(1);
+    expect(h.events.some((e) => e.type === 'Init' || e.type === 'InitDone')).toBe(false);
   });
 
   it('emits Apply and Delete from the watch', async () => {

@@ -103,10 +103,11 @@ export class HelperPodRunner {
     let logs: string | undefined;
     try {
       log.info({}, `create the helper pod ${name} into ${namespace}`);
+      let created: V1Pod;
       for (let attempt = 1; ; attempt++) {
         try {
           attempted = true;
-          await this.core.createNamespacedPod({ namespace, body: run.pod }, withSignal(signal));
+          created = await this.core.createNamespacedPod({ namespace, body: run.pod }, withSignal(signal));
           break;
         } catch (err) {
           // A pod of that name is left from an earlier attempt (or a racing one): remove it and try again.
@@ -119,6 +120,7 @@ export class HelperPodRunner {
         core: this.core,
         namespace,
         name,
+        resourceVersion: created.metadata?.resourceVersion,
         until: (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed',
         deadline,
         onTimeout: () => new HelperPodTimeoutError(`create process timeout after ${run.timeoutSeconds} seconds`),

@@ -1,7 +1,8 @@
 /**
- * Waits for one pod to reach a state, through a list+watch of that pod alone (field selector `metadata.name`), so
- * a helper pod's end is seen the moment the kubelet reports it, at the cost of two requests (one list, one watch)
- * however long the script runs. Upstream polls the pod every second instead, which spends the client's QPS budget
+ * Waits for one pod to reach a state, through a watch of that pod alone (field selector `metadata.name`), so a
+ * helper pod's end is seen the moment the kubelet reports it, at the cost of one request (a watch from the
+ * resourceVersion its create returned; a list+watch only if that watch cannot be resumed) however long the script
+ * runs. Upstream polls the pod every second instead, which spends the client's QPS budget
  * (5 per second by default) on every helper pod in flight.
  *
  * @module
@@ -20,6 +21,8 @@ export interface WaitForPodOptions {
   readonly core: CoreV1Api;
   readonly namespace: string;
   readonly name: string;
+  /** Watch from this resourceVersion (e.g. the create response's) instead of listing first. Default: list first. */
+  readonly resourceVersion?: string | undefined;
   /** True for the state awaited (e.g. phase Succeeded or Failed). */
   readonly until: (pod: V1Pod) => boolean;
   /** Give up at this time of `clock` (ms), rejecting with `onTimeout()`. */
@@ -54,6 +57,7 @@ export async function waitForPod(options: WaitForPodOptions): Promise<V1Pod> {
     watch: watchWithAgent(options.kubeConfig),
     path: `/api/v1/namespaces/${namespace}/pods`,
     fieldSelector,
+    ...(options.resourceVersion === undefined ? {} : { resourceVersion: options.resourceVersion }),
     clock,
     logger: options.logger ?? silentLogger,
   });

@@ -41,22 +41,24 @@ function podRequests(e: Env): Record<string, number> {
 }
 
 describe('waiting for a helper pod', () => {
-  it('sends no request while the script runs, and binds as soon as the pod succeeded', async () => {
+  it('creates and watches the helper pod with one request each, sends none while the script runs, and binds at its end', async () => {
     // With cmdTimeoutSeconds 3600 only the pod's end can finish the wait.
     const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600 });
     await e.storage.createStorageClass({ body: storageClass() });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+    // The consumer pod first (it waits for its claim), so that every pod request counted below is the provisioner's.
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    await runningHelper(e);
-
     e.kit.server.resetRequestCounts();
-    // A poller (upstream: every second; ours used to look every 50 ms here) would ask for the pod meanwhile.
+    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+    await runningHelper(e);
+    expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
+
+    // A poller (upstream: every second) would ask for the pod meanwhile.
     await sleep(1500);
-    expect(podRequests(e)).toEqual({});
+    expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
 
     writeFileSync(e.onNode('node-1', `${BASE_PATH}/go`), '');
     await waitBound(e.kit);
-    expect(podRequests(e)).toEqual({ 'log pods': 1, 'delete pods': 1 });
+    expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1, 'log pods': 1, 'delete pods': 1 });
   });
 
   it('fails the attempt at once when the helper pod is deleted from under it', async () => {

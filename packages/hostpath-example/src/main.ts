@@ -4,7 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { LeaderElectionLostError, ProvisionController, startHttpEndpoint, type HttpEndpoint } from '@kprov/provisioner-lib';
+import { controllerHealthChecks, LeaderElectionLostError, ProvisionController, startHttpEndpoint, type HttpEndpoint } from '@kprov/provisioner-lib';
 import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
 import { loadKubeConfig } from '@kprov/provisioner-lib';
 import { createLogger, type LogSink } from '@kprov/provisioner-lib/pino';
@@ -102,12 +102,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
       endpoint = await startHttpEndpoint({
         ...options.httpEndpoint,
         renderMetrics: () => renderRegistry(registry),
-        readyChecks: {
-          informers: () => {
-            if (!controller.hasSynced()) throw new Error('informers not synced (or not the leader yet)');
-          },
-        },
-        ...(options.leaderElection ? { leaderCheck: () => controller.leaderHealth() } : {}),
+        ...controllerHealthChecks(controller, options.leaderElection),
       });
       logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
     }

@@ -12,6 +12,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume,
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
   apiStatus,
+  controllerHealthChecks,
   describeError,
   EventRecorder,
   LeaderElectionLostError,
@@ -350,12 +351,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       endpoint = await startHttpEndpoint({
         ...options.httpEndpoint,
         renderMetrics: () => renderRegistry(registry),
-        readyChecks: {
-          informers: () => {
-            if (!controller.hasSynced()) throw new Error('informers not synced (or not the leader yet)');
-          },
-        },
-        ...(leaderElection ? { leaderCheck: () => controller.leaderHealth() } : {}),
+        ...controllerHealthChecks(controller, leaderElection),
       });
       logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
     }

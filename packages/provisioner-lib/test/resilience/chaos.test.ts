@@ -4,23 +4,21 @@
  * each, released volumes are deleted in the backend and in the API, and a volume whose PV could not be saved is
  * removed from the backend again.
  */
-import { startApiServer, type Testkit } from '@kprov/testkit';
+import type { Testkit } from '@kprov/testkit';
 import { afterEach, expect, it, vi } from 'vitest';
 import { LeaderElectionLostError } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter } from '../../src/workqueue/rate-limiters.js';
 import {
-  FakeBackend,
-  Timeline,
-  VolumeHistory,
   claimsInStore,
   createClaims,
   createClass,
   deleteClaims,
+  type RunningController,
   startController,
+  startScene,
   unbound,
   volumesInStore,
-  type RunningController,
 } from './support.js';
 
 const PROVISIONER = 'example.com/chaos';
@@ -77,11 +75,8 @@ afterEach(async () => {
 });
 
 it('under ~20% failing requests and dropped watches every claim gets one PV, every released volume is deleted, nothing leaks', async () => {
-  const k = await startApiServer({ nodes: [], scheduler: false, kubelet: false });
+  const { kit: k, timeline, backend, history } = await startScene();
   kit = k;
-  const timeline = new Timeline();
-  const backend = new FakeBackend(timeline);
-  const history = new VolumeHistory(k);
   createClass(k, CLASS, PROVISIONER);
 
   // ~20 % of every request (lists, watches, gets, creates, deletes, Lease and Event writes): 1 − 0.93³ ≈ 19.6 %.

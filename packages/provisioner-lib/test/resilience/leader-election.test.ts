@@ -2,19 +2,17 @@
  * Two replicas of a provisioner on one API server, with Lease leader election: only the leader provisions, and when
  * it crashes the other takes over after the lease expires and provisions what is left, each claim once.
  */
-import { startApiServer, type Testkit } from '@kprov/testkit';
+import type { Testkit } from '@kprov/testkit';
 import type { V1Lease } from '@kubernetes/client-node';
 import { afterEach, expect, it, vi } from 'vitest';
 import {
-  FakeBackend,
-  Timeline,
-  VolumeHistory,
   claimsInStore,
   createClaims,
   createClass,
-  startController,
-  unbound,
   type RunningController,
+  startController,
+  startScene,
+  unbound,
 } from './support.js';
 
 const PROVISIONER = 'example.com/resilience';
@@ -35,11 +33,8 @@ afterEach(async () => {
 });
 
 it('only the leader provisions; after it crashes the other replica takes over and every claim gets exactly one PV', async () => {
-  const k = await startApiServer({ nodes: [], scheduler: false, kubelet: false });
+  const { kit: k, timeline, backend, history } = await startScene();
   kit = k;
-  const timeline = new Timeline();
-  const backend = new FakeBackend(timeline);
-  const history = new VolumeHistory(k);
   // Lease holders in the order the API server stored them.
   const holders: { holder: string; transitions: number }[] = [];
   const unsubscribe = k.store.subscribe((c) => {

@@ -7,18 +7,16 @@
  * as in the Go library), which is what keeps the two from provisioning at the same time. With leader election off
  * nothing would order them, and the test could only pass by waiting for the old run to end first.
  */
-import { startApiServer, type Testkit } from '@kprov/testkit';
+import type { Testkit } from '@kprov/testkit';
 import { afterEach, expect, it, vi } from 'vitest';
 import {
-  FakeBackend,
-  Timeline,
-  VolumeHistory,
   claimsInStore,
   createClaims,
   createClass,
-  startController,
-  unbound,
   type RunningController,
+  startController,
+  startScene,
+  unbound,
 } from './support.js';
 
 const PROVISIONER = 'example.com/restart';
@@ -40,11 +38,8 @@ afterEach(async () => {
 });
 
 it('a controller stopped midway through a burst is replaced by a new one: every claim Bound, none provisioned twice', async () => {
-  const k = await startApiServer({ nodes: [], scheduler: false, kubelet: false });
+  const { kit: k, timeline, backend, history } = await startScene();
   kit = k;
-  const timeline = new Timeline();
-  const backend = new FakeBackend(timeline);
-  const history = new VolumeHistory(k);
   createClass(k, CLASS, PROVISIONER);
   const start = (identity: string): RunningController =>
     startController(k, timeline, identity, {

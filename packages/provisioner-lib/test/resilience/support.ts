@@ -3,7 +3,7 @@
  * orders what the provisioners and controllers did, PV creation tracking from the API server's change stream, and a
  * controller runner.
  */
-import type { Testkit } from '@kprov/testkit';
+import { startApiServer, type Testkit } from '@kprov/testkit';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { ProvisionController } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
@@ -309,4 +309,19 @@ export function startController(
     },
   );
   return { identity, controller, abort, running, stopped: () => done };
+}
+
+/** What every scenario starts from: an API server without scheduler and kubelet, a timeline, a backend and the PV history. */
+export interface Scene {
+  kit: Testkit;
+  timeline: Timeline;
+  backend: FakeBackend;
+  history: VolumeHistory;
+}
+
+/** Starts a {@link Scene}; the caller stops `kit`. */
+export async function startScene(): Promise<Scene> {
+  const kit = await startApiServer({ nodes: [], scheduler: false, kubelet: false });
+  const timeline = new Timeline();
+  return { kit, timeline, backend: new FakeBackend(timeline), history: new VolumeHistory(kit) };
 }

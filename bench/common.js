@@ -1,15 +1,13 @@
 // Helpers shared by the benchmark driver (run.js) and the controller process (controller.js).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath, pathToFileURL, URL, URLSearchParams } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const TESTKIT_CLI = join(ROOT, 'packages/testkit/dist/cli.js');
 export const PROVISIONER_NAME = 'bench.kprov.dev/memory';
 export const STORAGE_CLASS = 'bench-memory';
 
@@ -20,27 +18,17 @@ export const STORAGE_CLASS = 'bench-memory';
 const libRequire = createRequire(join(ROOT, 'packages/provisioner-lib/package.json'));
 export const k8s = await import(pathToFileURL(libRequire.resolve('@kubernetes/client-node')).href);
 export const lib = await import(pathToFileURL(join(ROOT, 'packages/provisioner-lib/dist/index.js')).href);
+export const testkit = await import(pathToFileURL(join(ROOT, 'packages/testkit/dist/index.js')).href);
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable between processes on this machine. */
 export function now() {
   return performance.timeOrigin + performance.now();
 }
 
-/**
- * Loads the kubeconfig `kprov-testkit serve` wrote. That file has a plain `http://` server and no
- * `insecure-skip-tls-verify`, which client-node 2.0.1 refuses ("HTTP protocol is not allowed when skipTLSVerify is
- * not set"); the in-process `kit.kubeConfig` sets `skipTLSVerify: true`, so do the same here.
- */
+/** Loads the kubeconfig `kprov-testkit serve` wrote, with the client-node instance the built library uses. */
 export function loadKubeConfig(path) {
-  const file = new k8s.KubeConfig();
-  file.loadFromFile(path);
   const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: file.clusters.map((c) => (c.server.startsWith('http://') ? { ...c, skipTLSVerify: true } : c)),
-    users: file.users,
-    contexts: file.contexts,
-    currentContext: file.currentContext,
-  });
+  kc.loadFromFile(path);
   return kc;
 }
 
@@ -150,48 +138,22 @@ export function waitForExit(child, ms) {
 }
 
 /**
- * Starts `kprov-testkit serve` as a child process with its kubeconfig under `dir`; resolves once it printed
- * `kubeconfig: <path>`. By default the scheduler and kubelet are off and the PV binder on; `nodes` are
- * `NAME=ROOTDIR` flags (default: the server's one node under `dir`). The child is added to `track` (a Set) as soon
- * as it is spawned, for cleanup.
+ * Starts `kprov-testkit serve` (the testkit's `startServeProcess`) with its kubeconfig under `dir`. By default the
+ * scheduler and kubelet are off and the PV binder on; `nodes` are `NAME=ROOTDIR` flags (default: the server's one
+ * node). The child is added to `track` (a Set) as soon as it is spawned, for cleanup.
  */
 export async function startServer(dir, { binder = true, scheduler = false, kubelet = false, nodes = [], timeoutMs = 20_000, track } = {}) {
-  const kubeconfig = join(dir, 'kubeconfig');
-  const args = [TESTKIT_CLI, 'serve', '--port', '0', '--kubeconfig-out', kubeconfig, ...nodes.flatMap((n) => ['--node', n])];
-  if (!binder) args.push('--no-binder');
-  if (!scheduler) args.push('--no-scheduler');
-  if (!kubelet) args.push('--no-kubelet');
-  const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  track?.add(child);
-  let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (d) => {
-    err += d;
+  const { child, kubeconfig, url } = await testkit.startServeProcess({
+    dir,
+    nodes,
+    binder,
+    scheduler,
+    kubelet,
+    timeoutMs,
+    onSpawn: (spawned) => track?.add(spawned),
   });
-  const path = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kprov-testkit serve did not print its kubeconfig within ${timeoutMs} ms\n${out}${err}`));
-    }, timeoutMs);
-    const onData = (d) => {
-      out += d;
-      const m = /^kubeconfig: (.+)$/m.exec(out);
-      if (m !== null) {
-        clearTimeout(timer);
-        child.stdout.off('data', onData);
-        child.stdout.resume(); // keep draining whatever it prints later
-        resolve(m[1].trim());
-      }
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`kprov-testkit serve exited (${code ?? signal}) before it was ready\n${out}${err}`));
-    });
-  });
-  const url = /API server at (\S+)/.exec(out)?.[1] ?? '';
   return {
-    kubeconfig: path,
+    kubeconfig,
     url,
     child,
     async stop() {

@@ -6,8 +6,8 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, KubeConfig, StorageV1Api, type V1PersistentVolumeClaim, type V1Pod, type V1StorageClass } from '@kubernetes/client-node';
-import { kubectlGet, startNodeProcess, stopProcess, waitFor } from '@kprov/testkit';
+import { CoreV1Api, StorageV1Api, type V1PersistentVolumeClaim, type V1Pod, type V1StorageClass } from '@kubernetes/client-node';
+import { kubectlGet, startNodeProcess, startServeProcess, stopProcess, waitFor, type ServeProcess } from '@kprov/testkit';
 import { parse } from 'yaml';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,21 +27,13 @@ async function manifest<T>(file: string): Promise<T> {
 export async function demo(keep: boolean): Promise<void> {
   const dir = resolve(repo, '.kprov');
   const root = join(dir, 'nodes', NODE);
-  const kubeconfig = join(dir, 'kubeconfig');
   await rm(join(dir, 'nodes'), { recursive: true, force: true });
   await mkdir(root, { recursive: true });
-  let server: ChildProcess | undefined;
+  let server: ServeProcess | undefined;
   let provisioner: ChildProcess | undefined;
   try {
-    server = await startNodeProcess(
-      'kprov-testkit serve',
-      ['packages/testkit/dist/cli.js', 'serve', '--kubeconfig-out', kubeconfig, '--node', `${NODE}=${root}`],
-      'kubeconfig:',
-      { cwd: repo },
-    );
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const url = kc.getCurrentCluster()?.server ?? '';
+    server = await startServeProcess({ dir, nodes: [`${NODE}=${root}`], cwd: repo });
+    const { kubeConfig: kc, url, kubeconfig } = server;
     const get = async (title: string, path: string, wide = false): Promise<void> => {
       out(`$ kubectl get ${title}${wide ? ' -o wide' : ''}`);
       out(await kubectlGet(url, path, { wide }));
@@ -132,7 +124,7 @@ export async function demo(keep: boolean): Promise<void> {
     out('Done. `pnpm demo -- --keep` keeps the server and the provisioner up for kubectl.');
   } finally {
     await stopProcess(provisioner);
-    await stopProcess(server);
+    await server?.stop();
   }
 }
 

@@ -10,7 +10,6 @@ import { parseArgs } from 'node:util';
 import {
   ApiException,
   CoreV1Api,
-  KubeConfig,
   StorageV1Api,
   type V1ConfigMap,
   type V1PersistentVolume,
@@ -18,7 +17,7 @@ import {
   type V1Pod,
   type V1StorageClass,
 } from '@kubernetes/client-node';
-import { kubectlGet, startNodeProcess, stopProcess, waitFor } from '@kprov/testkit';
+import { kubectlGet, startNodeProcess, startServeProcess, stopProcess, waitFor, type ServeProcess } from '@kprov/testkit';
 import { parse, parseAllDocuments } from 'yaml';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,21 +63,13 @@ function affinity(pv: V1PersistentVolume): string[] {
 export async function demo(keep: boolean): Promise<void> {
   const dir = resolve(repo, '.kprov');
   const root = join(dir, 'nodes', NODE);
-  const kubeconfig = join(dir, 'kubeconfig');
   await rm(join(dir, 'nodes'), { recursive: true, force: true });
   await mkdir(root, { recursive: true });
-  let server: ChildProcess | undefined;
+  let server: ServeProcess | undefined;
   let provisioner: ChildProcess | undefined;
   try {
-    server = await startNodeProcess(
-      'kprov-testkit serve',
-      ['packages/testkit/dist/cli.js', 'serve', '--kubeconfig-out', kubeconfig, '--node', `${NODE}=${root}`],
-      'kubeconfig:',
-      { cwd: repo },
-    );
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const url = kc.getCurrentCluster()?.server ?? '';
+    server = await startServeProcess({ dir, nodes: [`${NODE}=${root}`], cwd: repo });
+    const { kubeConfig: kc, url, kubeconfig } = server;
     const get = async (title: string, path: string, wide = false): Promise<void> => {
       out(`$ kubectl get ${title}${wide ? ' -o wide' : ''}`);
       out(await kubectlGet(url, path, { wide }));
@@ -206,7 +197,7 @@ export async function demo(keep: boolean): Promise<void> {
     out('Done. `pnpm demo -- --keep` keeps the server and the provisioner up for kubectl; `pnpm demo:hostpath` runs the classic hostPath guide.');
   } finally {
     await stopProcess(provisioner);
-    await stopProcess(server);
+    await server?.stop();
   }
 }
 

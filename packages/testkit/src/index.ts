@@ -25,4 +25,13 @@ export type { KubeObject, ObjectMeta, OwnerReference } from './api/objects.js';
 export { toTable, humanDuration, type Table, type TableRow, type TableColumnDefinition, type ToTableOptions } from './server/table.js';
 export { formatTable, type FormatTableOptions, type TableLike } from './format/table-text.js';
 export { kubectlGet } from './format/kubectl-get.js';
-export { waitFor, startNodeProcess, stopProcess, type WaitForOptions, type StartNodeProcessOptions } from './process/index.js';
+export {
+  waitFor,
+  startNodeProcess,
+  startServeProcess,
+  stopProcess,
+  type ServeProcess,
+  type ServeProcessOptions,
+  type StartNodeProcessOptions,
+  type WaitForOptions,
+} from './process/index.js';

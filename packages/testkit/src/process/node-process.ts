@@ -8,6 +8,8 @@ export interface StartNodeProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** Give up (and kill the child) after this many ms without the ready text. Default 30 000. */
   timeoutMs?: number;
+  /** Told about the child as soon as it is spawned, before it is ready. Default none. */
+  onSpawn?: (child: ChildProcess) => void;
 }
 
 /**
@@ -20,6 +22,7 @@ export interface StartNodeProcessOptions {
  */
 export async function startNodeProcess(name: string, args: readonly string[], ready: string, options: StartNodeProcessOptions = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  options.onSpawn?.(child);
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {

@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { startNodeProcess, stopProcess, waitFor } from '../../src/index.js';
+import { startNodeProcess, startServeProcess, stopProcess, waitFor } from '../../src/index.js';
 
 describe('waitFor', () => {
   it('returns the first defined value, treating a throwing probe as not yet', async () => {
@@ -43,5 +47,23 @@ describe('startNodeProcess', () => {
     await expect(
       startNodeProcess('broken', ['-e', 'console.log("loading"); console.error("config missing"); process.exit(3)'], 'ready'),
     ).rejects.toThrow(/broken exited \(code 3\) before it was ready:\nloading\nconfig missing/);
+  });
+});
+
+describe('startServeProcess', () => {
+  it('runs kprov-testkit serve with the given nodes and hands back its kubeconfig', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kprov-serve-process-'));
+    const server = await startServeProcess({ dir, nodes: ['worker-a', 'worker-b'], scheduler: false, kubelet: false });
+    try {
+      expect(server.kubeconfig).toBe(path.join(dir, 'kubeconfig'));
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const nodes = await server.kubeConfig.makeApiClient(CoreV1Api).listNode();
+      expect(nodes.items.map((n) => n.metadata?.name)).toEqual(['worker-a', 'worker-b']);
+    } finally {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+    // serve stops cleanly on SIGTERM.
+    expect(server.child.exitCode).toBe(0);
   });
 });

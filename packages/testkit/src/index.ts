@@ -35,3 +35,6 @@ export {
   type StartNodeProcessOptions,
   type WaitForOptions,
 } from './process/index.js';
+export { startControlPlane, type ControlPlane, type ControlPlaneOptions, type ExtraArgs } from './control-plane/control-plane.js';
+export type { Identity } from './control-plane/pki.js';
+export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';

@@ -1,0 +1,394 @@
+/**
+ * A real Kubernetes control plane for tests, as controller-runtime's envtest starts one for Go: etcd and
+ * kube-apiserver, and by default kube-controller-manager and kube-scheduler, from the folder named by
+ * `KUBEBUILDER_ASSETS`, on free loopback ports, in a temporary folder, with generated credentials. There is no
+ * kubelet: {@link startKubelet} simulates one against it.
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { findBinaries, type Binary } from './assets.js';
+import { Component, logTail } from './component.js';
+import { Guardian } from './guardian.js';
+import { CertificateAuthority, serviceAccountKeys, type CertAndKey, type Identity } from './pki.js';
+import { answers200, request } from './probe.js';
+
+/** Extra command-line flags per binary; they come after ours, so a flag given here wins. */
+export interface ExtraArgs {
+  etcd?: readonly string[];
+  apiServer?: readonly string[];
+  controllerManager?: readonly string[];
+  scheduler?: readonly string[];
+}
+
+/** Options of {@link startControlPlane}. */
+export interface ControlPlaneOptions {
+  /** Folder holding `etcd`, `kube-apiserver` (and `kube-controller-manager`, `kube-scheduler` when run). Default `$KUBEBUILDER_ASSETS`. */
+  binDir?: string;
+  /** Run kube-controller-manager (PV binding, service accounts, garbage collection, node lifecycle). Default true. */
+  controllerManager?: boolean;
+  /** Run kube-scheduler. Default true. */
+  scheduler?: boolean;
+  /** kube-apiserver's port on 127.0.0.1; 0 picks a free one. Default 0. */
+  apiServerPort?: number;
+  /** etcd's client port on 127.0.0.1; 0 picks a free one. Default 0. */
+  etcdPort?: number;
+  /** Folder for etcd's data, credentials, kubeconfigs and logs. It is removed by `stop()` only when it was made here. Default: a new temporary folder. */
+  dataDir?: string;
+  /** How long each binary may take to become ready, in ms. Default 60 000. */
+  startTimeoutMs?: number;
+  /** kube-apiserver's `--authorization-mode`. Default `Node,RBAC` (a user without a permission gets 403). */
+  authorizationMode?: string;
+  /**
+   * kube-apiserver's watch cache. Off, a watch or list from a resourceVersion that {@link ControlPlane.compact} has
+   * compacted away gets 410 Gone at once (with the cache on, only once the cache has moved past it). Default true.
+   */
+  watchCache?: boolean;
+  /** kube-controller-manager's `--pvclaimbinder-sync-period` (how soon a pre-bound PV or a lost claim is looked at again). Default `15s`, as upstream. */
+  pvClaimBinderSyncPeriod?: string;
+  /** kube-controller-manager's client limit (`--kube-api-qps`/`--kube-api-burst`). Default 20/30, as upstream: about 4 bindings/s on a burst of claims. */
+  controllerManagerQps?: { qps: number; burst: number };
+  /** klog verbosity (`-v`) of the Kubernetes binaries. Default 2. */
+  verbosity?: number;
+  /** Extra flags per binary. Default none. */
+  extraArgs?: ExtraArgs;
+}
+
+/** A running control plane. */
+export interface ControlPlane {
+  /** `https://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** client-node configuration of an administrator (user `admin` in group `system:masters`), namespace `default`. */
+  readonly kubeConfig: KubeConfig;
+  /** That administrator's kubeconfig file, for kubectl and child processes. */
+  readonly kubeconfigPath: string;
+  /** The folder of data, credentials and logs. */
+  readonly dataDir: string;
+  /** The CA that signs the serving certificate and client certificates (PEM). */
+  readonly caCert: string;
+  /** The log file of a binary. */
+  logFile(binary: Binary): string;
+  /** A client-node configuration for another user, with a client certificate signed by the control plane's CA. */
+  kubeConfigFor(identity: Identity): Promise<KubeConfig>;
+  /** A client-node configuration that authenticates as a service account, with a token from the TokenRequest API (valid 1 h). The account must exist. */
+  serviceAccountKubeConfig(namespace: string, name: string): Promise<KubeConfig>;
+  /** Writes a kubeconfig file for `identity` (default the administrator); returns its path. */
+  writeKubeconfig(file: string, identity?: Identity): Promise<string>;
+  /** Stops kube-apiserver (etcd keeps the data); clients see connections refused until {@link startApiServer}. */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port, after {@link stopApiServer}; resolves once it is ready. */
+  startApiServer(): Promise<void>;
+  /** Compacts etcd at its current revision; returns that revision. See {@link ControlPlaneOptions.watchCache}. */
+  compact(): Promise<number>;
+  /** Stops every process this control plane started (scheduler, controller-manager, API server, then etcd) and removes the data folder if it made it. */
+  stop(): Promise<void>;
+}
+
+const ADMIN: Identity = { user: 'admin', groups: ['system:masters'] };
+const CLUSTER = 'kprov-control-plane';
+
+/** A free TCP port on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Fails with a message naming the flag when an explicitly chosen port is taken. */
+async function checkPortFree(port: number, what: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`port ${port} on 127.0.0.1, chosen for ${what}, is not free (${err.code ?? err.message}): choose another or 0 for a free one`)),
+    );
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve()));
+  });
+}
+
+/**
+ * The address kube-apiserver advertises: written into the `kubernetes` Service's Endpoints, where a loopback address
+ * is refused. Nothing connects to it; the host's first non-internal IPv4, else a documentation address.
+ */
+function advertiseAddress(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '192.0.2.1';
+}
+
+/** A kubeconfig for `server` with a client certificate or a token. */
+function makeKubeConfig(server: string, ca: string, user: CertAndKey | { token: string }, name: string): KubeConfig {
+  const kc = new KubeConfig();
+  const b64 = (s: string): string => Buffer.from(s).toString('base64');
+  kc.loadFromOptions({
+    clusters: [{ name: CLUSTER, server, caData: b64(ca), skipTLSVerify: false }],
+    users: [{ name, ...('token' in user ? { token: user.token } : { certData: b64(user.cert), keyData: b64(user.key) }) }],
+    contexts: [{ name, cluster: CLUSTER, user: name, namespace: 'default' }],
+    currentContext: name,
+  });
+  return kc;
+}
+
+/** An "address already in use" in a binary's log: a free port was taken between our pick and its bind. */
+function portRace(logFile: string): boolean {
+  return /address already in use/i.test(logTail(logFile, 40));
+}
+
+/**
+ * Starts a control plane; see the module comment and {@link ControlPlaneOptions}.
+ *
+ * @throws Error naming the binary and quoting its log when one is missing, exits at start-up or is not ready in
+ *   time, or naming the flag when a chosen port is taken. Whatever was started is stopped again.
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const withKcm = options.controllerManager ?? true;
+  const withScheduler = options.scheduler ?? true;
+  const needed: Binary[] = ['etcd', 'kube-apiserver'];
+  if (withKcm) needed.push('kube-controller-manager');
+  if (withScheduler) needed.push('kube-scheduler');
+  const bin = findBinaries(options.binDir, needed);
+  if (options.apiServerPort !== undefined && options.apiServerPort !== 0) await checkPortFree(options.apiServerPort, 'kube-apiserver --secure-port');
+  if (options.etcdPort !== undefined && options.etcdPort !== 0) await checkPortFree(options.etcdPort, 'etcd --listen-client-urls');
+
+  const made = options.dataDir === undefined;
+  const dataDir = options.dataDir === undefined ? await mkdtemp(path.join(tmpdir(), 'kprov-control-plane-')) : path.resolve(options.dataDir);
+  const dirs = { pki: path.join(dataDir, 'pki'), logs: path.join(dataDir, 'logs'), kubeconfigs: path.join(dataDir, 'kubeconfigs') };
+  for (const d of Object.values(dirs)) await mkdir(d, { recursive: true, mode: 0o700 });
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const verbosity = String(options.verbosity ?? 2);
+  const extra = options.extraArgs ?? {};
+  const logFile = (b: Binary): string => path.join(dirs.logs, `${b}.log`);
+  const guardian = new Guardian();
+  const running: Component[] = [];
+  const launch = async (spec: Omit<Parameters<typeof Component.start>[0], 'logFile'> & { name: Binary }, ready: () => Promise<boolean>): Promise<Component> => {
+    const c = await Component.start({ ...spec, logFile: logFile(spec.name) }, ready, timeoutMs);
+    guardian.watch(c.child.pid);
+    running.push(c);
+    return c;
+  };
+
+  const stopAll = async (): Promise<void> => {
+    guardian.dismiss();
+    for (const c of running.reverse()) await c.stop();
+    running.length = 0;
+    if (made) await rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    // Credentials.
+    const ca = await CertificateAuthority.create('kprov-control-plane-ca');
+    const serving = await ca.serving('kube-apiserver', ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'], ['127.0.0.1']);
+    const sa = serviceAccountKeys();
+    const file = async (name: string, text: string): Promise<string> => {
+      const p = path.join(dirs.pki, name);
+      await writeFile(p, text, { mode: 0o600 });
+      return p;
+    };
+    const caFile = await file('ca.crt', ca.cert);
+    const caKeyFile = await file('ca.key', await ca.keyPem());
+    const servingCert = await file('apiserver.crt', serving.cert);
+    const servingKey = await file('apiserver.key', serving.key);
+    const saKey = await file('sa.key', sa.privateKey);
+    const saPub = await file('sa.pub', sa.publicKey);
+    const admin = await ca.client(ADMIN);
+
+    // etcd reads every ETCD_* variable as a flag: it gets an environment of its own.
+    let etcdPort = options.etcdPort ?? 0;
+    let etcd: Component | undefined;
+    for (let attempt = 0; etcd === undefined; attempt++) {
+      const port = etcdPort === 0 ? await freePort() : etcdPort;
+      const peer = await freePort();
+      try {
+        etcd = await launch(
+          {
+            name: 'etcd',
+            binary: bin.etcd,
+            args: [
+              `--data-dir=${path.join(dataDir, 'etcd')}`,
+              `--listen-client-urls=http://127.0.0.1:${port}`,
+              `--advertise-client-urls=http://127.0.0.1:${port}`,
+              `--listen-peer-urls=http://127.0.0.1:${peer}`,
+              `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+              `--initial-cluster=default=http://127.0.0.1:${peer}`,
+              '--unsafe-no-fsync',
+              ...(extra.etcd ?? []),
+            ],
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          },
+          () => answers200(`http://127.0.0.1:${port}/health`),
+        );
+        etcdPort = port;
+      } catch (err) {
+        if (options.etcdPort === undefined || options.etcdPort === 0 ? attempt < 2 && portRace(logFile('etcd')) : false) continue;
+        throw err;
+      }
+    }
+
+    let apiPort = options.apiServerPort ?? 0;
+    if (apiPort === 0) apiPort = await freePort();
+    const apiArgs = (): string[] => [
+      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--advertise-address=${advertiseAddress()}`,
+      `--tls-cert-file=${servingCert}`,
+      `--tls-private-key-file=${servingKey}`,
+      `--client-ca-file=${caFile}`,
+      `--authorization-mode=${options.authorizationMode ?? 'Node,RBAC'}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${saPub}`,
+      `--service-account-signing-key-file=${saKey}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      // Pod logs come from the simulated kubelet's endpoint on the node's InternalIP (127.0.0.1).
+      '--kubelet-preferred-address-types=InternalIP',
+      ...(options.watchCache === false ? ['--watch-cache=false'] : []),
+      `-v=${verbosity}`,
+      ...(extra.apiServer ?? []),
+    ];
+    // POD_NAMESPACE/POD_NAME: this build records its lifecycle Events there (default: `default`, where tests look).
+    // With clients connected, this build's graceful termination stops listening at once but takes more than 10 s to
+    // exit; the data is in etcd, so it is not waited for.
+    const apiGraceMs = 2000;
+    const apiEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', POD_NAMESPACE: 'kube-system', POD_NAME: 'kube-apiserver' };
+    const url = `https://127.0.0.1:${apiPort}`;
+    const tls = { ca: ca.cert, cert: admin.cert, key: admin.key };
+    const apiReady = (): Promise<boolean> => answers200(`${url}/readyz`, tls);
+    let started: Component | undefined;
+    for (let attempt = 0; started === undefined; attempt++) {
+      try {
+        started = await launch({ name: 'kube-apiserver', binary: bin['kube-apiserver'], args: apiArgs(), env: apiEnv, graceMs: apiGraceMs }, apiReady);
+      } catch (err) {
+        if ((options.apiServerPort ?? 0) === 0 && attempt < 2 && portRace(logFile('kube-apiserver'))) {
+          apiPort = await freePort();
+          continue;
+        }
+        throw err;
+      }
+    }
+    let apiServer = started;
+
+    const kubeConfig = makeKubeConfig(url, ca.cert, admin, 'admin');
+    const kubeconfigPath = path.join(dirs.kubeconfigs, 'admin.kubeconfig');
+    await writeFile(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
+    const componentKubeconfig = async (name: string, identity: Identity): Promise<string> => {
+      const p = path.join(dirs.kubeconfigs, `${name}.kubeconfig`);
+      await writeFile(p, makeKubeConfig(url, ca.cert, await ca.client(identity), name).exportConfig(), { mode: 0o600 });
+      return p;
+    };
+
+    if (withKcm) {
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      const qps = options.controllerManagerQps ?? { qps: 20, burst: 30 };
+      await launch(
+        {
+          name: 'kube-controller-manager',
+          binary: bin['kube-controller-manager'],
+          args: [
+            `--kubeconfig=${await componentKubeconfig('kube-controller-manager', { user: 'system:kube-controller-manager' })}`,
+            // This build adds a controller that copies an OpenShift ConfigMap into every namespace.
+            '--controllers=*,-service-ca-certificate-publisher-controller',
+            `--service-account-private-key-file=${saKey}`,
+            '--use-service-account-credentials=true',
+            `--root-ca-file=${caFile}`,
+            `--cluster-signing-cert-file=${caFile}`,
+            `--cluster-signing-key-file=${caKeyFile}`,
+            '--leader-elect=false',
+            '--bind-address=127.0.0.1',
+            '--secure-port=0',
+            `--pvclaimbinder-sync-period=${options.pvClaimBinderSyncPeriod ?? '15s'}`,
+            `--kube-api-qps=${qps.qps}`,
+            `--kube-api-burst=${qps.burst}`,
+            `-v=${verbosity}`,
+            ...(extra.controllerManager ?? []),
+          ],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        },
+        // Ready once it has made the default ServiceAccount and published the root CA (pods need both).
+        async () => {
+          await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' });
+          await core.readNamespacedConfigMap({ namespace: 'default', name: 'kube-root-ca.crt' });
+          return true;
+        },
+      );
+    }
+    if (withScheduler) {
+      const port = await freePort();
+      await launch(
+        {
+          name: 'kube-scheduler',
+          binary: bin['kube-scheduler'],
+          args: [
+            `--kubeconfig=${await componentKubeconfig('kube-scheduler', { user: 'system:kube-scheduler' })}`,
+            '--leader-elect=false',
+            '--bind-address=127.0.0.1',
+            `--secure-port=${port}`,
+            `-v=${verbosity}`,
+            ...(extra.scheduler ?? []),
+          ],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        },
+        () => answers200(`https://127.0.0.1:${port}/healthz`, {}),
+      );
+    }
+
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    return {
+      url,
+      kubeConfig,
+      kubeconfigPath,
+      dataDir,
+      caCert: ca.cert,
+      logFile,
+      async kubeConfigFor(identity) {
+        return makeKubeConfig(url, ca.cert, await ca.client(identity), identity.user);
+      },
+      async serviceAccountKubeConfig(namespace, name) {
+        const auth = kubeConfig.makeApiClient(CoreV1Api);
+        const tr = await auth.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+        const token = tr.status?.token;
+        if (token === undefined) throw new Error(`TokenRequest for service account ${namespace}/${name} returned no token`);
+        return makeKubeConfig(url, ca.cert, { token }, `system:serviceaccount:${namespace}:${name}`);
+      },
+      async writeKubeconfig(target, identity = ADMIN) {
+        const kc = identity === ADMIN ? kubeConfig : makeKubeConfig(url, ca.cert, await ca.client(identity), identity.user);
+        await mkdir(path.dirname(path.resolve(target)), { recursive: true });
+        await writeFile(target, kc.exportConfig(), { mode: 0o600 });
+        return target;
+      },
+      async stopApiServer() {
+        const i = running.indexOf(apiServer);
+        if (i < 0) return;
+        running.splice(i, 1);
+        await apiServer.stop();
+      },
+      async startApiServer() {
+        if (running.includes(apiServer)) return;
+        // After the controllers: stop() goes in reverse, and they need no API server to stop.
+        apiServer = await Component.start({ ...apiServer.spec, args: apiArgs() }, apiReady, timeoutMs);
+        guardian.watch(apiServer.child.pid);
+        running.push(apiServer);
+      },
+      async compact() {
+        const key = Buffer.from('compact').toString('base64');
+        const range = await request(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key }) });
+        const revision = Number((JSON.parse(range.body) as { header?: { revision?: string } }).header?.revision);
+        if (!Number.isInteger(revision)) throw new Error(`etcd did not say its revision: ${range.body}`);
+        const res = await request(`${etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
+        if (res.status !== 200) throw new Error(`etcd refused compaction at revision ${revision}: ${res.status} ${res.body}`);
+        return revision;
+      },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -3,5 +3,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['packages/*'],
+    globalSetup: ['./vitest.global-setup.ts'],
   },
 });

@@ -38,3 +38,6 @@ export {
 export { startControlPlane, type ControlPlane, type ControlPlaneOptions, type ExtraArgs } from './control-plane/control-plane.js';
 export type { Identity } from './control-plane/pki.js';
 export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
+export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
+export { RealTier, type RealTierOptions } from './tiers/real.js';
+export { availableTiers, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';

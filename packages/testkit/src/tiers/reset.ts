@@ -1,0 +1,98 @@
+/**
+ * Brings a shared real control plane back to how it was when it started, between tests: every object of the kinds
+ * below that was not there at the start is deleted at once (finalizers removed, pods without a grace period), and
+ * the deletions are awaited. Namespaces a test created are kept but emptied (deleting one takes the namespace
+ * controller seconds, and the next test usually wants it again).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { restJson } from './rest.js';
+
+interface Kind {
+  /** API prefix, e.g. `api/v1`, `apis/storage.k8s.io/v1`. */
+  api: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+/** The kinds cleaned, in order: pods before their claims, claims before volumes. */
+const KINDS: readonly Kind[] = [
+  { api: 'api/v1', plural: 'pods', namespaced: true },
+  { api: 'api/v1', plural: 'persistentvolumeclaims', namespaced: true },
+  { api: 'api/v1', plural: 'persistentvolumes', namespaced: false },
+  { api: 'apis/storage.k8s.io/v1', plural: 'storageclasses', namespaced: false },
+  { api: 'api/v1', plural: 'configmaps', namespaced: true },
+  { api: 'api/v1', plural: 'secrets', namespaced: true },
+  { api: 'api/v1', plural: 'serviceaccounts', namespaced: true },
+  { api: 'apis/coordination.k8s.io/v1', plural: 'leases', namespaced: true },
+  { api: 'apis/rbac.authorization.k8s.io/v1', plural: 'roles', namespaced: true },
+  { api: 'apis/rbac.authorization.k8s.io/v1', plural: 'rolebindings', namespaced: true },
+  { api: 'apis/rbac.authorization.k8s.io/v1', plural: 'clusterroles', namespaced: false },
+  { api: 'apis/rbac.authorization.k8s.io/v1', plural: 'clusterrolebindings', namespaced: false },
+  { api: 'api/v1', plural: 'nodes', namespaced: false },
+  { api: 'api/v1', plural: 'events', namespaced: true },
+];
+
+interface Item {
+  metadata: { name: string; namespace?: string; finalizers?: string[]; deletionTimestamp?: string };
+}
+
+const key = (plural: string, m: Item['metadata']): string => `${plural}/${m.namespace ?? ''}/${m.name}`;
+
+/**
+ * Objects that kube-controller-manager makes in every namespace, and kube-apiserver's own identity Leases: never
+ * deleted (they would only come back).
+ */
+function alwaysKept(plural: string, m: Item['metadata']): boolean {
+  if (plural === 'serviceaccounts' && m.name === 'default') return true;
+  if (plural === 'configmaps' && m.name === 'kube-root-ca.crt') return true;
+  return plural === 'leases' && m.namespace === 'kube-system' && m.name.startsWith('apiserver-');
+}
+
+async function list(kc: KubeConfig, kind: Kind): Promise<Item[]> {
+  const res = await restJson<{ items: Item[] }>(kc, 'GET', `/${kind.api}/${kind.plural}`);
+  return res?.items ?? [];
+}
+
+function objectPath(kind: Kind, m: Item['metadata']): string {
+  const ns = kind.namespaced ? `/namespaces/${encodeURIComponent(m.namespace ?? '')}` : '';
+  return `/${kind.api}${ns}/${kind.plural}/${encodeURIComponent(m.name)}`;
+}
+
+/** The objects present now, as keys; what {@link resetToBaseline} keeps. */
+export async function takeBaseline(kc: KubeConfig): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for (const kind of KINDS) for (const item of await list(kc, kind)) keys.add(key(kind.plural, item.metadata));
+  return keys;
+}
+
+/**
+ * Deletes every object of the kinds above that is not in `baseline` and waits until they are gone (Events are not
+ * waited for: the controllers may still be recording some).
+ *
+ * @throws Error naming what is still there after `timeoutMs`.
+ */
+export async function resetToBaseline(kc: KubeConfig, baseline: ReadonlySet<string>, timeoutMs = 30_000): Promise<void> {
+  const leftOver = async (kind: Kind): Promise<Item[]> =>
+    (await list(kc, kind)).filter((i) => !baseline.has(key(kind.plural, i.metadata)) && !alwaysKept(kind.plural, i.metadata));
+  for (const kind of KINDS) {
+    for (const item of await leftOver(kind)) {
+      const p = objectPath(kind, item.metadata);
+      if ((item.metadata.finalizers ?? []).length > 0) await restJson(kc, 'PATCH', p, { metadata: { finalizers: null } }, [404, 409]);
+      await restJson(kc, 'DELETE', `${p}?gracePeriodSeconds=0`, undefined, [404, 409]);
+    }
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const kind of KINDS.filter((k) => k.plural !== 'events')) {
+    for (;;) {
+      const left = await leftOver(kind);
+      if (left.length === 0) break;
+      if (Date.now() > deadline) throw new Error(`cleaning the control plane: ${left.map((i) => key(kind.plural, i.metadata)).join(', ')} still there after ${timeoutMs} ms`);
+      // Finalizers a controller added again after ours were removed.
+      for (const item of left) {
+        if ((item.metadata.finalizers ?? []).length > 0) await restJson(kc, 'PATCH', objectPath(kind, item.metadata), { metadata: { finalizers: null } }, [404, 409]);
+      }
+      await sleep(100);
+    }
+  }
+}

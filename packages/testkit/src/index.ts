@@ -41,3 +41,4 @@ export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
 export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
 export { RealTier, type RealTierOptions } from './tiers/real.js';
 export { availableTiers, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
+export { ObjectReader, recordWatch, type EventFilter, type RecordedEvent, type WatchRecorder } from './tiers/objects.js';

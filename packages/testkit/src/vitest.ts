@@ -3,7 +3,7 @@
  * Vitest helpers for running one suite on both tiers: the in-process testkit and, when `KUBEBUILDER_ASSETS` is
  * set, a real control plane.
  */
-import { afterAll, afterEach, beforeAll, describe } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest';
 import { startTestkitCluster, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
 import { RealTier, type RealTierOptions } from './tiers/real.js';
 import { availableTiers } from './tiers/tiers.js';
@@ -17,40 +17,100 @@ export interface TierContext {
    * created is deleted and the shared control plane stays up for the next test).
    */
   start(options?: ClusterOptions): Promise<Cluster>;
+  /** Runs `cleanup` after the running test, before its clusters stop; the latest first. */
+  defer(cleanup: () => unknown): void;
 }
 
 /** Options of {@link describeTiers}. */
 export interface DescribeTiersOptions extends RealTierOptions {
+  /**
+   * Run on these tiers only (of those available), e.g. `['testkit']` for a suite that needs the testkit's fault
+   * injection or request counts; say why beside it. Default both.
+   */
+  tiers?: readonly TierName[];
   /** How long the real tier's control plane may take to start, in ms. Default 120 000. */
   startTimeoutMs?: number;
 }
 
+let current: TierContext | undefined;
+
+/**
+ * The real tier's control planes of this test file, by options: the suites of one file with the same options share
+ * one, which stops after the last of them.
+ */
+const shared = new Map<string, { tier: RealTier; suites: number }>();
+
+function sharedRealTier(options: RealTierOptions): { tier: RealTier; release: () => Promise<void> } {
+  const key = JSON.stringify(options.controlPlane ?? {});
+  let entry = shared.get(key);
+  if (entry === undefined) {
+    entry = { tier: new RealTier(options), suites: 0 };
+    shared.set(key, entry);
+  }
+  entry.suites += 1;
+  const e = entry;
+  return {
+    tier: e.tier,
+    release: async () => {
+      e.suites -= 1;
+      if (e.suites > 0) return;
+      shared.delete(key);
+      await e.tier.close();
+    },
+  };
+}
+
+/**
+ * The tier of the running test, for helpers that start clusters without being handed the tier.
+ *
+ * @throws Error outside a test of {@link describeTiers}.
+ */
+export function currentTier(): TierContext {
+  if (current === undefined) throw new Error('currentTier() is only known inside a test declared in describeTiers');
+  return current;
+}
+
 /**
  * Declares the suite `body` once per available tier (see `availableTiers`), titled `<title> [testkit]` and
- * `<title> [real]`. On the real tier one control plane is started before the suite's tests and stopped after them.
+ * `<title> [real]`. On the real tier one control plane is started before the suite's first test and stopped after
+ * the file's last suite that uses it (suites of one file with the same options share it).
  */
 export function describeTiers(title: string, body: (tier: TierContext) => void, options: DescribeTiersOptions = {}): void {
-  for (const name of availableTiers()) {
+  for (const name of availableTiers().filter((t) => options.tiers?.includes(t) ?? true)) {
     describe(`${title} [${name}]`, () => {
-      const real = name === 'real' ? new RealTier(options) : undefined;
+      const plane = name === 'real' ? sharedRealTier(options) : undefined;
+      const real = plane?.tier;
       const started: Cluster[] = [];
-      if (real !== undefined) {
+      const cleanups: (() => unknown)[] = [];
+      if (plane !== undefined) {
         beforeAll(async () => {
-          await real.controlPlane();
+          await plane.tier.controlPlane();
         }, options.startTimeoutMs ?? 120_000);
-        afterAll(() => real.close(), 60_000);
+        afterAll(() => plane.release(), 60_000);
       }
       afterEach(async () => {
-        for (const c of started.splice(0).reverse()) await c.stop();
+        current = undefined;
+        try {
+          for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+        } finally {
+          for (const c of started.splice(0).reverse()) await c.stop();
+        }
       }, 60_000);
-      body({
+      const context: TierContext = {
         name,
         async start(o) {
           const c = real === undefined ? await startTestkitCluster(o) : await real.start(o);
           started.push(c);
           return c;
         },
+        defer(cleanup) {
+          cleanups.push(cleanup);
+        },
+      };
+      beforeEach(() => {
+        current = context;
       });
+      body(context);
     });
   }
 }

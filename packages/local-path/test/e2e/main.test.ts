@@ -1,18 +1,14 @@
 /**
- * Upstream e2e scenarios that need the real program: `main()` in-process against the testkit, reloading the
+ * Upstream e2e scenarios that need the real program: `main()` in-process against either tier, reloading the
  * ConfigMap's `config.json` while running, and two replicas with leader election.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CoreV1Api, V1Lease } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { provisionOne, runMain, startKit, waitStarted, type Cleanups, type Program } from '../main/harness.js';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
+import { provisionOne, runMain, startKit, waitStarted, type Program } from '../main/harness.js';
 import { BASE_PATH, eventsFor, NAMESPACE, WAIT } from '../provisioner/helpers.js';
-
-const cleanups: Cleanups = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
 
 async function setConfigJson(core: CoreV1Api, text: string): Promise<void> {
   const cm = await core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
@@ -20,12 +16,12 @@ async function setConfigJson(core: CoreV1Api, text: string): Promise<void> {
   await core.replaceNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE, body: cm });
 }
 
-describe('main() end to end', () => {
+describeTiers('main() end to end', () => {
   it('reloads config.json while running, and keeps the last good config with an InvalidConfig Warning on a bad update', async () => {
-    const k = await startKit(cleanups);
-    const { kit, core } = k;
-    const program = runMain(cleanups, k.kubeconfig, ['--leader-election=false']);
-    const root = kit.nodes[0]!.root;
+    const k = await startKit();
+    const { core } = k;
+    const program = runMain(k.kubeconfig, ['--leader-election=false']);
+    const root = k.cluster.nodes[0]!.root;
 
     const first = await provisionOne(k, 'pvc-1');
     expect(first.nodePath).toBe(`${BASE_PATH}/${first.pvName}_default_pvc-1`);
@@ -35,15 +31,15 @@ describe('main() end to end', () => {
     const newBase = '/var/local-path-new';
     const applied = program.count('Applied config');
     await setConfigJson(core, JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [newBase] }] }));
-    await vi.waitFor(() => expect(program.count('Applied config')).toBe(applied + 1), WAIT);
+    await vi.waitFor(async () => expect(program.count('Applied config')).toBe(applied + 1), WAIT);
     const second = await provisionOne(k, 'pvc-2');
     expect(second.nodePath).toBe(`${newBase}/${second.pvName}_default_pvc-2`);
     expect(readFileSync(path.join(root, second.nodePath, 'test'), 'utf8')).toBe('local-path-test\n');
 
     // A bad update: refused with a Warning Event on the ConfigMap; the config in force stays.
     await setConfigJson(core, '{"nodePathMap": [');
-    await vi.waitFor(() => {
-      const events = eventsFor(kit, 'ConfigMap', 'local-path-config', 'InvalidConfig');
+    await vi.waitFor(async () => {
+      const events = await eventsFor(k, 'ConfigMap', 'local-path-config', 'InvalidConfig');
       expect(events).toHaveLength(1);
       expect(events[0]!.type).toBe('Warning');
     }, WAIT);
@@ -56,19 +52,18 @@ describe('main() end to end', () => {
   });
 
   it('with two replicas electing a leader, exactly one provisions', async () => {
-    const k = await startKit(cleanups);
-    const { kit } = k;
-    const a = runMain(cleanups, k.kubeconfig);
+    const k = await startKit();
+    const a = runMain(k.kubeconfig);
     await waitStarted(a);
-    const b = runMain(cleanups, k.kubeconfig);
+    const b = runMain(k.kubeconfig);
     // b is running and sees a's Lease, but does not start its workers.
-    await vi.waitFor(() => expect(b.messages()).toContain('Provisioner started'), WAIT);
+    await vi.waitFor(async () => expect(b.messages()).toContain('Provisioner started'), WAIT);
 
     const { pvName, nodePath } = await provisionOne(k, 'pvc-1');
-    expect(readFileSync(path.join(kit.nodes[0]!.root, nodePath, 'test'), 'utf8')).toBe('local-path-test\n');
-    const leases = kit.store.list('coordination.k8s.io/leases', NAMESPACE) as unknown as V1Lease[];
+    expect(readFileSync(path.join(k.cluster.nodes[0]!.root, nodePath, 'test'), 'utf8')).toBe('local-path-test\n');
+    const leases = await k.read.leases(NAMESPACE);
     expect(leases).toHaveLength(1);
-    expect(kit.store.list('persistentvolumes')).toHaveLength(1);
+    expect(await k.read.volumes()).toHaveLength(1);
     expect(b.started()).toBeUndefined();
     const creating = (p: Program): string[] => p.messages().filter((m) => m.startsWith(`Creating volume ${pvName}`));
     expect(creating(a)).toHaveLength(1);

@@ -7,12 +7,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it } from 'vitest';
 import {
   BASE_PATH,
   claim,
   deleteAndWaitCleanedUp,
   getVolume,
+  helperPodsNow,
   perTest,
   provisioningFailure,
   storageClass,
@@ -31,7 +33,7 @@ function hostnameIn(node: string): { key: string; operator: string; values: stri
   return { key: 'kubernetes.io/hostname', operator: 'In', values: [node] };
 }
 
-describe('upstream e2e scenarios: pod shapes', () => {
+describeTiers('upstream e2e scenarios: pod shapes', () => {
   it('follows a pod pinned to node-2 by required node affinity (TestPodWithNodeAffinity)', async () => {
     const e = await env({ config: DEFAULT_CONFIG, nodes: TWO_NODES });
     await e.storage.createStorageClass({ body: storageClass() });
@@ -40,12 +42,12 @@ describe('upstream e2e scenarios: pod shapes', () => {
     pod.spec!.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [hostnameIn('node-2')] }] } } };
     await e.core.createNamespacedPod({ namespace: 'default', body: pod });
 
-    const pvName = await waitBound(e.kit);
+    const pvName = await waitBound(e);
     const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
-    const pv = getVolume(e.kit, pvName)!;
+    const pv = (await getVolume(e, pvName))!;
     expect(pv.spec?.hostPath).toEqual({ path: nodePath, type: 'DirectoryOrCreate' });
     expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms).toEqual([{ matchExpressions: [hostnameIn('node-2')] }]);
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     expect(readFileSync(e.onNode('node-2', `${nodePath}/test`), 'utf8')).toBe('local-path-test\n');
     expect(existsSync(e.onNode('node-1', nodePath))).toBe(false);
     await deleteAndWaitCleanedUp(e, pvName, e.onNode('node-2', nodePath), 'volume-test', 'local-path-pvc');
@@ -59,12 +61,12 @@ describe('upstream e2e scenarios: pod shapes', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod('local-volume-pvc') });
 
-    const pvName = await waitBound(e.kit, 'local-volume-pvc');
+    const pvName = await waitBound(e, 'local-volume-pvc');
     const nodePath = `${BASE_PATH}/${pvName}_default_local-volume-pvc`;
-    const pv = getVolume(e.kit, pvName)!;
+    const pv = (await getVolume(e, pvName))!;
     expect(pv.spec?.accessModes).toEqual(['ReadWriteOncePod']);
     expect(pv.spec?.local).toEqual({ path: nodePath });
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     await deleteAndWaitCleanedUp(e, pvName, dir, 'volume-test', 'local-volume-pvc');
@@ -79,8 +81,8 @@ describe('upstream e2e scenarios: pod shapes', () => {
     pod.spec!.containers[0]!.command = ['sh', '-c', 'mkdir -p /data/app && echo first > /data/app/1 && echo second > /data/app/2'];
     await e.core.createNamespacedPod({ namespace: 'default', body: pod });
 
-    const pvName = await waitBound(e.kit);
-    await waitSucceeded(e.kit, 'security-context');
+    const pvName = await waitBound(e);
+    await waitSucceeded(e, 'security-context');
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(readFileSync(`${dir}/app/1`, 'utf8')).toBe('first\n');
     expect(readFileSync(`${dir}/app/2`, 'utf8')).toBe('second\n');
@@ -107,8 +109,8 @@ describe('upstream e2e scenarios: pod shapes', () => {
     };
     await e.core.createNamespacedPod({ namespace: 'default', body: pod });
 
-    const pvName = await waitBound(e.kit);
-    await waitSucceeded(e.kit, 'subpath');
+    const pvName = await waitBound(e);
+    await waitSucceeded(e, 'subpath');
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(readFileSync(`${dir}/nginx/owner`, 'utf8')).toBe('nginx\n');
     expect(readFileSync(`${dir}/busybox/owner`, 'utf8')).toBe('busybox\n');
@@ -127,10 +129,10 @@ describe('upstream e2e scenarios: pod shapes', () => {
       await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-unsafe') });
       await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-      const pvName = await waitBound(e.kit);
+      const pvName = await waitBound(e);
       const nodePath = `${BASE_PATH}/etc`;
-      expect(getVolume(e.kit, pvName)?.spec?.hostPath?.path).toBe(nodePath);
-      await waitSucceeded(e.kit);
+      expect((await getVolume(e, pvName))?.spec?.hostPath?.path).toBe(nodePath);
+      await waitSucceeded(e);
       const dir = e.onNode('node-1', nodePath);
       expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
       await deleteAndWaitCleanedUp(e, pvName, dir, 'volume-test', 'local-path-pvc');
@@ -138,16 +140,16 @@ describe('upstream e2e scenarios: pod shapes', () => {
   }
 });
 
-describe('bad input from config.json: a clear event on the claim, nothing created', () => {
+describeTiers('bad input from config.json: a clear event on the claim, nothing created', () => {
   it('refuses a node that has no entry when there is no DEFAULT_PATH_FOR_NON_LISTED_NODES', async () => {
     const e = await env({ config: { nodePathMap: [{ node: 'node-1', paths: [BASE_PATH] }] }, nodes: TWO_NODES });
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod('local-path-pvc', 'volume-test', { 'kubernetes.io/hostname': 'node-2' }) });
 
-    expect(await provisioningFailure(e.kit, 'local-path-pvc')).toContain("config doesn't contain node node-2, and no DEFAULT_PATH_FOR_NON_LISTED_NODES available");
-    expect(volumes(e.kit)).toEqual([]);
-    expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]);
+    expect(await provisioningFailure(e, 'local-path-pvc')).toContain("config doesn't contain node node-2, and no DEFAULT_PATH_FOR_NON_LISTED_NODES available");
+    expect(await volumes(e)).toEqual([]);
+    expect(await helperPodsNow(e)).toEqual([]);
     expect(existsSync(e.onNode('node-2', BASE_PATH))).toBe(false);
   });
 
@@ -157,11 +159,11 @@ describe('bad input from config.json: a clear event on the claim, nothing create
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-elsewhere') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e.kit, 'local-path-pvc');
+    const message = await provisioningFailure(e, 'local-path-pvc');
     expect(message).toContain('/mnt/elsewhere');
     expect(message).toContain('node-1');
-    expect(volumes(e.kit)).toEqual([]);
-    expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]);
+    expect(await volumes(e)).toEqual([]);
+    expect(await helperPodsNow(e)).toEqual([]);
     expect(existsSync(e.onNode('node-1', '/mnt/elsewhere'))).toBe(false);
     expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(false);
   });
@@ -173,13 +175,13 @@ describe('bad input from config.json: a clear event on the claim, nothing create
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e.kit, 'local-path-pvc');
+    const message = await provisioningFailure(e, 'local-path-pvc');
     expect(message).toBe(
       'failed to create persistent volume source: "nfs" is not a recognised volume type; ' +
         'set the claim\'s annotation volumeType to "local" or "hostPath"',
     );
-    expect(volumes(e.kit)).toEqual([]);
-    expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]);
+    expect(await volumes(e)).toEqual([]);
+    expect(await helperPodsNow(e)).toEqual([]);
     expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(false);
   });
 });

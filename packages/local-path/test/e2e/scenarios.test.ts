@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
@@ -17,6 +18,7 @@ import {
   type Env,
   getVolume,
   perTest,
+  volumes,
   storageClass,
   volumeTestPod,
   WAIT,
@@ -44,7 +46,7 @@ async function deleteAll(e: Env, pods: string[], claims: string[]): Promise<void
   for (const name of claims) await e.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: 'default' });
 }
 
-describe('upstream e2e scenarios', () => {
+describeTiers('upstream e2e scenarios', () => {
   it('shares a ReadWriteMany volume under sharedFileSystemPath between pods on two nodes', async () => {
     // Both node roots see the same directory at /opt/local-path-provisioner-shared, as an NFS mount would.
     const top = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-shared-'));
@@ -75,16 +77,16 @@ describe('upstream e2e scenarios', () => {
     });
 
     // Immediate: provisioned with no consumer and no node.
-    const pvName = await waitBound(e.kit, 'shared-pvc');
-    const pv = getVolume(e.kit, pvName)!;
+    const pvName = await waitBound(e, 'shared-pvc');
+    const pv = (await getVolume(e, pvName))!;
     const nodePath = `${sharedPath}/${pvName}_default_shared-pvc`;
     expect(pv.spec).toMatchObject({ accessModes: ['ReadWriteMany'], storageClassName: 'local-path-shared', hostPath: { path: nodePath } });
     expect(pv.spec?.nodeAffinity).toBeUndefined();
 
     await e.core.createNamespacedPod({ namespace: 'default', body: writerPod('writer-1', 'shared-pvc', 'node-1', 'echo from-node-1 > /data/node-1') });
     await e.core.createNamespacedPod({ namespace: 'default', body: writerPod('writer-2', 'shared-pvc', 'node-2', 'echo from-node-2 > /data/node-2') });
-    await waitSucceeded(e.kit, 'writer-1');
-    await waitSucceeded(e.kit, 'writer-2');
+    await waitSucceeded(e, 'writer-1');
+    await waitSucceeded(e, 'writer-2');
     const dir = path.join(shared, `${pvName}_default_shared-pvc`);
     expect(readFileSync(path.join(dir, 'node-1'), 'utf8')).toBe('from-node-1\n');
     expect(readFileSync(path.join(dir, 'node-2'), 'utf8')).toBe('from-node-2\n');
@@ -92,8 +94,8 @@ describe('upstream e2e scenarios', () => {
     for (const node of ['node-1', 'node-2']) expect(existsSync(path.join(e.onNode(node, nodePath), node === 'node-1' ? 'node-2' : 'node-1'))).toBe(true);
 
     await deleteAll(e, ['writer-1', 'writer-2'], ['shared-pvc']);
-    await vi.waitFor(() => {
-      expect(getVolume(e.kit, pvName)).toBeUndefined();
+    await vi.waitFor(async () => {
+      expect(await getVolume(e, pvName)).toBeUndefined();
       expect(existsSync(dir)).toBe(false);
     }, WAIT);
     expect(existsSync(shared)).toBe(true);
@@ -107,13 +109,13 @@ describe('upstream e2e scenarios', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod('local-volume-pvc') });
 
-    const pvName = await waitBound(e.kit, 'local-volume-pvc');
+    const pvName = await waitBound(e, 'local-volume-pvc');
     const nodePath = `${BASE_PATH}/${pvName}_default_local-volume-pvc`;
-    const pv = getVolume(e.kit, pvName)!;
+    const pv = (await getVolume(e, pvName))!;
     expect(pv.spec?.local).toEqual({ path: nodePath });
     expect(pv.spec?.hostPath).toBeUndefined();
     expect(pv.spec?.nodeAffinity).toEqual(nodeAffinity('node-1'));
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     await deleteAndWaitCleanedUp(e, pvName, dir, 'volume-test', 'local-volume-pvc');
@@ -125,13 +127,13 @@ describe('upstream e2e scenarios', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const pvName = await waitBound(e.kit);
+    const pvName = await waitBound(e);
     const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
-    const pv = getVolume(e.kit, pvName)!;
+    const pv = (await getVolume(e, pvName))!;
     expect(pv.spec?.local).toEqual({ path: nodePath });
     expect(pv.spec?.hostPath).toBeUndefined();
     expect(pv.spec?.nodeAffinity).toEqual(nodeAffinity('node-1'));
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     await deleteAndWaitCleanedUp(e, pvName, dir);
@@ -145,10 +147,10 @@ describe('upstream e2e scenarios', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-disk-b') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const pvName = await waitBound(e.kit);
+    const pvName = await waitBound(e);
     const nodePath = `/opt/disk-b/${pvName}_default_local-path-pvc`;
-    expect(getVolume(e.kit, pvName)?.spec?.hostPath?.path).toBe(nodePath);
-    await waitSucceeded(e.kit);
+    expect((await getVolume(e, pvName))?.spec?.hostPath?.path).toBe(nodePath);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     expect(existsSync(e.onNode('node-1', '/opt/disk-a'))).toBe(false);
@@ -166,16 +168,16 @@ describe('upstream e2e scenarios', () => {
       next = value;
       await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim(`pvc-${i}`) });
       await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod(`pvc-${i}`, `pod-${i}`) });
-      const pvName = await waitBound(e.kit, `pvc-${i}`);
-      const nodePath = getVolume(e.kit, pvName)!.spec!.hostPath!.path;
+      const pvName = await waitBound(e, `pvc-${i}`);
+      const nodePath = (await getVolume(e, pvName))!.spec!.hostPath!.path;
       expect(nodePath).toBe(`${expected}/${pvName}_default_pvc-${i}`);
-      await waitSucceeded(e.kit, `pod-${i}`);
+      await waitSucceeded(e, `pod-${i}`);
       dirs.push(e.onNode('node-1', nodePath));
       expect(readFileSync(`${dirs[i]}/test`, 'utf8')).toBe('local-path-test\n');
     }
     await deleteAll(e, ['pod-0', 'pod-1', 'pod-2'], ['pvc-0', 'pvc-1', 'pvc-2']);
-    await vi.waitFor(() => {
-      expect(e.kit.store.list('persistentvolumes')).toEqual([]);
+    await vi.waitFor(async () => {
+      expect(await volumes(e)).toEqual([]);
       for (const dir of dirs) expect(existsSync(dir)).toBe(false);
     }, WAIT);
   });
@@ -186,10 +188,10 @@ describe('upstream e2e scenarios', () => {
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e.kit);
-    const nodePath = getVolume(e.kit, pvName)!.spec!.hostPath!.path;
+    const pvName = await waitBound(e);
+    const nodePath = (await getVolume(e, pvName))!.spec!.hostPath!.path;
     expect(paths.map((p) => `${p}/${pvName}_default_local-path-pvc`)).toContain(nodePath);
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     await deleteAndWaitCleanedUp(e, pvName, dir);
@@ -203,12 +205,12 @@ describe('upstream e2e scenarios', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-custom-path-pattern') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const pvName = await waitBound(e.kit);
-    const pv = getVolume(e.kit, pvName)!;
+    const pvName = await waitBound(e);
+    const pv = (await getVolume(e, pvName))!;
     const nodePath = `${BASE_PATH}/default/local-path-pvc`;
     expect(pv.spec?.hostPath?.path).toBe(nodePath);
     expect(pv.spec?.nodeAffinity).toEqual(nodeAffinity('node-1'));
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     await deleteAndWaitCleanedUp(e, pvName, dir);

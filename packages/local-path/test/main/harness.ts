@@ -1,44 +1,62 @@
 /**
- * Running `main()` in-process against the testkit: a kit with upstream's namespace, ConfigMap and StorageClass, a
- * kubeconfig file, and programs whose JSON log lines are captured. Every program gets `--kube-api-qps -1` (no
- * client-side rate limit), so that these tests do not depend on the binary's default limits.
+ * Running `main()` in-process against a cluster of the running test's tier: upstream's namespace, ConfigMap and
+ * StorageClass, a kubeconfig file, and programs whose JSON log lines are captured. Every program gets
+ * `--kube-api-qps -1` (no client-side rate limit), so that these tests do not depend on the binary's default limits.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startApiServer, type Testkit } from '@kprov/testkit';
-import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { ObjectReader, type Cluster } from '@kprov/testkit';
+import { currentTier } from '@kprov/testkit/vitest';
+import { CoreV1Api, KubernetesObjectApi, StorageV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { vi } from 'vitest';
 import { main, type MainContext } from '../../src/main.js';
-import { claim, configJson, getVolume, HELPER_POD_YAML, NAMESPACE, SETUP_SCRIPT, storageClass, TEARDOWN_SCRIPT, volumeTestPod, waitBound, waitSucceeded, WAIT } from '../provisioner/helpers.js';
+import { claim, configJson, getVolume, HELPER_POD_YAML, NAMESPACE, SERVICE_ACCOUNT, SETUP_SCRIPT, storageClass, TEARDOWN_SCRIPT, volumeTestPod, waitBound, waitSucceeded, WAIT } from '../provisioner/helpers.js';
 
-/** Things to undo after each test, last first; the test file runs them in `afterEach`. */
-export type Cleanups = (() => Promise<unknown>)[];
+/** deploy/local-path-storage.yaml. */
+const MANIFEST = fileURLToPath(new URL('../../deploy/local-path-storage.yaml', import.meta.url));
+
+/** Things to undo after the running test, last first, before its cluster stops. */
+export interface Cleanups {
+  push(cleanup: () => Promise<unknown>): void;
+}
+
+/** {@link Cleanups} run after the running test of a `describeTiers` suite. */
+export const cleanups: Cleanups = { push: (cleanup) => currentTier().defer(cleanup) };
 
 export interface Kit {
-  kit: Testkit;
+  cluster: Cluster;
+  read: ObjectReader;
   core: CoreV1Api;
   kubeconfig: string;
   /** A temporary directory removed after the test. */
   dir: string;
 }
 
-/** A testkit with upstream's `local-path-config` ConfigMap and `local-path` StorageClass, and a kubeconfig file. */
-export async function startKit(cleanups: Cleanups): Promise<Kit> {
+/**
+ * A cluster of the running test's tier with upstream's namespace, `local-path-config` ConfigMap (unless
+ * `withConfigMap` is false), helper pod ServiceAccount and `local-path` StorageClass (unless `withClass` is false),
+ * and a kubeconfig file.
+ */
+export async function startKit(options: { withConfigMap?: boolean; withClass?: boolean } = {}): Promise<Kit> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-main-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const kit = await startApiServer({ nodes: [{ name: 'node-1' }], storage: { namespaces: ['default', 'kube-system', NAMESPACE] } });
-  cleanups.push(() => kit.stop());
-  const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespacedConfigMap({
-    namespace: NAMESPACE,
-    body: {
-      metadata: { name: 'local-path-config', namespace: NAMESPACE },
-      data: { 'config.json': configJson(), setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML },
-    },
-  });
-  await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
-  return { kit, core, kubeconfig: await kit.writeKubeconfig(path.join(dir, 'kubeconfig')), dir };
+  const cluster = await currentTier().start({ nodes: [{ name: 'node-1' }], namespaces: [NAMESPACE] });
+  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: SERVICE_ACCOUNT } } });
+  if (options.withConfigMap ?? true) {
+    await core.createNamespacedConfigMap({
+      namespace: NAMESPACE,
+      body: {
+        metadata: { name: 'local-path-config', namespace: NAMESPACE },
+        data: { 'config.json': configJson(), setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML },
+      },
+    });
+  }
+  if (options.withClass ?? true) await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
+  return { cluster, read: new ObjectReader(cluster.kubeConfig), core, kubeconfig: await cluster.writeKubeconfig(path.join(dir, 'kubeconfig')), dir };
 }
 
 /** One JSON log line. */
@@ -64,7 +82,7 @@ export interface Program {
  * `main(['--debug', 'start', '--kubeconfig', ..., '--health-port', '0', '--logging-format', 'json', '--kube-api-qps',
  * '-1', ...extra], env, context)`; stopped and awaited after the test.
  */
-export function runMain(cleanups: Cleanups, kubeconfig: string, extra: string[] = [], env: Record<string, string> = {}, context: MainContext = {}): Program {
+export function runMain(kubeconfig: string, extra: string[] = [], env: Record<string, string> = {}, context: MainContext = {}): Program {
   const abort = new AbortController();
   let output = '';
   let started: ReturnType<Program['started']>;
@@ -109,7 +127,28 @@ export async function waitStarted(program: Program): Promise<NonNullable<ReturnT
 export async function provisionOne(k: Kit, name: string): Promise<{ pvName: string; nodePath: string }> {
   await k.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim(name) });
   await k.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod(name, `pod-${name}`) });
-  const pvName = await waitBound(k.kit, name);
-  await waitSucceeded(k.kit, `pod-${name}`);
-  return { pvName, nodePath: getVolume(k.kit, pvName)!.spec!.hostPath!.path };
+  const pvName = await waitBound(k, name);
+  await waitSucceeded(k, `pod-${name}`);
+  return { pvName, nodePath: (await getVolume(k, pvName))!.spec!.hostPath!.path };
+}
+
+/**
+ * The RBAC objects of deploy/local-path-storage.yaml (ServiceAccount, Roles, bindings), created on the cluster;
+ * `withoutLeases` drops the Lease rule, as upstream's manifest has none. Returns a kubeconfig file that
+ * authenticates as that ServiceAccount (real tier only: the testkit has no authorization).
+ */
+export async function serviceAccountKubeconfig(k: Kit, options: { withoutLeases?: boolean } = {}): Promise<string> {
+  const cp = k.cluster.controlPlane;
+  if (cp === undefined) throw new Error('serviceAccountKubeconfig: only the real tier authorizes requests');
+  const docs = parseAllDocuments(await readFile(MANIFEST, 'utf8')).map((d) => d.toJS() as KubernetesObject & { rules?: { resources?: string[] }[] });
+  const api = KubernetesObjectApi.makeApiClient(k.cluster.kubeConfig);
+  for (const doc of docs) {
+    if (!['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(doc.kind ?? '')) continue;
+    if (options.withoutLeases === true && doc.rules !== undefined) doc.rules = doc.rules.filter((r) => !(r.resources ?? []).includes('leases'));
+    await api.create(doc);
+  }
+  const kc = await cp.serviceAccountKubeConfig(NAMESPACE, SERVICE_ACCOUNT);
+  const file = path.join(k.dir, 'service-account.kubeconfig');
+  await writeFile(file, kc.exportConfig(), { mode: 0o600 });
+  return file;
 }

@@ -3,14 +3,10 @@
  * provision and a delete), `/healthz`, `/readyz` and `/healthz/leader-election` as the library serves them; and
  * upstream's health server (`/health`, `/ready` on `--health-port`) alongside it.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import { WAIT } from '../provisioner/helpers.js';
-import { provisionOne, runMain, startKit, waitStarted, type Cleanups } from './harness.js';
-
-const cleanups: Cleanups = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+import { provisionOne, runMain, startKit, waitStarted } from './harness.js';
 
 async function get(url: string): Promise<{ status: number; type: string; body: string }> {
   const res = await fetch(url);
@@ -37,10 +33,10 @@ const CONTROLLER_METRICS = [
   ['controller_persistentvolume_delete_duration_seconds', 'histogram'],
 ] as const;
 
-describe('--http-endpoint through main()', () => {
+describeTiers('--http-endpoint through main()', () => {
   it('serves the controller metrics, counting a provision and a delete, and the health checks; the upstream health server still answers', async () => {
-    const k = await startKit(cleanups);
-    const program = runMain(cleanups, k.kubeconfig, ['--http-endpoint', '127.0.0.1:0']);
+    const k = await startKit();
+    const program = runMain(k.kubeconfig, ['--http-endpoint', '127.0.0.1:0']);
     const { endpoint, health } = await waitStarted(program);
     expect(endpoint).toBeDefined();
     expect(health).toBeDefined();
@@ -64,7 +60,7 @@ describe('--http-endpoint through main()', () => {
     await k.core.deleteNamespacedPod({ name: 'pod-pvc-1', namespace: 'default' });
     await k.core.deleteNamespacedPersistentVolumeClaim({ name: 'pvc-1', namespace: 'default' });
     await vi.waitFor(async () => {
-      expect(k.kit.store.get('persistentvolumes', undefined, pvName)).toBeUndefined();
+      expect(await k.read.volume(pvName)).toBeUndefined();
       expect(sample((await get(`${url}/metrics`)).body, 'controller_persistentvolume_delete_total', { class: 'local-path' })).toBe(1);
     }, WAIT);
 
@@ -83,8 +79,8 @@ describe('--http-endpoint through main()', () => {
   });
 
   it('without leader election serves no leader-election check', async () => {
-    const k = await startKit(cleanups);
-    const program = runMain(cleanups, k.kubeconfig, ['--http-endpoint', '127.0.0.1:0', '--leader-election=false']);
+    const k = await startKit();
+    const program = runMain(k.kubeconfig, ['--http-endpoint', '127.0.0.1:0', '--leader-election=false']);
     const { endpoint } = await waitStarted(program);
     const url = endpoint!.url;
     expect(await get(`${url}/healthz?verbose`)).toMatchObject({ status: 200, body: '[+]ping ok\nhealthz check passed\n' });

@@ -2,15 +2,10 @@
  * Leader takeover through `main()`: two replicas with short Lease timings; when the leader stops, the other acquires
  * the Lease (its holder changes) and provisions the next claim.
  */
-import type { V1Lease } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import { NAMESPACE, WAIT } from '../provisioner/helpers.js';
-import { provisionOne, runMain, startKit, waitStarted, type Cleanups, type Program } from './harness.js';
-
-const cleanups: Cleanups = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+import { provisionOne, runMain, startKit, waitStarted, type Program } from './harness.js';
 
 const SHORT_LEASE = ['--leader-election-lease-duration', '1s', '--leader-election-renew-deadline', '600ms', '--leader-election-retry-period', '100ms'];
 
@@ -18,32 +13,32 @@ function creating(program: Program, pvName: string): string[] {
   return program.messages().filter((m) => m.startsWith(`Creating volume ${pvName} `));
 }
 
-describe('leader takeover through main()', () => {
+describeTiers('leader takeover through main()', () => {
   it('hands the Lease to the other replica when the leader stops, and that one provisions the next claim', async () => {
-    const k = await startKit(cleanups);
-    const holder = (): string | undefined => {
-      const [lease] = k.kit.store.list('coordination.k8s.io/leases', NAMESPACE) as unknown as V1Lease[];
+    const k = await startKit();
+    const holder = async (): Promise<string | undefined> => {
+      const [lease] = await k.read.leases(NAMESPACE);
       return lease?.spec?.holderIdentity;
     };
-    const a = runMain(cleanups, k.kubeconfig, SHORT_LEASE);
+    const a = runMain(k.kubeconfig, SHORT_LEASE);
     await waitStarted(a);
-    const first = holder();
+    const first = await holder();
     expect(first).toBeDefined();
-    const b = runMain(cleanups, k.kubeconfig, SHORT_LEASE);
+    const b = runMain(k.kubeconfig, SHORT_LEASE);
     // b runs, sees a's Lease, and waits.
-    await vi.waitFor(() => expect(b.messages()).toContain('Provisioner started'), WAIT);
+    await vi.waitFor(async () => expect(b.messages()).toContain('Provisioner started'), WAIT);
 
     const one = await provisionOne(k, 'pvc-1');
     expect(creating(a, one.pvName)).toHaveLength(1);
     expect(creating(b, one.pvName)).toEqual([]);
     expect(b.started()).toBeUndefined();
-    expect(holder()).toBe(first);
+    expect(await holder()).toBe(first);
 
     a.stop();
     expect(await a.exited).toBe(0);
     await waitStarted(b);
-    await vi.waitFor(() => {
-      const now = holder();
+    await vi.waitFor(async () => {
+      const now = await holder();
       expect(now).toBeDefined();
       expect(now).not.toBe(first);
     }, WAIT);
@@ -51,7 +46,7 @@ describe('leader takeover through main()', () => {
     const two = await provisionOne(k, 'pvc-2');
     expect(creating(b, two.pvName)).toHaveLength(1);
     expect(creating(a, two.pvName)).toEqual([]);
-    expect(k.kit.store.list('persistentvolumes')).toHaveLength(2);
+    expect(await k.read.volumes()).toHaveLength(2);
 
     b.stop();
     expect(await b.exited).toBe(0);

@@ -1,61 +1,25 @@
 /**
- * `main()` in-process against the testkit (upstream's walkthrough, stop, start-up and usage errors), and the built
- * `local-path-provisioner` binary.
+ * `main()` in-process against either tier (upstream's walkthrough, stop, start-up with upstream's RBAC, usage
+ * errors), and the built `local-path-provisioner` binary.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startApiServer, type Testkit } from '@kprov/testkit';
-import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { describeTiers } from '@kprov/testkit/vitest';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HELP } from '../../src/cli/options.js';
 import { main, type MainContext } from '../../src/main.js';
-import {
-  BASE_PATH,
-  claim,
-  configJson,
-  HELPER_POD_YAML,
-  NAMESPACE,
-  SETUP_SCRIPT,
-  storageClass,
-  TEARDOWN_SCRIPT,
-  volumeTestPod,
-  waitBound,
-  waitSucceeded,
-} from '../provisioner/helpers.js';
+import { BASE_PATH, claim, NAMESPACE, volumeTestPod, waitBound, waitSucceeded } from '../provisioner/helpers.js';
+import { cleanups, serviceAccountKubeconfig, startKit } from './harness.js';
 
 const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(pkg, 'dist/cli.js');
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-/** A testkit with the namespace, optionally upstream's ConfigMap, and a kubeconfig file for `--kubeconfig`. */
-async function startKit(withConfigMap = true): Promise<{ kit: Testkit; kubeconfig: string }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-main-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const kit = await startApiServer({ nodes: [{ name: 'node-1' }], storage: { namespaces: ['default', 'kube-system', NAMESPACE] } });
-  cleanups.push(() => kit.stop());
-  if (withConfigMap) {
-    await kit.kubeConfig.makeApiClient(CoreV1Api).createNamespacedConfigMap({
-      namespace: NAMESPACE,
-      body: {
-        metadata: { name: 'local-path-config', namespace: NAMESPACE },
-        data: { 'config.json': configJson(), setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML },
-      },
-    });
-  }
-  return { kit, kubeconfig: await kit.writeKubeconfig(path.join(dir, 'kubeconfig')) };
-}
-
 /** `main()` running in-process with captured output; `stop()` aborts it as SIGTERM would. */
-function run(argv: string[], context: MainContext = {}): { exited: Promise<number>; stop: () => void; stdout: () => string; stderr: () => string } {
+function run(argv: string[], context: MainContext = {}, stops: { push(stop: () => Promise<unknown>): void } = cleanups): { exited: Promise<number>; stop: () => void; stdout: () => string; stderr: () => string } {
   const abort = new AbortController();
   let stdout = '';
   let stderr = '';
@@ -66,12 +30,18 @@ function run(argv: string[], context: MainContext = {}): { exited: Promise<numbe
     handleSignals: false,
     ...context,
   });
-  cleanups.push(async () => {
+  stops.push(async () => {
     abort.abort();
     await exited;
   });
   return { exited, stop: () => abort.abort(), stdout: () => stdout, stderr: () => stderr };
 }
+
+/** Programs of the usage tests, which run on no cluster; those of a tier's test stop with its clean-up. */
+const plain: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const stop of plain.splice(0).reverse()) await stop();
+});
 
 function messages(stdout: string): string[] {
   return stdout
@@ -81,25 +51,23 @@ function messages(stdout: string): string[] {
     .map((l) => (JSON.parse(l) as { msg: string }).msg);
 }
 
-describe('main', () => {
+describeTiers('main', () => {
   it('provisions the walkthrough from the ConfigMap and exits 0 when stopped', async () => {
-    const { kit, kubeconfig } = await startKit();
-    await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
-    const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+    const k = await startKit();
+    await k.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+    await k.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     let started = false;
-    const program = run(['--debug', 'start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json', '--worker-threads', '2'], {
+    const program = run(['--debug', 'start', '--kubeconfig', k.kubeconfig, '--health-port', '0', '--logging-format', 'json', '--worker-threads', '2'], {
       onStarted: () => (started = true),
     });
-    const pvName = await waitBound(kit);
-    await waitSucceeded(kit);
+    const pvName = await waitBound(k);
+    await waitSucceeded(k);
     expect(started).toBe(true);
-    const dir = path.join(kit.nodes[0]!.root, `${BASE_PATH}/${pvName}_default_local-path-pvc`);
+    const dir = k.cluster.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(await readFile(path.join(dir, 'test'), 'utf8')).toBe('local-path-test\n');
     // Leader election is on by default, with the Lease in --namespace.
-    expect(kit.store.list('coordination.k8s.io/leases', NAMESPACE)).toHaveLength(1);
+    expect(await k.read.leases(NAMESPACE)).toHaveLength(1);
 
     program.stop();
     expect(await program.exited).toBe(0);
@@ -110,17 +78,18 @@ describe('main', () => {
   });
 
   it('runs without leader election, saying what to do, when the Lease is forbidden (upstream\'s RBAC)', async () => {
-    const { kit, kubeconfig } = await startKit();
-    kit.faults.add({ resource: 'leases', verb: 'get', action: { type: 'error', code: 403 } });
-    await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
-    const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+    const k = await startKit();
+    // On the testkit a refused Lease read stands in for the missing permission; the real tier runs as the
+    // ServiceAccount with upstream's RBAC (the shipped manifest's, without its Lease rule).
+    const kubeconfig = k.cluster.testkit === undefined ? await serviceAccountKubeconfig(k, { withoutLeases: true }) : k.kubeconfig;
+    k.cluster.testkit?.faults.add({ resource: 'leases', verb: 'get', action: { type: 'error', code: 403 } });
+    await k.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+    await k.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const program = run(['start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json']);
-    await waitBound(kit);
+    await waitBound(k);
     // No Lease was created: the controller runs without leader election.
-    expect(kit.store.list('coordination.k8s.io/leases', NAMESPACE)).toHaveLength(0);
+    expect(await k.read.leases(NAMESPACE)).toHaveLength(0);
     program.stop();
     expect(await program.exited).toBe(0);
     const entries = program
@@ -138,32 +107,34 @@ describe('main', () => {
   });
 
   it('exits 1 with upstream\'s message when the ConfigMap is missing', async () => {
-    const { kubeconfig } = await startKit(false);
+    const { kubeconfig } = await startKit({ withConfigMap: false });
     const program = run(['start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json']);
     expect(await program.exited).toBe(1);
     expect(messages(program.stdout()).at(-1)).toMatch(
       /^Error starting daemon: invalid empty flag config and it also does not exist at ConfigMap local-path-storage\/local-path-config with err: /,
     );
   });
+});
 
+describe('main usage', () => {
   it('exits 1 with upstream\'s message for an invalid flag value', async () => {
-    const program = run(['start', '--worker-threads', '0']);
+    const program = run(['start', '--worker-threads', '0'], {}, plain);
     expect(await program.exited).toBe(1);
     expect(program.stderr()).toBe('Error starting daemon: invalid zero or negative integer flag worker-threads\n');
     expect(program.stdout()).toBe('');
   });
 
   it('exits 2 with upstream\'s prefix for an unknown flag', async () => {
-    const program = run(['start', '--no-such-flag']);
+    const program = run(['start', '--no-such-flag'], {}, plain);
     expect(await program.exited).toBe(2);
     expect(program.stderr()).toBe('Usage error, please check your command: flag provided but not defined: -no-such-flag\n');
   });
 
   it('prints the help and the version with exit code 0', async () => {
-    const help = run(['--help']);
+    const help = run(['--help'], {}, plain);
     expect(await help.exited).toBe(0);
     expect(help.stdout()).toBe(HELP);
-    const version = run(['--version'], { version: 'v1.2.3' });
+    const version = run(['--version'], { version: 'v1.2.3' }, plain);
     expect(await version.exited).toBe(0);
     expect(version.stdout()).toBe('local-path-provisioner version v1.2.3\n');
   });

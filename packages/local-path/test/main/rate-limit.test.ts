@@ -4,19 +4,16 @@
  */
 import { FakeClock } from '@kprov/provisioner-lib/testing';
 import type { Testkit } from '@kprov/testkit';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import { main } from '../../src/main.js';
-import { claim, volumes, volumeTestPod, WAIT } from '../provisioner/helpers.js';
-import { startKit as startBaseKit, type Cleanups } from './harness.js';
-
-const cleanups: Cleanups = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+import { claim, volumeTestPod, WAIT } from '../provisioner/helpers.js';
+import { cleanups, startKit as startBaseKit } from './harness.js';
 
 /** The harness's testkit plus a claim and a pod using it; request counts reset, so only main()'s are counted. */
 async function startKit(): Promise<{ kit: Testkit; kubeconfig: string }> {
-  const { kit, core, kubeconfig } = await startBaseKit(cleanups);
+  const { cluster, core, kubeconfig } = await startBaseKit();
+  const kit = cluster.testkit!;
   await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
   await core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
   kit.server.resetRequestCounts();
@@ -59,21 +56,22 @@ function run(argv: string[], clock: FakeClock): { stop: () => Promise<number>; m
   return { stop, messages };
 }
 
-describe('main with --kube-api-qps and --kube-api-burst', () => {
+// Testkit only: it counts the requests the server received, which only the testkit can tell.
+describeTiers('main with --kube-api-qps and --kube-api-burst', () => {
   it('sends burst requests, then one per 1/qps seconds of the limiter clock, and logs client-go\'s throttling line', async () => {
     const { kit, kubeconfig } = await startKit();
     const clock = new FakeClock();
     const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '1', '--kube-api-burst', '3'], clock);
 
     // The burst is spent and the next request waits on the clock that only this test moves: nothing else can go.
-    await vi.waitFor(() => {
+    await vi.waitFor(async () => {
       expect(received(kit)).toBe(3);
       expect(clock.pending()).toBe(1);
     }, WAIT);
-    expect(volumes(kit)).toHaveLength(0);
+    expect(kit.store.list('persistentvolumes')).toHaveLength(0);
 
     await clock.advanceAsync(1000);
-    await vi.waitFor(() => {
+    await vi.waitFor(async () => {
       expect(received(kit)).toBe(4);
       expect(clock.pending()).toBe(1);
     }, WAIT);
@@ -81,7 +79,7 @@ describe('main with --kube-api-qps and --kube-api-burst', () => {
     // One token a second of the limiter clock is enough to start up and provision the claim.
     await vi.waitFor(async () => {
       await clock.advanceAsync(1000);
-      expect(volumes(kit)).toHaveLength(1);
+      expect(kit.store.list('persistentvolumes')).toHaveLength(1);
     }, WAIT);
     expect(program.messages()).toContainEqual(
       expect.stringMatching(/^Waited for [\d.]+s due to client-side throttling, not priority and fairness, request: (GET|POST|PUT|PATCH):http:\/\/127\.0\.0\.1:\d+\//),
@@ -93,11 +91,11 @@ describe('main with --kube-api-qps and --kube-api-burst', () => {
     const { kit, kubeconfig } = await startKit();
     const clock = new FakeClock();
     const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '-1', '--kube-api-burst', '1'], clock);
-    await vi.waitFor(() => expect(volumes(kit)).toHaveLength(1), WAIT);
+    await vi.waitFor(async () => expect(kit.store.list('persistentvolumes')).toHaveLength(1), WAIT);
     expect(received(kit)).toBeGreaterThan(1);
     expect(clock.now()).toBe(0);
     expect(clock.pending()).toBe(0);
     expect(program.messages().filter((m) => m.startsWith('Waited for'))).toEqual([]);
     expect(await program.stop()).toBe(0);
   });
-});
+}, { tiers: ['testkit'] });

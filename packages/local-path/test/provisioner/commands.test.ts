@@ -7,15 +7,15 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
   defaultConfig,
   type Env,
-  NAMESPACE,
   perTest,
+  volumes,
   storageClass,
   volumeTestPod,
   WAIT,
@@ -46,11 +46,11 @@ esac
 `;
 }
 
-/** The manager written to a temporary directory, and an environment whose config names it; `helpers` collects helper pods. */
+/** The manager written to a temporary directory, and an environment whose config names it. */
 async function startWithManager(
   config: (command: string) => Record<string, unknown>,
   scripts: { setup?: string; teardown?: string } = {},
-): Promise<{ e: Env; command: string; calls: string; helpers: V1Pod[] }> {
+): Promise<{ e: Env; command: string; calls: string }> {
   const tools = await mkdtemp(path.join(tmpdir(), 'kprov-local-path-manager-'));
   defer(() => rm(tools, { recursive: true, force: true }));
   const command = path.join(tools, 'manager');
@@ -58,18 +58,13 @@ async function startWithManager(
   await writeFile(command, manager(calls));
   await chmod(command, 0o755);
   const e = await baseEnv({ config: { ...defaultConfig(), ...config(command) }, ...scripts });
-  const helpers: V1Pod[] = [];
-  const unsubscribe = e.kit.store.subscribe((c) => {
-    if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) helpers.push(c.object as unknown as V1Pod);
-  });
-  defer(() => Promise.resolve(unsubscribe()));
-  return { e, command, calls, helpers };
+  return { e, command, calls };
 }
 
-describe('setupCommand and teardownCommand', () => {
+describeTiers('setupCommand and teardownCommand', () => {
   it('provisions and deletes through the configured command with upstream\'s arguments, and mounts no scripts', async () => {
     // The ConfigMap's scripts would fail: only the command may run.
-    const { e, command, calls, helpers } = await startWithManager((command) => ({ setupCommand: command, teardownCommand: command }), {
+    const { e, command, calls } = await startWithManager((command) => ({ setupCommand: command, teardownCommand: command }), {
       setup: '#!/bin/sh\nexit 7\n',
       teardown: '#!/bin/sh\nexit 7\n',
     });
@@ -77,13 +72,13 @@ describe('setupCommand and teardownCommand', () => {
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e.kit);
-    await waitSucceeded(e.kit);
+    const pvName = await waitBound(e);
+    await waitSucceeded(e);
     const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
     const dir = e.onNode('node-1', nodePath);
     expect(readFileSync(path.join(dir, 'test'), 'utf8')).toBe('local-path-test\n');
 
-    const [create] = helpers;
+    const [create] = e.helperPodsCreated;
     const container = create!.spec!.containers[0]!;
     expect(container.command).toEqual([command]);
     expect(container.args).toEqual(['-p', nodePath, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']);
@@ -92,12 +87,12 @@ describe('setupCommand and teardownCommand', () => {
 
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(() => {
-      expect(e.kit.store.list('persistentvolumes')).toEqual([]);
+    await vi.waitFor(async () => {
+      expect(await volumes(e)).toEqual([]);
       expect(existsSync(dir)).toBe(false);
     }, WAIT);
-    expect(helpers[1]!.spec!.containers[0]!.command).toEqual([command]);
-    expect(helpers[1]!.spec!.containers[0]!.args?.at(-1)).toBe('delete');
+    expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual([command]);
+    expect(e.helperPodsCreated[1]!.spec!.containers[0]!.args?.at(-1)).toBe('delete');
     expect((await readFile(calls, 'utf8')).split('\n').filter((l) => l !== '')).toEqual([
       'create size=134217728 mode=Filesystem same-as-VOL_DIR=yes',
       'delete size=134217728 mode=Filesystem same-as-VOL_DIR=yes',
@@ -105,21 +100,21 @@ describe('setupCommand and teardownCommand', () => {
   });
 
   it('runs the teardown script from the ConfigMap when only setupCommand is set', async () => {
-    const { e, calls, helpers } = await startWithManager((command) => ({ setupCommand: command }));
+    const { e, calls } = await startWithManager((command) => ({ setupCommand: command }));
 
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e.kit);
-    await waitSucceeded(e.kit);
+    const pvName = await waitBound(e);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     // The create pod mounts only the teardown item of the ConfigMap (the one not overridden).
-    expect(helpers[0]!.spec!.volumes?.find((v) => v.name === 'script')?.configMap?.items).toEqual([{ key: 'teardown', path: 'teardown' }]);
+    expect(e.helperPodsCreated[0]!.spec!.volumes?.find((v) => v.name === 'script')?.configMap?.items).toEqual([{ key: 'teardown', path: 'teardown' }]);
 
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(() => expect(existsSync(dir)).toBe(false), WAIT);
-    expect(helpers[1]!.spec!.containers[0]!.command).toEqual(['/bin/sh', '/script/teardown']);
+    await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
+    expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual(['/bin/sh', '/script/teardown']);
     expect((await readFile(calls, 'utf8')).trim()).toBe('create size=134217728 mode=Filesystem same-as-VOL_DIR=yes');
   });
 });

@@ -4,11 +4,13 @@
  * behind (no helper pod, no directory, no PV).
  */
 import { existsSync } from 'node:fs';
-import { describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
   type Env,
+  helperPodsNow,
   perTest,
   provisioningFailure,
   storageClass,
@@ -20,13 +22,13 @@ import {
 const { env } = perTest();
 
 /** Nothing was created: no PV, no base directory on the node, no helper pod ever. */
-function expectNothingCreated(e: Env): void {
-  expect(volumes(e.kit)).toEqual([]);
+async function expectNothingCreated(e: Env): Promise<void> {
+  expect(await volumes(e)).toEqual([]);
   expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(false);
   expect([...e.helperPods]).toEqual([]);
 }
 
-describe('provisioning failures', () => {
+describeTiers('provisioning failures', () => {
   it('fails at once when the setup script fails, with its last log lines, and removes the helper pod', async () => {
     const lines = Array.from({ length: 12 }, (_, i) => `echo "setup line ${i + 1}"`).join('\n');
     // A timeout far beyond the wait below: the event can only come from noticing the Failed pod.
@@ -35,7 +37,7 @@ describe('provisioning failures', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toMatch(/^failed to create volume pvc-[0-9a-f-]+: helper pod local-path-storage\/helper-pod-create-pvc-[0-9a-f-]+ failed: container helper-pod exited with code 3/);
     expect(message).toContain('last 10 log lines:');
     expect(message).toContain('setup line 12\ndisk full');
@@ -43,8 +45,8 @@ describe('provisioning failures', () => {
     expect(message).not.toContain('setup line 3\n');
     expect(message).not.toContain('timeout');
     expect(e.helperPods.size).toBeGreaterThan(0);
-    await vi.waitFor(() => expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]), WAIT);
-    expect(volumes(e.kit)).toEqual([]);
+    await vi.waitFor(async () => expect(await helperPodsNow(e)).toEqual([]), WAIT);
+    expect(await volumes(e)).toEqual([]);
   });
 
   it('rejects a pathPattern that climbs out of the claim directory before creating anything', async () => {
@@ -55,12 +57,12 @@ describe('provisioning failures', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-traversal') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toBe(
       'failed to create path from pattern ' +
         '{{ .PVC.Namespace }}/{{ .PVC.Name }}/../../other/pvc: folder path contains invalid references: default/local-path-pvc/../../other/pvc',
     );
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 
   it('rejects a Block claim with a clear event', async () => {
@@ -70,8 +72,8 @@ describe('provisioning failures', () => {
     block.metadata!.annotations = { 'volume.kubernetes.io/selected-node': 'node-1' };
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: block });
 
-    expect(await provisioningFailure(e.kit, 'block-pvc')).toBe('rancher.io/local-path does not support block volume provisioning');
-    expectNothingCreated(e);
+    expect(await provisioningFailure(e, 'block-pvc')).toBe('rancher.io/local-path does not support block volume provisioning');
+    await expectNothingCreated(e);
   });
 
   it('rejects an Immediate class without a selected node with upstream message and a hint', async () => {
@@ -79,10 +81,10 @@ describe('provisioning failures', () => {
     await e.storage.createStorageClass({ body: storageClass('local-path-immediate', { volumeBindingMode: 'Immediate' }) });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-immediate') });
 
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toMatch(/^configuration error, no node was specified; StorageClass "local-path-immediate" binds Immediate/);
     expect(message).toContain('WaitForFirstConsumer');
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 
   it('rejects ReadWriteMany on a node-local class', async () => {
@@ -91,9 +93,9 @@ describe('provisioning failures', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path', { accessModes: ['ReadWriteMany'] }) });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toContain('NodePath only supports ReadWriteOnce and ReadWriteOncePod (1.22+) access modes');
     expect(message).toContain('ReadWriteMany');
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 });

@@ -6,12 +6,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
   type Env,
-  getPod,
   NAMESPACE,
   perTest,
   provisioningFailure,
@@ -30,24 +31,27 @@ const GATED_SETUP = '#!/bin/sh\nset -eu\nwhile [ ! -e "$(dirname "$VOL_DIR")/go"
 async function runningHelper(e: Env): Promise<string> {
   return vi.waitFor(() => {
     const [name] = [...e.helperPods];
-    if (name === undefined || getPod(e.kit, name, NAMESPACE)?.status?.phase !== 'Running') throw new Error('helper pod not running yet');
+    // Read from the store, not through the server: only the provisioner's requests are counted.
+    const phase = (e.cluster.testkit!.store.get('pods', NAMESPACE, name ?? '') as V1Pod | undefined)?.status?.phase;
+    if (name === undefined || phase !== 'Running') throw new Error('helper pod not running yet');
     return name;
   }, WAIT);
 }
 
 /** Requests about pods since the counts were reset (other requests, such as Event writes, may come at any time). */
 function podRequests(e: Env): Record<string, number> {
-  return Object.fromEntries(Object.entries(e.kit.server.requestCounts()).filter(([key]) => key.endsWith(' pods')));
+  return Object.fromEntries(Object.entries(e.cluster.testkit!.server.requestCounts()).filter(([key]) => key.endsWith(' pods')));
 }
 
-describe('waiting for a helper pod', () => {
+// Testkit only: it counts the requests the server received, which only the testkit can tell.
+describeTiers('waiting for a helper pod', () => {
   it('creates and watches the helper pod with one request each, sends none while the script runs, and binds at its end', async () => {
     // With cmdTimeoutSeconds 3600 only the pod's end can finish the wait.
     const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600 });
     await e.storage.createStorageClass({ body: storageClass() });
     // The consumer pod first (it waits for its claim), so that every pod request counted below is the provisioner's.
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    e.kit.server.resetRequestCounts();
+    e.cluster.testkit!.server.resetRequestCounts();
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await runningHelper(e);
     expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
@@ -57,7 +61,7 @@ describe('waiting for a helper pod', () => {
     expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
 
     writeFileSync(e.onNode('node-1', `${BASE_PATH}/go`), '');
-    await waitBound(e.kit);
+    await waitBound(e);
     expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1, 'log pods': 1, 'delete pods': 1 });
   });
 
@@ -69,7 +73,7 @@ describe('waiting for a helper pod', () => {
     const name = await runningHelper(e);
 
     await e.core.deleteNamespacedPod({ name, namespace: NAMESPACE });
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toMatch(new RegExp(`^failed to create volume pvc-[0-9a-f-]+: pod ${NAMESPACE}/${name} was deleted`));
   });
-});
+}, { tiers: ['testkit'] });

@@ -1,11 +1,12 @@
 /**
- * A testkit (binder, scheduler, kubelet on) with upstream's `local-path-config` ConfigMap (or a chosen
- * `config.json`), and a real ProvisionController running {@link LocalPathProvisioner} (leader election off) that a
- * test can stop and start again.
+ * A cluster of either tier (the testkit, or a real control plane with the simulated kubelet) with upstream's
+ * `local-path-config` ConfigMap (or a chosen `config.json`), and a real ProvisionController running
+ * {@link LocalPathProvisioner} (leader election off) that a test can stop and start again. Everything a test looks
+ * at is read through the API, so the same assertions hold on both tiers.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { startApiServer, type NodeSpec, type Testkit } from '@kprov/testkit';
+import { ObjectReader, recordWatch, type Cluster, type NodeSpec } from '@kprov/testkit';
+import { currentTier, type TierContext } from '@kprov/testkit/vitest';
 import {
   CoreV1Api,
   StorageV1Api,
@@ -16,7 +17,7 @@ import {
   type V1StorageClass,
 } from '@kubernetes/client-node';
 import { ItemExponentialFailureRateLimiter, ProvisionController } from '@kprov/provisioner-lib';
-import { afterEach, vi } from 'vitest';
+import { vi } from 'vitest';
 import { parseConfig, type RandomSource } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
@@ -25,6 +26,8 @@ import { DEFAULT_TEMPLATE } from '../helper-pod/fixtures.js';
 export const NAMESPACE = 'local-path-storage';
 export const PROVISIONER_NAME = 'rancher.io/local-path';
 export const BASE_PATH = '/opt/local-path-provisioner';
+/** The provisioner's (and its helper pods') ServiceAccount in deploy/local-path-storage.yaml. */
+export const SERVICE_ACCOUNT = 'local-path-provisioner-service-account';
 
 /** `config.json` of deploy/local-path-storage.yaml, with an optional timeout. */
 export function configJson(cmdTimeoutSeconds?: number): string {
@@ -63,7 +66,9 @@ export interface Setup {
 
 /** A running environment. */
 export interface Env {
-  kit: Testkit;
+  cluster: Cluster;
+  /** Reads of claims, volumes, pods and Events. */
+  read: ObjectReader;
   core: CoreV1Api;
   storage: StorageV1Api;
   /** The controller running now (a new one after {@link Env.startController}). */
@@ -71,9 +76,11 @@ export interface Env {
   /** `warn(pv, message)` calls of the provisioner. */
   warnings: { pv: string; message: string }[];
   /** Names of every pod ever created in the provisioner's namespace. */
-  helperPods: Set<string>;
+  readonly helperPods: Set<string>;
   /** `ADDED <name>` / `DELETED <name>` for every pod created or removed in the provisioner's namespace, in order. */
-  helperPodChanges: string[];
+  readonly helperPodChanges: string[];
+  /** Every pod created in the provisioner's namespace, as created. */
+  readonly helperPodsCreated: V1Pod[];
   /** Where a node path is on a simulated node's disk. */
   onNode: (node: string, nodePath: string) => string;
   /** Stops the controller as a shutdown does and waits until it has returned; the API server keeps running. */
@@ -83,21 +90,14 @@ export interface Env {
   stop: () => Promise<void>;
 }
 
-export async function startEnv(setup: Setup = {}): Promise<Env> {
-  const kit = await startApiServer({
-    nodes: setup.nodes ?? [{ name: 'node-1' }],
-    storage: { namespaces: ['default', 'kube-system', NAMESPACE] },
-  });
-  const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-  const storage = kit.kubeConfig.makeApiClient(StorageV1Api);
-  const helperPods = new Set<string>();
-  const helperPodChanges: string[] = [];
-  const unsubscribe = kit.store.subscribe((c) => {
-    if (c.resource !== 'pods' || c.object.metadata.namespace !== NAMESPACE) return;
-    const name = c.object.metadata.name ?? '';
-    if (c.type === 'ADDED') helperPods.add(name);
-    if (c.type === 'ADDED' || c.type === 'DELETED') helperPodChanges.push(`${c.type} ${name}`);
-  });
+export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<Env> {
+  const cluster = await tier.start({ nodes: setup.nodes ?? [{ name: 'node-1' }], namespaces: [NAMESPACE] });
+  const kc = cluster.kubeConfig;
+  const core = kc.makeApiClient(CoreV1Api);
+  const storage = kc.makeApiClient(StorageV1Api);
+  // The helper pods' account: a real server refuses pods whose ServiceAccount does not exist.
+  await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: SERVICE_ACCOUNT } } });
+  const helperPodWatch = await recordWatch<V1Pod>(kc, `/api/v1/namespaces/${NAMESPACE}/pods`);
   const configObject = {
     ...((setup.config ?? defaultConfig()) as Record<string, unknown>),
     ...(setup.cmdTimeoutSeconds === undefined ? {} : { cmdTimeoutSeconds: setup.cmdTimeoutSeconds }),
@@ -120,18 +120,18 @@ export async function startEnv(setup: Setup = {}): Promise<Env> {
   const warnings: Env['warnings'] = [];
   const launch = (): { controller: ProvisionController; abort: AbortController; running: Promise<void> } => {
     const provisioner = new LocalPathProvisioner({
-      kubeConfig: kit.kubeConfig,
+      kubeConfig: kc,
       namespace: NAMESPACE,
       config: () => config,
       helperPodTemplate: () => template,
-      serviceAccountName: 'local-path-provisioner-service-account',
+      serviceAccountName: SERVICE_ACCOUNT,
       provisionerName: PROVISIONER_NAME,
       pollIntervalMs: 50,
       random: setup.random,
       warn: (pv, message) => warnings.push({ pv: pv.metadata?.name ?? '', message }),
     });
     const controller = new ProvisionController({
-      kubeConfig: kit.kubeConfig,
+      kubeConfig: kc,
       provisionerName: PROVISIONER_NAME,
       provisioner,
       leaderElection: false,
@@ -147,18 +147,26 @@ export async function startEnv(setup: Setup = {}): Promise<Env> {
     current.abort.abort();
     await current.running.catch(() => undefined);
   };
-  const roots = new Map(kit.nodes.map((n) => [n.name, n.root]));
+  const changes = (): string[] => helperPodWatch.names().filter((c) => c.startsWith('ADDED ') || c.startsWith('DELETED '));
   return {
-    kit,
+    cluster,
+    read: new ObjectReader(kc),
     core,
     storage,
     get controller() {
       return current.controller;
     },
     warnings,
-    helperPods,
-    helperPodChanges,
-    onNode: (node, nodePath) => path.join(roots.get(node)!, nodePath),
+    get helperPods() {
+      return new Set(changes().filter((c) => c.startsWith('ADDED ')).map((c) => c.slice('ADDED '.length)));
+    },
+    get helperPodChanges() {
+      return changes();
+    },
+    get helperPodsCreated() {
+      return helperPodWatch.events.filter((ev) => ev.type === 'ADDED').map((ev) => ev.object);
+    },
+    onNode: (node, nodePath) => cluster.onNode(node, nodePath),
     stopController,
     startController: () => {
       if (!stopped) throw new Error('startController: stop the running controller first');
@@ -167,8 +175,7 @@ export async function startEnv(setup: Setup = {}): Promise<Env> {
     },
     stop: async () => {
       await stopController();
-      unsubscribe();
-      await kit.stop();
+      helperPodWatch.stop();
     },
   };
 }
@@ -220,42 +227,50 @@ export function volumeTestPod(claimName = 'local-path-pvc', name = 'volume-test'
 
 export const WAIT = { timeout: 20_000, interval: 50 };
 
-export function getClaim(kit: Testkit, name: string): V1PersistentVolumeClaim | undefined {
-  return kit.store.get('persistentvolumeclaims', 'default', name) as unknown as V1PersistentVolumeClaim | undefined;
+/** Anything that reads through the API: an {@link Env}, or main()'s test harness. */
+export interface Reads {
+  read: ObjectReader;
 }
 
-export function getVolume(kit: Testkit, name: string): V1PersistentVolume | undefined {
-  return kit.store.get('persistentvolumes', undefined, name) as unknown as V1PersistentVolume | undefined;
+export function getClaim(e: Reads, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+  return e.read.claim(name);
 }
 
-export function volumes(kit: Testkit): V1PersistentVolume[] {
-  return kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[];
+export function getVolume(e: Reads, name: string): Promise<V1PersistentVolume | undefined> {
+  return e.read.volume(name);
 }
 
-export function getPod(kit: Testkit, name: string, namespace = 'default'): V1Pod | undefined {
-  return kit.store.get('pods', namespace, name) as unknown as V1Pod | undefined;
+export function volumes(e: Reads): Promise<V1PersistentVolume[]> {
+  return e.read.volumes();
+}
+
+export function getPod(e: Reads, name: string, namespace = 'default'): Promise<V1Pod | undefined> {
+  return e.read.pod(name, namespace);
+}
+
+/** Pods in the provisioner's namespace now (helper pods). */
+export function helperPodsNow(e: Reads): Promise<V1Pod[]> {
+  return e.read.pods(NAMESPACE);
 }
 
 /** core/v1 Events about an object. */
-export function eventsFor(kit: Testkit, kind: string, name: string, reason?: string): CoreV1Event[] {
-  return (kit.store.list('events') as unknown as CoreV1Event[]).filter(
-    (e) => e.involvedObject.kind === kind && e.involvedObject.name === name && (reason === undefined || e.reason === reason),
-  );
+export function eventsFor(e: Reads, kind: string, name: string, reason?: string): Promise<CoreV1Event[]> {
+  return e.read.events({ kind, name, ...(reason === undefined ? {} : { reason }) });
 }
 
 /** Waits until the claim is Bound and returns its PV name. */
-export async function waitBound(kit: Testkit, claimName = 'local-path-pvc'): Promise<string> {
-  return vi.waitFor(() => {
-    const c = getClaim(kit, claimName);
+export async function waitBound(e: Reads, claimName = 'local-path-pvc'): Promise<string> {
+  return vi.waitFor(async () => {
+    const c = await getClaim(e, claimName);
     if (c?.status?.phase !== 'Bound') throw new Error(`claim ${claimName} is ${c?.status?.phase ?? 'missing'}`);
     return c.spec!.volumeName!;
   }, WAIT);
 }
 
 /** Waits until the pod Succeeded. */
-export async function waitSucceeded(kit: Testkit, name = 'volume-test'): Promise<void> {
-  await vi.waitFor(() => {
-    const phase = getPod(kit, name)?.status?.phase;
+export async function waitSucceeded(e: Reads, name = 'volume-test'): Promise<void> {
+  await vi.waitFor(async () => {
+    const phase = (await getPod(e, name))?.status?.phase;
     if (phase !== 'Succeeded') throw new Error(`pod ${name} is ${phase ?? 'missing'}`);
   }, WAIT);
 }
@@ -274,31 +289,26 @@ export async function settle(controller: ProvisionController): Promise<void> {
 }
 
 /**
- * Per-test clean-up for a test file, called once at its top level (it registers an `afterEach`): `env(setup)` starts
- * an environment stopped after the test, `defer(fn)` runs `fn` after the test; newest first.
+ * Per-test environments for a test file whose suites are declared with `describeTiers`: `env(setup)` starts an
+ * environment on the running test's tier, stopped after the test; `defer(fn)` runs `fn` after the test; newest
+ * first, before the cluster stops.
  */
 export function perTest(): { env: (setup?: Setup) => Promise<Env>; defer: (cleanup: () => unknown) => void } {
-  const cleanups: (() => unknown)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-  const defer = (cleanup: () => unknown): void => {
-    cleanups.push(cleanup);
-  };
   return {
-    defer,
+    defer: (cleanup) => currentTier().defer(cleanup),
     env: async (setup) => {
-      const e = await startEnv(setup);
-      defer(e.stop);
+      const tier = currentTier();
+      const e = await startEnv(tier, setup);
+      tier.defer(e.stop);
       return e;
     },
   };
 }
 
 /** Waits for the claim's first `ProvisioningFailed` event, checks it is a Warning, and returns its message. */
-export async function provisioningFailure(kit: Testkit, claimName = 'local-path-pvc'): Promise<string> {
-  return vi.waitFor(() => {
-    const [event] = eventsFor(kit, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
+export async function provisioningFailure(e: Reads, claimName = 'local-path-pvc'): Promise<string> {
+  return vi.waitFor(async () => {
+    const [event] = await eventsFor(e, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
     if (event === undefined) throw new Error(`no ProvisioningFailed event for ${claimName} yet`);
     if (event.type !== 'Warning') throw new Error(`ProvisioningFailed event of type ${event.type}`);
     return event.message ?? '';
@@ -309,8 +319,8 @@ export async function provisioningFailure(kit: Testkit, claimName = 'local-path-
 export async function deleteAndWaitCleanedUp(e: Env, pvName: string, dir: string, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
   await e.core.deleteNamespacedPod({ name: pod, namespace: 'default' });
   await e.core.deleteNamespacedPersistentVolumeClaim({ name: pvc, namespace: 'default' });
-  await vi.waitFor(() => {
-    if (getVolume(e.kit, pvName) !== undefined) throw new Error(`PV ${pvName} still exists`);
+  await vi.waitFor(async () => {
+    if ((await getVolume(e, pvName)) !== undefined) throw new Error(`PV ${pvName} still exists`);
     if (existsSync(dir)) throw new Error(`${dir} still exists`);
   }, WAIT);
 }

@@ -6,14 +6,14 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
   claim,
   type Env,
   eventsFor,
   getVolume,
-  NAMESPACE,
   perTest,
   provisioningFailure,
   storageClass,
@@ -24,7 +24,7 @@ import {
   waitSucceeded,
 } from './helpers.js';
 
-const { env: baseEnv, defer } = perTest();
+const { env: baseEnv } = perTest();
 
 /** Upstream's e2e setup script for these patterns: mkdir, then chown and chmod with the rendered values. */
 const OWNER_SETUP = '#!/bin/sh\nset -eu\nmkdir -p "$VOL_DIR"\nchown "${VOL_USER}:${VOL_GROUP}" "$VOL_DIR"\nchmod "${VOL_PERM}" "$VOL_DIR"\n';
@@ -40,15 +40,10 @@ const asRoot = process.getuid?.() === 0;
 const UID = asRoot ? 1000 : (process.getuid?.() ?? 0);
 const GID = asRoot ? 2000 : (process.getgid?.() ?? 0);
 
-async function env(): Promise<Env & { created: V1Pod[] }> {
+async function env(): Promise<Env> {
   const e = await baseEnv({ setup: OWNER_SETUP });
-  const created: V1Pod[] = [];
-  const unsubscribe = e.kit.store.subscribe((c) => {
-    if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) created.push(c.object as unknown as V1Pod);
-  });
-  defer(() => Promise.resolve(unsubscribe()));
   await e.storage.createStorageClass({ body: storageClass('local-path-perm-pattern', { parameters: PATTERNS }) });
-  return Object.assign(e, { created });
+  return e;
 }
 
 async function createClaim(e: Env, annotations: Record<string, string>): Promise<void> {
@@ -58,9 +53,9 @@ async function createClaim(e: Env, annotations: Record<string, string>): Promise
   await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 }
 
-function expectNothingCreated(e: Env & { created: V1Pod[] }): void {
-  expect(e.created).toEqual([]);
-  expect(volumes(e.kit)).toEqual([]);
+async function expectNothingCreated(e: Env): Promise<void> {
+  expect(e.helperPodsCreated).toEqual([]);
+  expect(await volumes(e)).toEqual([]);
   expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(false);
 }
 
@@ -68,41 +63,41 @@ function envOf(pod: V1Pod): Record<string, string> {
   return Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((v) => [v.name, v.value ?? '']));
 }
 
-describe('userPattern, groupPattern and permPattern', () => {
+describeTiers('userPattern, groupPattern and permPattern', () => {
   it('renders the patterns from the claim into VOL_USER, VOL_GROUP and VOL_PERM, which the setup script applies', async () => {
     const e = await env();
     await createClaim(e, { uid: ` ${UID}`, gid: `${GID}\n`, perm: '0750' });
 
-    const pvName = await waitBound(e.kit);
-    const [helper] = e.created;
+    const pvName = await waitBound(e);
+    const [helper] = e.helperPodsCreated;
     // Rendered with the surrounding white space trimmed, as upstream.
     expect(envOf(helper!)).toMatchObject({ VOL_USER: `${UID}`, VOL_GROUP: `${GID}`, VOL_PERM: '0750' });
-    const dir = e.onNode('node-1', getVolume(e.kit, pvName)!.spec!.hostPath!.path);
+    const dir = e.onNode('node-1', (await getVolume(e, pvName))!.spec!.hostPath!.path);
     const stat = statSync(dir);
     expect({ mode: stat.mode & 0o7777, uid: stat.uid, gid: stat.gid }).toEqual({ mode: 0o750, uid: UID, gid: GID });
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
 
     // The teardown helper pod gets them empty.
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(() => expect(existsSync(dir)).toBe(false), WAIT);
-    expect(envOf(e.created[1]!)).toMatchObject({ VOL_USER: '', VOL_GROUP: '', VOL_PERM: '' });
+    await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
+    expect(envOf(e.helperPodsCreated[1]!)).toMatchObject({ VOL_USER: '', VOL_GROUP: '', VOL_PERM: '' });
   });
 
   it('accepts a symbolic chmod mode', async () => {
     const e = await env();
     await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: 'u=rwx,g=rx,o=' });
-    const pvName = await waitBound(e.kit);
-    const dir = e.onNode('node-1', getVolume(e.kit, pvName)!.spec!.hostPath!.path);
+    const pvName = await waitBound(e);
+    const dir = e.onNode('node-1', (await getVolume(e, pvName))!.spec!.hostPath!.path);
     expect(statSync(dir).mode & 0o7777).toBe(0o750);
   });
 
   it('fails with the pattern and the missing key when the claim lacks an annotation the pattern reads', async () => {
     const e = await env();
     await createClaim(e, { uid: `${UID}`, perm: '0750' });
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toMatch(/^failed to create group from pattern \{\{ \.PVC\.Annotations\.gid \}\}: .*gid/);
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 
   it('fails with the pattern when it does not parse', async () => {
@@ -110,37 +105,37 @@ describe('userPattern, groupPattern and permPattern', () => {
     await e.storage.createStorageClass({ body: storageClass('local-path-broken', { parameters: { permPattern: '{{ .PVC.Annotations.perm' } }) });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-broken') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toMatch(/^failed to create perm from pattern \{\{ \.PVC\.Annotations\.perm: /);
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 
   it('refuses a rendered mode that chmod would refuse, before creating the directory', async () => {
     const e = await env();
     await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: '0758' });
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toContain('permPattern');
     expect(message).toContain('"0758"');
     expect(message).toContain('chmod');
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 
   it('refuses a rendered user or group with white space or a colon inside, before creating the directory', async () => {
     const e = await env();
     await createClaim(e, { uid: '1000 2000', gid: `${GID}`, perm: '0750' });
-    const message = await provisioningFailure(e.kit);
+    const message = await provisioningFailure(e);
     expect(message).toContain('userPattern');
     expect(message).toContain('"1000 2000"');
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
 
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(() => expect(e.kit.store.list('persistentvolumeclaims', 'default')).toEqual([]), WAIT);
+    await vi.waitFor(async () => expect((await e.read.claims('default'))).toEqual([]), WAIT);
     await createClaim(e, { uid: `${UID}`, gid: 'staff:wheel', perm: '0750' });
-    await vi.waitFor(() => {
-      const messages = eventsFor(e.kit, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed').map((ev) => ev.message ?? '');
+    await vi.waitFor(async () => {
+      const messages = (await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed')).map((ev) => ev.message ?? '');
       expect(messages.some((m) => m.includes('groupPattern') && m.includes('"staff:wheel"'))).toBe(true);
     }, WAIT);
-    expectNothingCreated(e);
+    await expectNothingCreated(e);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * The provisioner end to end on the testkit: upstream's walkthrough (examples/pod), a custom nodeAffinityKey,
+ * The provisioner end to end on both tiers: upstream's walkthrough (examples/pod), a custom nodeAffinityKey,
  * deletion after the node is gone, and the Retain policy.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { describe, expect, it, vi } from 'vitest';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
 import { SELECTED_NODE_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
 import {
   BASE_PATH,
@@ -11,6 +12,7 @@ import {
   type Env,
   eventsFor,
   getVolume,
+  helperPodsNow,
   perTest,
   settle,
   storageClass,
@@ -20,23 +22,23 @@ import {
   waitSucceeded,
 } from './helpers.js';
 
-const { env } = perTest();
-
 /** Deletes the walkthrough's pod and claim. */
 async function deletePodAndClaim(e: Env, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
   await e.core.deleteNamespacedPod({ name: pod, namespace: 'default' });
   await e.core.deleteNamespacedPersistentVolumeClaim({ name: pvc, namespace: 'default' });
 }
 
-describe('LocalPathProvisioner on the testkit', () => {
+const { env } = perTest();
+
+describeTiers('LocalPathProvisioner', () => {
   it('walks through examples/pod: provisions, binds, serves the pod, and cleans up', async () => {
     const e = await env();
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
-    const pvName = await waitBound(e.kit);
-    const pv = getVolume(e.kit, pvName)!;
+    const pvName = await waitBound(e);
+    const pv = (await getVolume(e, pvName))!;
     const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
     expect(pv.metadata?.annotations).toMatchObject({ [SELECTED_NODE_ANNOTATION]: 'node-1', 'pv.kubernetes.io/provisioned-by': 'rancher.io/local-path' });
     expect(pv.spec).toMatchObject({
@@ -51,24 +53,24 @@ describe('LocalPathProvisioner on the testkit', () => {
       },
     });
     // The event is recorded asynchronously, possibly after the binder bound the claim.
-    await vi.waitFor(() => expect(eventsFor(e.kit, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningSucceeded')).toHaveLength(1), WAIT);
+    await vi.waitFor(async () => expect(await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningSucceeded')).toHaveLength(1), WAIT);
 
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
     expect(statSync(dir).mode & 0o777).toBe(0o777);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     // The setup helper pod ran and is gone.
-    expect([...e.helperPods]).toEqual([`helper-pod-create-${pvName}`]);
-    expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]);
+    await vi.waitFor(() => expect([...e.helperPods]).toEqual([`helper-pod-create-${pvName}`]), WAIT);
+    expect(await helperPodsNow(e)).toEqual([]);
 
     await deletePodAndClaim(e);
-    await vi.waitFor(() => {
-      expect(getVolume(e.kit, pvName)).toBeUndefined();
+    await vi.waitFor(async () => {
+      expect(await getVolume(e, pvName)).toBeUndefined();
       expect(existsSync(dir)).toBe(false);
     }, WAIT);
-    expect(e.helperPods).toContain(`helper-pod-delete-${pvName}`);
+    await vi.waitFor(() => expect(e.helperPods).toContain(`helper-pod-delete-${pvName}`), WAIT);
     expect(existsSync(e.onNode('node-1', BASE_PATH))).toBe(true);
-    await vi.waitFor(() => expect(e.kit.store.list('pods', 'local-path-storage')).toEqual([]), WAIT);
+    await vi.waitFor(async () => expect(await helperPodsNow(e)).toEqual([]), WAIT);
   });
 
   it('uses a custom nodeAffinityKey and still cleans up on the right node', async () => {
@@ -84,20 +86,20 @@ describe('LocalPathProvisioner on the testkit', () => {
       body: volumeTestPod('local-path-pvc', 'volume-test', { 'test.example.com/stable-id': 'my-stable-node' }),
     });
 
-    const pvName = await waitBound(e.kit);
-    const pv = getVolume(e.kit, pvName)!;
+    const pvName = await waitBound(e);
+    const pv = (await getVolume(e, pvName))!;
     expect(pv.metadata?.annotations?.[SELECTED_NODE_ANNOTATION]).toBe('node-2');
     expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions).toEqual([
       { key: 'test.example.com/stable-id', operator: 'In', values: ['my-stable-node'] },
     ]);
-    await waitSucceeded(e.kit);
+    await waitSucceeded(e);
     const dir = e.onNode('node-2', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
 
     // Upstream would take "my-stable-node" for a node name, find no such node and skip the cleanup.
     await deletePodAndClaim(e);
-    await vi.waitFor(() => {
-      expect(getVolume(e.kit, pvName)).toBeUndefined();
+    await vi.waitFor(async () => {
+      expect(await getVolume(e, pvName)).toBeUndefined();
       expect(existsSync(dir)).toBe(false);
     }, WAIT);
     expect(e.warnings).toEqual([]);
@@ -109,8 +111,8 @@ describe('LocalPathProvisioner on the testkit', () => {
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e.kit);
-    await waitSucceeded(e.kit);
+    const pvName = await waitBound(e);
+    await waitSucceeded(e);
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(existsSync(dir)).toBe(true);
 
@@ -118,7 +120,7 @@ describe('LocalPathProvisioner on the testkit', () => {
     await e.core.deleteNode({ name: 'node-1' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
 
-    await vi.waitFor(() => expect(getVolume(e.kit, pvName)).toBeUndefined(), WAIT);
+    await vi.waitFor(async () => expect(await getVolume(e, pvName)).toBeUndefined(), WAIT);
     expect(e.warnings).toEqual([{ pv: pvName, message: expect.stringContaining(`Node node-1 does not exist, skipping cleanup of volume ${pvName}`) as unknown }]);
     expect(existsSync(dir)).toBe(true);
     expect([...e.helperPods].filter((p) => p.startsWith('helper-pod-delete-'))).toEqual([]);
@@ -129,15 +131,15 @@ describe('LocalPathProvisioner on the testkit', () => {
     await e.storage.createStorageClass({ body: storageClass('local-path-retain', { reclaimPolicy: 'Retain' }) });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-retain') });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e.kit);
-    await waitSucceeded(e.kit);
-    expect(getVolume(e.kit, pvName)?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
+    const pvName = await waitBound(e);
+    await waitSucceeded(e);
+    expect((await getVolume(e, pvName))?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
 
     await deletePodAndClaim(e);
-    await vi.waitFor(() => expect(getVolume(e.kit, pvName)?.status?.phase).toBe('Released'), WAIT);
+    await vi.waitFor(async () => expect((await getVolume(e, pvName))?.status?.phase).toBe('Released'), WAIT);
     await settle(e.controller);
-    expect(getVolume(e.kit, pvName)).toBeDefined();
+    expect(await getVolume(e, pvName)).toBeDefined();
     expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
     expect([...e.helperPods].filter((p) => p.startsWith('helper-pod-delete-'))).toEqual([]);
   });

@@ -1,18 +1,15 @@
 /**
- * The "writing an out-of-tree dynamic provisioner" walkthrough, end to end on the testkit: class, claim, the
+ * The "writing an out-of-tree dynamic provisioner" walkthrough, end to end on both tiers: class, claim, the
  * program started through `main()`, a pod writing to the volume, then cleanup.
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { ObjectReader } from '@kprov/testkit';
+import { describeTiers } from '@kprov/testkit/vitest';
 import { CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { IDENTITY_ANNOTATION } from '../src/provisioner.js';
-import { claim, hostpathClaim, runMain, startKit, storageClass, volumes, type RunningMain } from './helpers.js';
-
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+import { hostpathClaim, runMain, storageClass, tempDir, type RunningMain } from './helpers.js';
 
 const testPod: V1Pod = {
   apiVersion: 'v1',
@@ -33,31 +30,35 @@ const testPod: V1Pod = {
   },
 };
 
-describe('the hostPath walkthrough', () => {
+describeTiers('the hostPath walkthrough', (tier) => {
   it('provisions, binds, serves a pod, and cleans up on claim deletion', async () => {
-    const { kit, root, kubeconfig, stop } = await startKit();
-    cleanups.push(stop);
-    const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-    const storage = kit.kubeConfig.makeApiClient(StorageV1Api);
+    const cluster = await tier.start({ nodes: [{ name: 'node-1' }] });
+    const files = await tempDir('kprov-hostpath-kubeconfig-');
+    tier.defer(files.cleanup);
+    const kubeconfig = await cluster.writeKubeconfig(path.join(files.dir, 'kubeconfig'));
+    const root = cluster.nodes[0]!.root;
+    const read = new ObjectReader(cluster.kubeConfig);
+    const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const storage = cluster.kubeConfig.makeApiClient(StorageV1Api);
     await storage.createStorageClass({ body: storageClass() });
     await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: hostpathClaim() });
 
     const program: RunningMain = runMain(['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default'], {
       NODE_NAME: 'node-1',
     });
-    cleanups.push(() => program.stop());
+    tier.defer(() => program.stop());
     await program.started;
 
     // PV created and bound.
     const pvName = await vi.waitFor(
-      () => {
-        const c = claim(kit, 'hostpath-claim');
+      async () => {
+        const c = await read.claim('hostpath-claim');
         expect(c?.status?.phase).toBe('Bound');
         return c!.spec!.volumeName!;
       },
       { timeout: 15_000, interval: 50 },
     );
-    const pv = volumes(kit).find((v) => v.metadata?.name === pvName)!;
+    const pv = (await read.volume(pvName))!;
     const nodePath = `/tmp/hostpath-provisioner/${pvName}`;
     expect(pv.metadata?.annotations?.[IDENTITY_ANNOTATION]).toBe('node-1');
     expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe('example.com/hostpath');
@@ -74,9 +75,8 @@ describe('the hostPath walkthrough', () => {
     // The pod writes SUCCESS into the volume.
     await core.createNamespacedPod({ namespace: 'default', body: testPod });
     await vi.waitFor(
-      () => {
-        const pod = kit.store.get('pods', 'default', 'test-pod') as unknown as V1Pod | undefined;
-        expect(pod?.status?.phase).toBe('Succeeded');
+      async () => {
+        expect((await read.pod('test-pod'))?.status?.phase).toBe('Succeeded');
       },
       { timeout: 15_000, interval: 50 },
     );
@@ -86,8 +86,8 @@ describe('the hostPath walkthrough', () => {
     await core.deleteNamespacedPod({ name: 'test-pod', namespace: 'default' });
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'hostpath-claim', namespace: 'default' });
     await vi.waitFor(
-      () => {
-        expect(volumes(kit).map((v) => v.metadata?.name)).not.toContain(pvName);
+      async () => {
+        expect(await read.volume(pvName)).toBeUndefined();
         expect(existsSync(dir)).toBe(false);
       },
       { timeout: 15_000, interval: 50 },

@@ -103,7 +103,7 @@ async function ensureNamespace(cp: ControlPlane, name: string, serviceAccount: b
   const kc = cp.kubeConfig;
   const deadline = Date.now() + NAMESPACE_WAIT_MS;
   for (;;) {
-    const res = await rest(kc, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    const res = await rest(kc, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
     if (res.status === 201) break;
     if (res.status !== 409) throw new Error(`creating namespace ${name}: ${res.status} ${res.body}`);
     const got = await rest(kc, 'GET', `/api/v1/namespaces/${name}`);

@@ -1,5 +1,7 @@
-// `pnpm demo`: the local-path provisioner's walkthrough, end to end, on the in-process API server. Run from the
-// repository root after `pnpm build` (the root script does both): `node packages/local-path/demo/demo.ts [--keep]`.
+// `pnpm demo`: the local-path provisioner's walkthrough, end to end, on the in-process API server, or with `--real`
+// on a real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler from KUBEBUILDER_ASSETS)
+// with the simulated kubelet. Run from the repository root after `pnpm build` (the root script does both):
+// `node packages/local-path/demo/demo.ts [--keep] [--real]`.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
@@ -15,9 +17,11 @@ import {
   type V1PersistentVolume,
   type V1PersistentVolumeClaim,
   type V1Pod,
+  type V1ServiceAccount,
   type V1StorageClass,
+  type KubeConfig,
 } from '@kubernetes/client-node';
-import { kubectlGet, startNodeProcess, startServeProcess, stopProcess, waitFor, type ServeProcess } from '@kprov/testkit';
+import { kubectlGet, startControlPlane, startKubelet, startNodeProcess, startServeProcess, stopProcess, waitFor } from '@kprov/testkit';
 import { parse, parseAllDocuments } from 'yaml';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -60,32 +64,69 @@ function affinity(pv: V1PersistentVolume): string[] {
   ]);
 }
 
-export async function demo(keep: boolean): Promise<void> {
+/** An API server with one node whose disk is `root`: the testkit as a process, or a real control plane and the simulated kubelet. */
+interface Server {
+  kubeConfig: KubeConfig;
+  kubeconfig: string;
+  what: string;
+  stop: () => Promise<void>;
+}
+
+async function startServer(dir: string, root: string, real: boolean): Promise<Server> {
+  if (!real) {
+    const server = await startServeProcess({ dir, nodes: [`${NODE}=${root}`], cwd: repo });
+    return { kubeConfig: server.kubeConfig, kubeconfig: server.kubeconfig, stop: server.stop, what: `An API server (${server.url})` };
+  }
+  const cp = await startControlPlane();
+  try {
+    const kubelet = await startKubelet({ kubeConfig: cp.kubeConfig, nodes: [{ name: NODE, root }] });
+    const kubeconfig = await cp.writeKubeconfig(join(dir, 'kubeconfig'));
+    return {
+      kubeConfig: cp.kubeConfig,
+      kubeconfig,
+      what: `A real control plane (kube-apiserver ${cp.url}, etcd, kube-controller-manager, kube-scheduler) and the simulated kubelet`,
+      stop: async () => {
+        await kubelet.stop();
+        await cp.stop();
+      },
+    };
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+}
+
+export async function demo(keep: boolean, real: boolean): Promise<void> {
   const dir = resolve(repo, '.kprov');
   const root = join(dir, 'nodes', NODE);
   await rm(join(dir, 'nodes'), { recursive: true, force: true });
   await mkdir(root, { recursive: true });
-  let server: ServeProcess | undefined;
+  let server: Server | undefined;
   let provisioner: ChildProcess | undefined;
   try {
-    server = await startServeProcess({ dir, nodes: [`${NODE}=${root}`], cwd: repo });
-    const { kubeConfig: kc, url, kubeconfig } = server;
+    server = await startServer(dir, root, real);
+    const { kubeConfig: kc, kubeconfig } = server;
     const get = async (title: string, path: string, wide = false): Promise<void> => {
       out(`$ kubectl get ${title}${wide ? ' -o wide' : ''}`);
-      out(await kubectlGet(url, path, { wide }));
+      out(await kubectlGet(kc, path, { wide }));
       out();
     };
     const core = kc.makeApiClient(CoreV1Api);
     const storage = kc.makeApiClient(StorageV1Api);
 
-    out(`1. An API server (${url}) with one node, ${NODE}, whose disk is ${root}`);
+    out(`1. ${server.what}, with one node, ${NODE}, whose disk is ${root}`);
     out(`   kubeconfig: ${kubeconfig}`);
     out();
     await get('nodes', '/api/v1/nodes');
 
-    out('2. $ kubectl apply -f deploy/local-path-storage.yaml   (the objects the provisioner reads: namespace, ConfigMap, StorageClass)');
+    out('2. $ kubectl apply -f deploy/local-path-storage.yaml   (the objects the provisioner reads: namespace, ServiceAccount, ConfigMap, StorageClass)');
     await create(() => core.createNamespace({ body: { metadata: { name: NAMESPACE } } }));
     const objects = await manifests('deploy/local-path-storage.yaml');
+    // The helper pods run as this account; a real server refuses pods whose account does not exist.
+    const account = objects.find((o): o is V1ServiceAccount => o.kind === 'ServiceAccount');
+    if (account !== undefined) {
+      await create(() => core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: account }));
+    }
     const configMap = objects.find((o): o is V1ConfigMap => o.kind === 'ConfigMap' && o.metadata?.name === 'local-path-config');
     const storageClass = objects.find((o): o is V1StorageClass => o.kind === 'StorageClass' && o.metadata?.name === 'local-path');
     if (configMap === undefined || storageClass === undefined) throw new Error('deploy/local-path-storage.yaml lacks local-path-config or local-path');
@@ -194,15 +235,18 @@ export async function demo(keep: boolean): Promise<void> {
     await get(`pods -n ${NAMESPACE}`, `/api/v1/namespaces/${NAMESPACE}/pods`);
     out(`   ${volumeDir} is gone.`);
     out();
-    out('Done. `pnpm demo -- --keep` keeps the server and the provisioner up for kubectl; `pnpm demo:hostpath` runs the classic hostPath guide.');
+    out(
+      'Done. `pnpm demo -- --keep` keeps the server and the provisioner up for kubectl; `pnpm demo -- --real` runs the same on a real control plane ' +
+        '(KUBEBUILDER_ASSETS); `pnpm demo:hostpath` runs the classic hostPath guide.',
+    );
   } finally {
     await stopProcess(provisioner);
     await server?.stop();
   }
 }
 
-const { values } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { keep: { type: 'boolean' } } });
-demo(values.keep === true).then(
+const { values } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { keep: { type: 'boolean' }, real: { type: 'boolean' } } });
+demo(values.keep === true, values.real === true).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);

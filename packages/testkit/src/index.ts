@@ -38,3 +38,6 @@ export {
 export { startControlPlane, type ControlPlane, type ControlPlaneOptions, type ExtraArgs } from './control-plane/control-plane.js';
 export type { Identity } from './control-plane/pki.js';
 export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
+export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
+export type { KubeletEvent, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
+export type { Taint } from './sim/types.js';

@@ -36,6 +36,7 @@ import { badRequest } from '../api/status.js';
 import type { ObjectStore } from '../store/store.js';
 import { storeCluster, type KubeletCluster } from './kubelet/cluster.js';
 import { lookupLog, tail, type LogLookup } from './kubelet/logs.js';
+import { sameStatus } from './kubelet/status.js';
 import { PodWorker, type WorkerContext } from './kubelet/worker.js';
 import { registerNode } from './nodes.js';
 import { RESYNC_KEY, WorkQueue, nsKey, splitKey, type LoopOptions, type Stoppable } from './queue.js';
@@ -178,6 +179,8 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
     const nodeName = pod.spec?.nodeName ?? '';
     const node = nodes.get(nodeName);
     if (node === undefined) return;
+    // Its final delete is on its way: there is nothing more to say about it.
+    if (deleted.get(key) === pod.metadata.uid) return;
     const deleting = pod.metadata.deletionTimestamp !== undefined;
     let worker = workers.get(key);
     if (worker === undefined) {
@@ -216,7 +219,7 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
     // Until the first setup attempt is over there is nothing new to say (the pod would only flip to Pending).
     if (worker.reportable) {
       const next = worker.status(pod);
-      if (JSON.stringify(next) !== JSON.stringify(pod.status ?? {})) await cluster.updatePodStatus(pod, next);
+      if (!sameStatus(next, pod.status ?? {})) await cluster.updatePodStatus(pod, next);
     }
     if (deleting && worker.terminated) await finalDelete(key, pod);
   };

@@ -120,9 +120,43 @@ describe('startKubelet on the testkit', () => {
     await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('ticker', 'echo a; sleep 0.3; echo b; sleep 0.3; echo c') });
     await waitForPhase(kit.kubeConfig, 'ticker', 'Running');
     expect(await kubeletGet('/containerLogs/default/ticker/c?follow=true')).toEqual({ status: 200, body: 'a\nb\nc\n' });
+    await waitForPhase(kit.kubeConfig, 'ticker', 'Succeeded');
   });
 
   it('reported no background errors', () => {
     expect(errors).toEqual([]);
+  });
+});
+
+describe('startKubelet on the testkit, when the API server misbehaves', () => {
+  it('retries a status write answered 409 Conflict or 500, through its queue', async () => {
+    errors.length = 0;
+    const removeConflicts = kit.faults.add({ verb: 'update', resource: 'pods', subresource: 'status', action: { type: 'error', code: 409 }, count: 3 });
+    const removeErrors = kit.faults.add({ verb: 'update', resource: 'pods', subresource: 'status', action: { type: 'error', code: 500 }, count: 1 });
+    try {
+      const core = kit.kubeConfig.makeApiClient(CoreV1Api);
+      await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('contested', 'echo fine') });
+      const pod = await waitForPhase(kit.kubeConfig, 'contested', 'Succeeded');
+      expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+      expect(errors.filter((e) => e.startsWith('pod default/contested: ')).map((e) => /HTTP-Code: (\d+)/.exec(e)?.[1])).toEqual(['409', '409', '409', '500']);
+    } finally {
+      removeConflicts();
+      removeErrors();
+    }
+  });
+
+  it('resumes cut watches and relists after expired ones', async () => {
+    errors.length = 0;
+    const core = kit.kubeConfig.makeApiClient(CoreV1Api);
+    kit.server.dropWatches();
+    await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('after-drop', 'echo one') });
+    await waitForPhase(kit.kubeConfig, 'after-drop', 'Succeeded');
+    kit.server.expireWatches();
+    await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('after-expiry', 'echo two') });
+    await waitForPhase(kit.kubeConfig, 'after-expiry', 'Succeeded');
+    // A pod deleted while the watches were down is noticed by the relist.
+    kit.server.expireWatches();
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'after-drop' });
+    await waitForGone(kit.kubeConfig, 'after-drop');
   });
 });

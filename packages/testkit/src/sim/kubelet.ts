@@ -15,7 +15,9 @@
  * Volumes (see `kubelet/volumes.ts`): `hostPath` `P` is `<root>/P`; `persistentVolumeClaim` follows the bound PV
  * to its `hostPath.path` or `local.path` under the same root; `emptyDir`, `configMap` and `secret` (files per
  * key, `items`, `defaultMode`/`mode`, secret values decoded), `downwardAPI` and `projected` (configMap, secret,
- * downwardAPI and serviceAccountToken sources) live in the pod's directory under `<root>/var/lib/kubelet/pods/<uid>/`.
+ * downwardAPI and serviceAccountToken sources) live in the pod's directory under `<root>/var/lib/kubelet/pods/<uid>/`
+ * (the `openshift-service-ca.crt` source that OpenShift's kube-apiserver adds to service account volumes may be
+ * missing: nothing publishes it outside OpenShift).
  * A volume that cannot be set up yet (claim not bound, object missing, hostPath type check) keeps the pod
  * Pending with its containers waiting in ContainerCreating, and is retried.
  *
@@ -140,7 +142,13 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
   /** Pods (by key) whose final delete was sent, with their uid: sent once. */
   const deleted = new Map<string, string>();
   const maxGraceMs = options.maxGracePeriodMs ?? 2000;
-  const graceOf = (w: PodWorker): number => Math.min(w.gracePeriodMs, maxGraceMs);
+  /** The pod's grace period, or the shorter one its delete asked for (`--grace-period`), capped. */
+  const graceOf = (w: PodWorker, pod?: Pod): number => {
+    const asked = pod?.metadata.deletionGracePeriodSeconds;
+    // 0 is what a store puts on an object deleted while it has finalizers, not a request for SIGKILL.
+    const ms = asked !== undefined && asked > 0 ? Math.min(asked * 1000, w.gracePeriodMs) : w.gracePeriodMs;
+    return Math.min(ms, maxGraceMs);
+  };
 
   const retire = (key: string, worker: PodWorker): void => {
     workers.delete(key);
@@ -206,7 +214,7 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
     }
     if (deleting) {
       // Once the processes are gone the pod comes back here for its last status and the final delete.
-      if (!worker.terminated) void worker.terminate(graceOf(worker)).then(() => queue.add(key));
+      if (!worker.terminated) void worker.terminate(graceOf(worker, pod)).then(() => queue.add(key));
     } else {
       // Volume setup runs in the background and calls notify when done, which brings the pod back here.
       worker.requestStart();

@@ -11,6 +11,7 @@ import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubelet, type Kubelet } from '../../src/kubelet/start.js';
 import { waitFor } from '../../src/process/wait-for.js';
+import { registerNode } from '../../src/sim/nodes.js';
 import { startApiServer, type Testkit } from '../../src/testkit.js';
 import { claimPod, fileOnNode, hostPathPod, provisionOnFirstConsumer, waitForGone, waitForPhase } from './helpers.js';
 
@@ -67,6 +68,22 @@ describe('startKubelet on the testkit', () => {
       const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'sim-1' });
       return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
     }, { timeoutMs: 5000 });
+  });
+
+  it('takes over a Node that exists already: labels merged, its status written', async () => {
+    registerNode(kit.store, { name: 'existing', labels: { kept: 'yes' }, capacity: { cpu: '1' } });
+    const second = await startKubelet({ kubeConfig: kit.kubeConfig, nodes: [{ name: 'existing', labels: { added: 'yes' } }] });
+    try {
+      const node = await kit.kubeConfig.makeApiClient(CoreV1Api).readNode({ name: 'existing' });
+      expect(node.metadata?.labels).toMatchObject({ kept: 'yes', added: 'yes', 'kubernetes.io/hostname': 'existing' });
+      expect(node.status?.addresses).toEqual([{ type: 'InternalIP', address: '127.0.0.1' }]);
+      expect(node.status?.daemonEndpoints?.kubeletEndpoint?.Port).toBe(second.logPort);
+      expect(node.status?.capacity?.cpu).toBe('4');
+    } finally {
+      await second.stop();
+      // The Node stays after stop, as a kubelet leaves it: gone here, so that the scheduler does not pick it.
+      kit.store.delete('nodes', undefined, 'existing');
+    }
   });
 
   it('runs a scheduled pod with a hostPath volume to Succeeded, its file under the node root', async () => {

@@ -46,7 +46,7 @@ export interface KubeletOptions extends PodRunOptions {
   startTimeoutMs?: number;
   /**
    * Resolve only once every node has lost the `node.kubernetes.io/not-ready` taint that the TaintNodesByCondition
-   * admission plugin puts on new Nodes (kube-controller-manager removes it about a second after registration). Turn
+   * admission plugin puts on new Nodes (kube-controller-manager removes it within about 150 ms). Turn
    * it off for a control plane without kube-controller-manager, where the taint stays. Default true.
    */
   waitSchedulable?: boolean;

@@ -5,6 +5,7 @@
  * `pods/status` with the cached resourceVersion and keeps the answer, so the next reconcile compares against what
  * was written; a 409 Conflict reloads the pod before the caller retries.
  */
+import { inspect } from 'node:util';
 import type { Watch } from '@kubernetes/client-node';
 import type { KubeObject } from '../api/objects.js';
 import { hasCode, type ClusterListener, type KubeletCluster, type KubeletResource } from '../sim/kubelet/cluster.js';
@@ -41,6 +42,8 @@ export class ApiCluster implements KubeletCluster {
   private readonly podCaches = new Map<string, Reflector>();
   private readonly shared = new Map<Shared, Reflector>();
   private readonly nodes = new Map<string, KubeObject>();
+  /** The last failure of a list or watch, for a start-up that times out. */
+  lastError: Error | undefined;
 
   constructor(private readonly options: ApiClusterOptions) {
     const reflector = (resource: string, path: string, fieldSelector?: string): Reflector =>
@@ -50,7 +53,10 @@ export class ApiCluster implements KubeletCluster {
         path,
         ...(fieldSelector === undefined ? {} : { fieldSelector }),
         onChange: (object) => this.emit(resource, object),
-        onError: (error) => options.onError(error, `watch ${path}${fieldSelector === undefined ? '' : `?fieldSelector=${fieldSelector}`}`),
+        onError: (error) => {
+          this.lastError = error instanceof Error ? error : new Error(inspect(error));
+          options.onError(error, `watch ${path}${fieldSelector === undefined ? '' : `?fieldSelector=${fieldSelector}`}`);
+        },
       });
     for (const node of options.nodes) this.podCaches.set(node, reflector('pods', '/api/v1/pods', `spec.nodeName=${node}`));
     for (const [resource, path] of Object.entries(SHARED_PATHS) as [Shared, string][]) this.shared.set(resource, reflector(resource, path));

@@ -138,7 +138,13 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
         agent.start();
       }),
     );
-    await waitFor('the first lists of pods, claims, volumes, ConfigMaps and Secrets', () => (cluster.synced ? true : undefined), { timeoutMs: left(), intervalMs: 50 });
+    const synced = (): true | undefined => {
+      if (cluster.synced) return true;
+      // Quoted by waitFor if time runs out (a 403 for want of permissions, say).
+      if (cluster.lastError !== undefined) throw cluster.lastError;
+      return undefined;
+    };
+    await waitFor('the first lists of pods, claims, volumes, ConfigMaps and Secrets', synced, { timeoutMs: left(), intervalMs: 50 });
 
     const started = startKubeletLoop(cluster, {
       ...options,

@@ -86,6 +86,18 @@ describe('startKubelet on the testkit', () => {
     }
   });
 
+  it('fails a start-up that takes too long, naming what it waited for and why', async () => {
+    const remove = kit.faults.add({ verb: 'list', resource: 'secrets', action: { type: 'error', code: 403 } });
+    try {
+      await expect(startKubelet({ kubeConfig: kit.kubeConfig, nodes: [{ name: 'denied' }], startTimeoutMs: 1500 })).rejects.toThrow(
+        /^timed out after \d+ ms waiting for the first lists of pods, claims, volumes, ConfigMaps and Secrets \(last error: HTTP-Code: 403\nMessage: GET \/api\/v1\/secrets: /,
+      );
+    } finally {
+      remove();
+      kit.store.delete('nodes', undefined, 'denied');
+    }
+  });
+
   it('runs a scheduled pod with a hostPath volume to Succeeded, its file under the node root', async () => {
     const core = kit.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('writer', 'echo "hello from $HOSTNAME" > /data/writer.txt') });

@@ -39,5 +39,5 @@ export { startControlPlane, type ControlPlane, type ControlPlaneOptions, type Ex
 export type { Identity } from './control-plane/pki.js';
 export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
 export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
-export type { KubeletEvent, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
+export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
 export type { Taint } from './sim/types.js';

@@ -42,3 +42,6 @@ export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, typ
 export { RealTier, type RealTierOptions } from './tiers/real.js';
 export { availableTiers, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
 export { ObjectReader, recordWatch, type EventFilter, type RecordedEvent, type WatchRecorder } from './tiers/objects.js';
+export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
+export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
+export type { Taint } from './sim/types.js';

@@ -8,7 +8,7 @@ import type { FaultInjector } from './server/faults.js';
 import { ObjectStore, type StoreOptions } from './store/store.js';
 import { startPvBinder, type PvBinderOptions } from './sim/binder.js';
 import { startScheduler, type SchedulerOptions } from './sim/scheduler.js';
-import { startKubelet, type Kubelet } from './sim/kubelet.js';
+import { startStoreKubelet, type KubeletHandle } from './sim/kubelet.js';
 import { registerNode } from './sim/nodes.js';
 
 /** A simulated node. */
@@ -58,7 +58,7 @@ export interface Testkit {
   /** The simulated nodes with their root directories. */
   readonly nodes: readonly { name: string; root: string }[];
   /** The kubelet simulation, when on (pod logs, processes). */
-  readonly kubelet: Kubelet | undefined;
+  readonly kubelet: KubeletHandle | undefined;
   /** Stops the simulations and the server, and removes temporary node roots. */
   stop(): Promise<void>;
 }
@@ -85,7 +85,7 @@ export async function startApiServer(options: TestkitOptions = {}): Promise<Test
   if (options.scheduler !== false) {
     stoppers.push(startScheduler(store, options.scheduler === true || options.scheduler === undefined ? {} : options.scheduler));
   }
-  const kubelet = options.kubelet === false ? undefined : startKubelet(store, { nodes });
+  const kubelet = options.kubelet === false ? undefined : startStoreKubelet(store, { nodes });
   if (kubelet !== undefined) stoppers.push(kubelet);
   const server = new ApiServer(store, {
     ...options.http,

@@ -1,12 +1,17 @@
 import { parseArgs } from 'node:util';
 import { serve } from './serve.js';
 import { demo } from './demo.js';
+import { controlPlaneCommand } from './control-plane.js';
+import { kubeletCommand } from './kubelet.js';
 
 const USAGE = `Usage: kprov-testkit <command> [options]
 
 Commands:
-  serve    Run the API server with its simulations until SIGINT or SIGTERM
-  demo     Walk through the simulations step by step, then exit (or stay up with --keep)
+  serve          Run the API server with its simulations until SIGINT or SIGTERM
+  demo           Walk through the simulations step by step, then exit (or stay up with --keep)
+  control-plane  Run a real control plane from $KUBEBUILDER_ASSETS (etcd, kube-apiserver,
+                 kube-controller-manager, kube-scheduler), and a kubelet for --node, until SIGINT or SIGTERM
+  kubelet        Run the simulated kubelet for --node against any API server until SIGINT or SIGTERM
 
 Options of serve:
   --port N                 Port on 127.0.0.1 (default: a free port)
@@ -19,6 +24,17 @@ Options of serve:
 Options of demo:
   --keep                   Stay up after the walkthrough, for kubectl
   --dir DIR                Working folder (default: ./.kprov)
+
+Options of control-plane:
+  --kubeconfig-out FILE    Where to write the administrator's kubeconfig (default: ./.kprov/kubeconfig)
+  --node NAME[=ROOTDIR]    A simulated node with a kubelet, repeatable (default: none; root ./.kprov/nodes/NAME)
+  --no-controller-manager  Do not run kube-controller-manager
+  --no-scheduler           Do not run kube-scheduler
+
+Options of kubelet:
+  --kubeconfig FILE        Kubeconfig of the API server to register with (required)
+  --node NAME[=ROOTDIR]    A node to register and run pods for, repeatable, at least one
+                           (default root: a temporary directory, removed on exit)
 
   -h, --help               Show this help
 `;
@@ -71,6 +87,40 @@ export async function runCli(argv: string[]): Promise<number> {
         return 0;
       }
       return await demo({ keep: values.keep === true, dir: values.dir ?? '.kprov' });
+    }
+    if (command === 'control-plane') {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          'kubeconfig-out': { type: 'string' },
+          node: { type: 'string', multiple: true },
+          'no-controller-manager': { type: 'boolean' },
+          'no-scheduler': { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      });
+      if (values.help === true) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      return await controlPlaneCommand({
+        kubeconfigOut: values['kubeconfig-out'] ?? '.kprov/kubeconfig',
+        nodes: values.node ?? [],
+        controllerManager: values['no-controller-manager'] !== true,
+        scheduler: values['no-scheduler'] !== true,
+      });
+    }
+    if (command === 'kubelet') {
+      const { values } = parseArgs({
+        args: rest,
+        options: { kubeconfig: { type: 'string' }, node: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+      });
+      if (values.help === true) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      if (values.kubeconfig === undefined) throw new Error('kubelet needs --kubeconfig FILE');
+      return await kubeletCommand({ kubeconfig: values.kubeconfig, nodes: values.node ?? [] });
     }
     process.stderr.write(`kprov-testkit: unknown command "${command}"\n\n${USAGE}`);
     return 2;

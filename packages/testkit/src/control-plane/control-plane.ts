@@ -2,7 +2,7 @@
  * A real Kubernetes control plane for tests, as controller-runtime's envtest starts one for Go: etcd and
  * kube-apiserver, and by default kube-controller-manager and kube-scheduler, from the folder named by
  * `KUBEBUILDER_ASSETS`, on free loopback ports, in a temporary folder, with generated credentials. There is no
- * kubelet: {@link startKubelet} simulates one against it.
+ * kubelet: `startKubelet` simulates one against it.
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';

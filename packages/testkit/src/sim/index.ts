@@ -6,7 +6,19 @@
 export type { ObjectStore } from '../store/store.js';
 export * from './annotations.js';
 export { startPvBinder, type PvBinderOptions } from './binder.js';
-export { startKubelet, type Kubelet, type KubeletEvent, type KubeletHandle, type KubeletNode, type KubeletOptions, type ReadLogOptions } from './kubelet.js';
+export {
+  startKubeletLoop,
+  startStoreKubelet,
+  type KubeletEvent,
+  type KubeletHandle,
+  type KubeletLoop,
+  type KubeletLoopOptions,
+  type KubeletNode,
+  type PodRunOptions,
+  type ReadLogOptions,
+  type StoreKubeletOptions,
+} from './kubelet.js';
+export { storeCluster, type ClusterListener, type KubeletCluster, type KubeletResource } from './kubelet/cluster.js';
 export { goArch, nodeObject, registerNode, setNodeReady, type NodeOptions } from './nodes.js';
 export { startProtection, type ProtectionOptions } from './protection.js';
 export { RESYNC_KEY, WorkQueue, type LoopOptions, type Stoppable } from './queue.js';

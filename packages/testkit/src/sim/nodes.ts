@@ -25,6 +25,10 @@ export interface NodeOptions {
   capacity?: Record<string, string>;
   /** `status.nodeInfo.kubeletVersion`. Default `v1.32.0`. */
   kubeletVersion?: string;
+  /** `status.addresses`. Default InternalIP `127.0.0.1` and Hostname the node name. */
+  addresses?: { type: string; address: string }[];
+  /** `status.daemonEndpoints.kubeletEndpoint.Port`, where the API server fetches pod logs. Default 10250. */
+  kubeletPort?: number;
 }
 
 /** The Go name of this machine's architecture, as `kubernetes.io/arch` spells it. */
@@ -91,11 +95,11 @@ export function nodeObject(options: NodeOptions): KubeObject {
         { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available', lastHeartbeatTime: now, lastTransitionTime: now },
         readyCondition(ready, now),
       ],
-      addresses: [
+      addresses: options.addresses ?? [
         { type: 'InternalIP', address: '127.0.0.1' },
         { type: 'Hostname', address: name },
       ],
-      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      daemonEndpoints: { kubeletEndpoint: { Port: options.kubeletPort ?? 10250 } },
       nodeInfo: {
         machineID: machineId,
         systemUUID: randomUUID(),

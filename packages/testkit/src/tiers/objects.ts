@@ -16,7 +16,7 @@ import {
   type V1PersistentVolumeClaim,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { restJson } from './rest.js';
+import { RestClient } from '../client/rest.js';
 
 /** `undefined` for a 404, the object otherwise; other errors are thrown. */
 async function orMissing<T>(read: Promise<T>): Promise<T | undefined> {
@@ -124,12 +124,12 @@ export async function recordWatch<T extends KubernetesObject = KubernetesObject>
   query: Record<string, string> = {},
 ): Promise<WatchRecorder<T>> {
   const events: RecordedEvent<T>[] = [];
-  const search = new URLSearchParams(query).toString();
-  const listed = await restJson<{ items?: T[]; metadata?: { resourceVersion?: string } }>(kubeConfig, 'GET', search === '' ? path : `${path}?${search}`);
-  for (const object of listed?.items ?? []) events.push({ type: 'ADDED', object });
+  const rest = new RestClient(kubeConfig);
+  const listed = await rest.request('GET', path, { query }).finally(() => rest.close());
+  for (const object of (listed.items ?? []) as T[]) events.push({ type: 'ADDED', object });
   const controller = await new Watch(kubeConfig).watch(
     path,
-    { ...query, resourceVersion: listed?.metadata?.resourceVersion ?? '', allowWatchBookmarks: false },
+    { ...query, resourceVersion: (listed.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? '', allowWatchBookmarks: false },
     (type, object) => events.push({ type: type as RecordedEvent['type'], object: object as T }),
     () => undefined,
   );

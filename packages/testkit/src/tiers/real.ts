@@ -4,9 +4,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../control-plane/control-plane.js';
+import { startKubelet, type Kubelet } from '../kubelet/start.js';
 import { nodePathOn, type Cluster, type ClusterOptions } from './cluster.js';
 import { resetToBaseline, takeBaseline } from './reset.js';
-import { rest } from './rest.js';
+import { RestClient, statusOf } from '../client/rest.js';
 
 /** Options of {@link RealTier}. */
 export interface RealTierOptions {
@@ -49,8 +50,23 @@ export class RealTier {
     const withKcm = this.options.controlPlane?.controllerManager ?? true;
     for (const ns of options.namespaces ?? []) await ensureNamespace(cp, ns, withKcm);
     const nodeSpecs = options.nodes ?? [{ name: 'node-1' }];
-    if (nodeSpecs.length > 0) throw new Error('RealTier: simulated nodes need the kubelet simulation, which is not wired in yet');
-    const nodes: { name: string; root: string }[] = [];
+    const unready = nodeSpecs.find((n) => n.ready === false);
+    if (unready !== undefined) throw new Error(`RealTier: node ${unready.name} is asked to be not Ready, which only the testkit tier simulates`);
+    let kubelet: Kubelet | undefined;
+    try {
+      kubelet =
+        nodeSpecs.length === 0
+          ? undefined
+          : await startKubelet({
+              kubeConfig: kc,
+              nodes: nodeSpecs.map((n) => ({ name: n.name, ...(n.root === undefined ? {} : { root: n.root }), ...(n.labels === undefined ? {} : { labels: n.labels }) })),
+              waitSchedulable: withKcm,
+            });
+    } catch (err) {
+      await resetToBaseline(kc, this.baseline ?? new Set());
+      throw err;
+    }
+    const nodes = kubelet?.nodes ?? [];
     const baseline = this.baseline ?? new Set();
     let apiDown = false;
     const cluster: Cluster = {
@@ -76,6 +92,7 @@ export class RealTier {
       stop: async () => {
         if (this.active !== cluster) return;
         try {
+          await kubelet?.stop();
           if (apiDown) await cp.startApiServer();
           await resetToBaseline(kc, baseline);
         } finally {
@@ -100,19 +117,28 @@ export class RealTier {
  * its `default` ServiceAccount, without which pods are refused.
  */
 async function ensureNamespace(cp: ControlPlane, name: string, serviceAccount: boolean): Promise<void> {
-  const kc = cp.kubeConfig;
+  const rest = new RestClient(cp.kubeConfig);
   const deadline = Date.now() + NAMESPACE_WAIT_MS;
-  for (;;) {
-    const res = await rest(kc, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
-    if (res.status === 201) break;
-    if (res.status !== 409) throw new Error(`creating namespace ${name}: ${res.status} ${res.body}`);
-    const got = await rest(kc, 'GET', `/api/v1/namespaces/${name}`);
-    if (got.status === 200 && (JSON.parse(got.body) as { status?: { phase?: string } }).status?.phase !== 'Terminating') break;
-    if (Date.now() > deadline) throw new Error(`namespace ${name} is still terminating after ${NAMESPACE_WAIT_MS} ms`);
-    await sleep(200);
-  }
-  while (serviceAccount && (await rest(kc, 'GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status !== 200) {
-    if (Date.now() > deadline) throw new Error(`namespace ${name} has no default ServiceAccount after ${NAMESPACE_WAIT_MS} ms: is kube-controller-manager running?`);
-    await sleep(100);
+  try {
+    for (;;) {
+      const created = await rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } }).then(
+        () => true,
+        (err: unknown) => {
+          if (statusOf(err) !== 409) throw err;
+          return false;
+        },
+      );
+      if (created) break;
+      const ns = await rest.request('GET', `/api/v1/namespaces/${name}`).catch(() => undefined);
+      if (ns !== undefined && (ns.status as { phase?: string } | undefined)?.phase !== 'Terminating') break;
+      if (Date.now() > deadline) throw new Error(`namespace ${name} is still terminating after ${NAMESPACE_WAIT_MS} ms`);
+      await sleep(200);
+    }
+    while (serviceAccount && !(await rest.request('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`).then(() => true, () => false))) {
+      if (Date.now() > deadline) throw new Error(`namespace ${name} has no default ServiceAccount after ${NAMESPACE_WAIT_MS} ms: is kube-controller-manager running?`);
+      await sleep(100);
+    }
+  } finally {
+    await rest.close();
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { restJson } from './rest.js';
+import { RestClient, statusOf } from '../client/rest.js';
 
 interface Kind {
   /** API prefix, e.g. `api/v1`, `apis/storage.k8s.io/v1`. */
@@ -49,9 +49,17 @@ function alwaysKept(plural: string, m: Item['metadata']): boolean {
   return plural === 'leases' && m.namespace === 'kube-system' && m.name.startsWith('apiserver-');
 }
 
-async function list(kc: KubeConfig, kind: Kind): Promise<Item[]> {
-  const res = await restJson<{ items: Item[] }>(kc, 'GET', `/${kind.api}/${kind.plural}`);
-  return res?.items ?? [];
+async function list(rest: RestClient, kind: Kind): Promise<Item[]> {
+  return ((await rest.request('GET', `/${kind.api}/${kind.plural}`)).items ?? []) as Item[];
+}
+
+/** Removes the finalizers and deletes at once; an object already gone (404) or changed meanwhile (409) is fine. */
+async function remove(rest: RestClient, p: string, withFinalizers: boolean): Promise<void> {
+  const ignoreGone = (err: unknown): void => {
+    if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
+  };
+  if (withFinalizers) await rest.request('PATCH', p, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(ignoreGone);
+  await rest.request('DELETE', p, { query: { gracePeriodSeconds: 0 } }).catch(ignoreGone);
 }
 
 function objectPath(kind: Kind, m: Item['metadata']): string {
@@ -61,9 +69,14 @@ function objectPath(kind: Kind, m: Item['metadata']): string {
 
 /** The objects present now, as keys; what {@link resetToBaseline} keeps. */
 export async function takeBaseline(kc: KubeConfig): Promise<Set<string>> {
-  const keys = new Set<string>();
-  for (const kind of KINDS) for (const item of await list(kc, kind)) keys.add(key(kind.plural, item.metadata));
-  return keys;
+  const rest = new RestClient(kc);
+  try {
+    const keys = new Set<string>();
+    for (const kind of KINDS) for (const item of await list(rest, kind)) keys.add(key(kind.plural, item.metadata));
+    return keys;
+  } finally {
+    await rest.close();
+  }
 }
 
 /**
@@ -73,26 +86,25 @@ export async function takeBaseline(kc: KubeConfig): Promise<Set<string>> {
  * @throws Error naming what is still there after `timeoutMs`.
  */
 export async function resetToBaseline(kc: KubeConfig, baseline: ReadonlySet<string>, timeoutMs = 30_000): Promise<void> {
+  const rest = new RestClient(kc);
   const leftOver = async (kind: Kind): Promise<Item[]> =>
-    (await list(kc, kind)).filter((i) => !baseline.has(key(kind.plural, i.metadata)) && !alwaysKept(kind.plural, i.metadata));
-  for (const kind of KINDS) {
-    for (const item of await leftOver(kind)) {
-      const p = objectPath(kind, item.metadata);
-      if ((item.metadata.finalizers ?? []).length > 0) await restJson(kc, 'PATCH', p, { metadata: { finalizers: null } }, [404, 409]);
-      await restJson(kc, 'DELETE', `${p}?gracePeriodSeconds=0`, undefined, [404, 409]);
+    (await list(rest, kind)).filter((i) => !baseline.has(key(kind.plural, i.metadata)) && !alwaysKept(kind.plural, i.metadata));
+  try {
+    for (const kind of KINDS) {
+      for (const item of await leftOver(kind)) await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);
     }
-  }
-  const deadline = Date.now() + timeoutMs;
-  for (const kind of KINDS.filter((k) => k.plural !== 'events')) {
-    for (;;) {
-      const left = await leftOver(kind);
-      if (left.length === 0) break;
-      if (Date.now() > deadline) throw new Error(`cleaning the control plane: ${left.map((i) => key(kind.plural, i.metadata)).join(', ')} still there after ${timeoutMs} ms`);
-      // Finalizers a controller added again after ours were removed.
-      for (const item of left) {
-        if ((item.metadata.finalizers ?? []).length > 0) await restJson(kc, 'PATCH', objectPath(kind, item.metadata), { metadata: { finalizers: null } }, [404, 409]);
+    const deadline = Date.now() + timeoutMs;
+    for (const kind of KINDS.filter((k) => k.plural !== 'events')) {
+      for (;;) {
+        const left = await leftOver(kind);
+        if (left.length === 0) break;
+        if (Date.now() > deadline) throw new Error(`cleaning the control plane: ${left.map((i) => key(kind.plural, i.metadata)).join(', ')} still there after ${timeoutMs} ms`);
+        // Finalizers a controller added again after ours were removed, or a deletion that raced a change.
+        for (const item of left) await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);
+        await sleep(100);
       }
-      await sleep(100);
     }
+  } finally {
+    await rest.close();
   }
 }

@@ -3,8 +3,8 @@
  * `third_party/forked/golang/expansion`): `envFrom` first, then `env` in order, each value able to refer to the
  * variables defined before it; `command` and `args` are expanded with the result.
  */
+import type { KubeletCluster } from './cluster.js';
 import { podMetadataField } from './fields.js';
-import type { ObjectStore } from '../../store/store.js';
 import type { Container, Pod } from '../types.js';
 import { objectData } from './volumes.js';
 
@@ -74,8 +74,8 @@ function fieldValue(pod: Pod, fieldPath: string, ctx: FieldContext): string {
   }
 }
 
-function keyValue(store: ObjectStore, kind: 'configmaps' | 'secrets', namespace: string, name: string, key: string, optional: boolean): string | undefined {
-  const data = objectData(store, kind, namespace, name);
+function keyValue(cluster: KubeletCluster, kind: 'configmaps' | 'secrets', namespace: string, name: string, key: string, optional: boolean): string | undefined {
+  const data = objectData(cluster, kind, namespace, name);
   const label = kind === 'configmaps' ? 'configmap' : 'secret';
   if (data === undefined) {
     if (optional) return undefined;
@@ -93,7 +93,7 @@ function keyValue(store: ObjectStore, kind: 'configmaps' | 'secrets', namespace:
  * The variables a container's spec defines (`envFrom`, then `env`), expanded but not path-mapped. Throws
  * {@link ContainerConfigError} for a missing non-optional configMap, secret or key.
  */
-export function containerEnv(store: ObjectStore, pod: Pod, container: Container, ctx: FieldContext): Map<string, string> {
+export function containerEnv(cluster: KubeletCluster, pod: Pod, container: Container, ctx: FieldContext): Map<string, string> {
   const namespace = pod.metadata.namespace ?? '';
   const vars = new Map<string, string>();
   for (const src of container.envFrom ?? []) {
@@ -101,7 +101,7 @@ export function containerEnv(store: ObjectStore, pod: Pod, container: Container,
     const ref = src.configMapRef ?? src.secretRef;
     if (ref === undefined) continue;
     const kind = src.configMapRef !== undefined ? 'configmaps' : 'secrets';
-    const data = objectData(store, kind, namespace, ref.name ?? '');
+    const data = objectData(cluster, kind, namespace, ref.name ?? '');
     if (data === undefined) {
       if (ref.optional === true) continue;
       throw new ContainerConfigError(`${kind === 'configmaps' ? 'configmap' : 'secret'} "${ref.name ?? ''}" not found`);
@@ -115,10 +115,10 @@ export function containerEnv(store: ObjectStore, pod: Pod, container: Container,
     else if (from.fieldRef !== undefined) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
     else if (from.configMapKeyRef !== undefined) {
       const r = from.configMapKeyRef;
-      value = keyValue(store, 'configmaps', namespace, r.name ?? '', r.key, r.optional === true);
+      value = keyValue(cluster, 'configmaps', namespace, r.name ?? '', r.key, r.optional === true);
     } else if (from.secretKeyRef !== undefined) {
       const r = from.secretKeyRef;
-      value = keyValue(store, 'secrets', namespace, r.name ?? '', r.key, r.optional === true);
+      value = keyValue(cluster, 'secrets', namespace, r.name ?? '', r.key, r.optional === true);
     } else {
       value = ''; // resourceFieldRef: no resource accounting in the simulation.
     }

@@ -20,10 +20,15 @@ export interface ContainerProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
+/** Told about each chunk a container instance writes, and `null` once it has ended. */
+export type LogListener = (chunk: Buffer | null) => void;
+
 /** One container instance's combined output, keeping at most `maxBytes` (the newest). */
 export class LogBuffer {
   private chunks: Buffer[] = [];
   private size = 0;
+  private readonly listeners = new Set<LogListener>();
+  private isEnded = false;
 
   constructor(private readonly maxBytes: number) {}
 
@@ -31,6 +36,30 @@ export class LogBuffer {
     this.chunks.push(chunk);
     this.size += chunk.length;
     if (this.size > this.maxBytes * 2) this.compact();
+    for (const l of this.listeners) l(chunk);
+  }
+
+  /** Marks the instance as ended: followers are told (`null`) and dropped. */
+  end(): void {
+    if (this.isEnded) return;
+    this.isEnded = true;
+    for (const l of this.listeners) l(null);
+    this.listeners.clear();
+  }
+
+  /** Whether the instance has ended (nothing more will be appended). */
+  get ended(): boolean {
+    return this.isEnded;
+  }
+
+  /** Follows the output from now on; returns the function that stops following. Told `null` at once when ended. */
+  follow(listener: LogListener): () => void {
+    if (this.isEnded) {
+      listener(null);
+      return () => undefined;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   private compact(): void {

@@ -133,3 +133,25 @@ export function podStatus(pod: Pod, rt: PodRuntime, now: string): Record<string,
   if (inits.length > 0) status.initContainerStatuses = inits.map(containerStatus);
   return status;
 }
+
+/**
+ * Whether two statuses say the same: equal JSON values, whatever the order of object keys (an API server sends them
+ * in its own order), a `null` or absent field being the same thing.
+ */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameStatus(x, b[i]));
+  }
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const keys = new Set([...Object.keys(ra), ...Object.keys(rb)]);
+  for (const k of keys) {
+    const x = ra[k] ?? null;
+    const y = rb[k] ?? null;
+    if (!sameStatus(x, y)) return false;
+  }
+  return true;
+}

@@ -7,8 +7,8 @@
 import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import type { ObjectStore } from '../../store/store.js';
 import { viewOpt, type DownwardAPIFile, type KeyToPath, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Volume } from '../types.js';
+import type { KubeletCluster } from './cluster.js';
 import type { PathMapper } from './paths.js';
 import { podMetadataField } from './fields.js';
 import { removeTree } from './remove.js';
@@ -32,7 +32,7 @@ export type ProjectedType = 'configmap' | 'secret' | 'downward-api' | 'projected
 /** A volume ready to be mounted: a host directory (or file), or content to write out per container. */
 export type ResolvedVolume = { kind: 'host'; hostPath: string } | { kind: 'projected'; type: ProjectedType; files: ProjectedFile[] };
 
-/** What volume setup needs besides the store and the pod. */
+/** What volume setup needs besides the cluster and the pod. */
 export interface VolumeContext {
   /** Node root directory. */
   root: string;
@@ -122,8 +122,8 @@ function stringMap(value: unknown): Record<string, string> {
 }
 
 /** A ConfigMap's `data` and `binaryData`, or a Secret's `data` (base64) and `stringData`, as bytes per key. */
-export function objectData(store: ObjectStore, kind: 'configmaps' | 'secrets', namespace: string, name: string): Map<string, Buffer> | undefined {
-  const obj = store.get(kind, namespace, name);
+export function objectData(cluster: KubeletCluster, kind: 'configmaps' | 'secrets', namespace: string, name: string): Map<string, Buffer> | undefined {
+  const obj = cluster.get(kind, namespace, name);
   if (obj === undefined) return undefined;
   const out = new Map<string, Buffer>();
   if (kind === 'configmaps') {
@@ -136,15 +136,15 @@ export function objectData(store: ObjectStore, kind: 'configmaps' | 'secrets', n
   return out;
 }
 
-async function claimVolume(store: ObjectStore, root: string, namespace: string, claimName: string): Promise<string> {
-  const pvc = viewOpt<PersistentVolumeClaim>(store.get('persistentvolumeclaims', namespace, claimName));
+async function claimVolume(cluster: KubeletCluster, root: string, namespace: string, claimName: string): Promise<string> {
+  const pvc = viewOpt<PersistentVolumeClaim>(cluster.get('persistentvolumeclaims', namespace, claimName));
   if (pvc === undefined) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
   const volumeName = pvc.spec?.volumeName ?? '';
   const phase = pvc.status?.phase ?? '';
   if (volumeName === '' || phase !== 'Bound') {
     throw new VolumeError(`PVC ${namespace}/${claimName} has non-bound phase ("${phase}") or empty pvc.Spec.VolumeName ("${volumeName}")`);
   }
-  const pv = viewOpt<PersistentVolume>(store.get('persistentvolumes', undefined, volumeName));
+  const pv = viewOpt<PersistentVolume>(cluster.get('persistentvolumes', undefined, volumeName));
   if (pv === undefined) throw new VolumeError(`persistentvolume "${volumeName}" not found`);
   if (pv.spec?.hostPath !== undefined) {
     const hostPath = onNode(root, pv.spec.hostPath.path);
@@ -185,16 +185,29 @@ function downwardFiles(pod: Pod, items: DownwardAPIFile[] | undefined, defaultMo
 }
 
 function keyedFiles(
-  store: ObjectStore,
+  cluster: KubeletCluster,
   kind: 'configmaps' | 'secrets',
   namespace: string,
   src: { name?: string; items?: KeyToPath[]; optional?: boolean },
   defaultMode: number | undefined,
 ): ProjectedFile[] {
-  const data = objectData(store, kind, namespace, src.name ?? '');
+  const data = objectData(cluster, kind, namespace, src.name ?? '');
   const label = kind === 'configmaps' ? 'configmap' : 'secret';
   if (data === undefined && src.optional !== true) throw new VolumeError(`${label} "${src.name ?? ''}" not found`);
   return pickFiles(data ?? new Map<string, Buffer>(), src.items, defaultMode, src.optional === true, label);
+}
+
+/** The ConfigMap OpenShift's kube-apiserver adds to every `kube-api-access-*` volume, filled by its service-ca operator. */
+const OPENSHIFT_SERVICE_CA = 'openshift-service-ca.crt';
+
+/**
+ * A projected ConfigMap source, made optional when it is the {@link OPENSHIFT_SERVICE_CA} source of a service account
+ * token volume. OpenShift's build of kube-apiserver adds that source to every such volume; without OpenShift's
+ * service-ca operator (as with those binaries in a bare control plane) nothing creates or fills the ConfigMap, and a
+ * real kubelet would keep every pod in ContainerCreating.
+ */
+function serviceCaOptional<T extends { name?: string; optional?: boolean }>(volumeName: string, src: T): T {
+  return src.name === OPENSHIFT_SERVICE_CA && volumeName.startsWith('kube-api-access-') ? { ...src, optional: true } : src;
 }
 
 /**
@@ -202,14 +215,14 @@ function keyedFiles(
  * secrets, downward API fields and projections. Throws {@link VolumeError} when a volume is not ready (claim not
  * bound, object missing, type check).
  */
-export async function resolveVolumes(store: ObjectStore, pod: Pod, ctx: VolumeContext): Promise<Map<string, ResolvedVolume>> {
+export async function resolveVolumes(cluster: KubeletCluster, pod: Pod, ctx: VolumeContext): Promise<Map<string, ResolvedVolume>> {
   const out = new Map<string, ResolvedVolume>();
   // One volume after the other, in the pod's order, so that a failure leaves the same volumes set up as before.
-  for (const v of pod.spec?.volumes ?? []) out.set(v.name, await resolveVolume(store, pod, v, ctx));
+  for (const v of pod.spec?.volumes ?? []) out.set(v.name, await resolveVolume(cluster, pod, v, ctx));
   return out;
 }
 
-async function resolveVolume(store: ObjectStore, pod: Pod, v: Volume, ctx: VolumeContext): Promise<ResolvedVolume> {
+async function resolveVolume(cluster: KubeletCluster, pod: Pod, v: Volume, ctx: VolumeContext): Promise<ResolvedVolume> {
   const namespace = pod.metadata.namespace ?? '';
   const root = ctx.root;
   const dir = podDir(root, pod.metadata.uid ?? '');
@@ -223,22 +236,22 @@ async function resolveVolume(store: ObjectStore, pod: Pod, v: Volume, ctx: Volum
     await mkdir(hostPath, { recursive: true, mode: 0o777 });
     return { kind: 'host', hostPath };
   }
-  if (v.persistentVolumeClaim !== undefined) return { kind: 'host', hostPath: await claimVolume(store, root, namespace, v.persistentVolumeClaim.claimName) };
+  if (v.persistentVolumeClaim !== undefined) return { kind: 'host', hostPath: await claimVolume(cluster, root, namespace, v.persistentVolumeClaim.claimName) };
   if (v.configMap !== undefined) {
-    return { kind: 'projected', type: 'configmap', files: keyedFiles(store, 'configmaps', namespace, v.configMap, v.configMap.defaultMode) };
+    return { kind: 'projected', type: 'configmap', files: keyedFiles(cluster, 'configmaps', namespace, v.configMap, v.configMap.defaultMode) };
   }
   if (v.secret !== undefined) {
     const s = v.secret;
     const src = { name: s.secretName ?? '', ...(s.items === undefined ? {} : { items: s.items }), ...(s.optional === undefined ? {} : { optional: s.optional }) };
-    return { kind: 'projected', type: 'secret', files: keyedFiles(store, 'secrets', namespace, src, s.defaultMode) };
+    return { kind: 'projected', type: 'secret', files: keyedFiles(cluster, 'secrets', namespace, src, s.defaultMode) };
   }
   if (v.downwardAPI !== undefined) return { kind: 'projected', type: 'downward-api', files: downwardFiles(pod, v.downwardAPI.items, v.downwardAPI.defaultMode) };
   if (v.projected !== undefined) {
     const mode = v.projected.defaultMode;
     const files: ProjectedFile[] = [];
     for (const src of v.projected.sources ?? []) {
-      if (src.configMap !== undefined) files.push(...keyedFiles(store, 'configmaps', namespace, src.configMap, mode));
-      else if (src.secret !== undefined) files.push(...keyedFiles(store, 'secrets', namespace, src.secret, mode));
+      if (src.configMap !== undefined) files.push(...keyedFiles(cluster, 'configmaps', namespace, serviceCaOptional(v.name, src.configMap), mode));
+      else if (src.secret !== undefined) files.push(...keyedFiles(cluster, 'secrets', namespace, src.secret, mode));
       else if (src.downwardAPI !== undefined) files.push(...downwardFiles(pod, src.downwardAPI.items, mode));
       else if (src.serviceAccountToken !== undefined) {
         files.push({ path: src.serviceAccountToken.path, content: Buffer.from(ctx.serviceAccountToken, 'utf8'), mode: mode ?? 0o644 });

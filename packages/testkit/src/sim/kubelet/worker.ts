@@ -1,14 +1,15 @@
 /**
  * One pod on one simulated node: sets up its volumes, runs init containers in order (sidecars, i.e. init
  * containers with `restartPolicy: Always`, keep running), then the regular containers together, restarts them per
- * the pod's `restartPolicy` with exponential backoff, and settles the pod's phase. It never writes to the store:
+ * the pod's `restartPolicy` with exponential backoff, and settles the pod's phase. It never writes to the cluster:
  * it calls `notify` and the kubelet loop writes the status it reports.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { timestamp, type ObjectStore } from '../../store/store.js';
+import { timestamp } from '../../store/store.js';
 import type { Container, Pod } from '../types.js';
+import type { KubeletCluster } from './cluster.js';
 import { ContainerConfigError, containerEnv, expand } from './env.js';
 import { PathMapper, type MountMapping } from './paths.js';
 import { LogBuffer, startProcess, type ContainerProcess, type ExitInfo } from './process.js';
@@ -18,7 +19,7 @@ import { podDir, resolveVolumes, writeProjected, type ProjectedFile, type Resolv
 
 /** What a pod worker needs from its kubelet. */
 export interface WorkerContext {
-  store: ObjectStore;
+  cluster: KubeletCluster;
   /** The node's root directory. */
   root: string;
   hostIP: string;
@@ -74,6 +75,7 @@ export class PodWorker {
   /** Whether a volume setup attempt has finished (so there is a status worth reporting). */
   private attempted = false;
   private terminating = false;
+  private stopped = false;
   /** The last volume setup problem, while the pod cannot start. */
   volumeProblem: string | undefined;
 
@@ -148,7 +150,7 @@ export class PodWorker {
   private async setUp(): Promise<void> {
     let problem: string | undefined;
     try {
-      this.volumes = await resolveVolumes(this.ctx.store, this.pod, { root: this.ctx.root, serviceAccountToken: this.ctx.serviceAccountToken });
+      this.volumes = await resolveVolumes(this.ctx.cluster, this.pod, { root: this.ctx.root, serviceAccountToken: this.ctx.serviceAccountToken });
       await mkdir(this.sandbox(), { recursive: true });
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
@@ -176,7 +178,7 @@ export class PodWorker {
     this.ctx.notify();
   }
 
-  /** The status to report for the pod as stored now. */
+  /** The status to report for the pod as known now. */
   status(pod: Pod): Record<string, unknown> {
     return podStatus(pod, this.rt, timestamp());
   }
@@ -199,6 +201,12 @@ export class PodWorker {
     // A setup attempt in flight starts nothing once terminating, but its directories must exist before removeDir.
     await this.setup;
     await this.run;
+    this.stopped = true;
+  }
+
+  /** Whether {@link terminate} has finished: no process is left and the phase is settled. */
+  get terminated(): boolean {
+    return this.stopped;
   }
 
   /** Removes the pod's kubelet directory (its emptyDirs and written-out configMaps and secrets). */
@@ -341,6 +349,7 @@ export class PodWorker {
       this.processes.delete(proc);
       this.owners.delete(proc);
     }
+    log.end();
     const terminated = {
       exitCode: exit.exitCode,
       reason: exit.startError !== undefined ? 'StartError' : exit.exitCode === 0 ? 'Completed' : 'Error',
@@ -357,7 +366,7 @@ export class PodWorker {
   private async configure(c: ContainerRecord): Promise<ContainerConfig> {
     const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
     if (spec === undefined) throw new Error(`no container ${c.name}`);
-    const vars = containerEnv(this.ctx.store, this.pod, spec, { hostIP: this.ctx.hostIP, podIP: this.rt.podIP });
+    const vars = containerEnv(this.ctx.cluster, this.pod, spec, { hostIP: this.ctx.hostIP, podIP: this.rt.podIP });
     const mounts: MountMapping[] = [];
     const projected: { dir: string; files: ProjectedFile[] }[] = [];
     for (const m of spec.volumeMounts ?? []) {

@@ -1,0 +1,45 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { startControlPlane } from '../control-plane/control-plane.js';
+import { startKubelet, type Kubelet } from '../kubelet/start.js';
+import { printKubelet } from './kubelet.js';
+import { parseNodeFlag, untilSignal } from './serve.js';
+
+/** Options of `kprov-testkit control-plane`. */
+export interface ControlPlaneCliOptions {
+  /** Where to write the administrator's kubeconfig. */
+  kubeconfigOut: string;
+  controllerManager: boolean;
+  scheduler: boolean;
+  /** `NAME` or `NAME=ROOTDIR`; a kubelet runs for them when there are any. */
+  nodes: readonly string[];
+}
+
+/** `kprov-testkit control-plane`: a real control plane (and a kubelet for the nodes) until a signal. */
+export async function controlPlaneCommand(options: ControlPlaneCliOptions): Promise<number> {
+  const out = resolve(options.kubeconfigOut);
+  const base = resolve(out, '..');
+  const nodes = options.nodes.map((n) => parseNodeFlag(n, base));
+  for (const n of nodes) if (n.root !== undefined) await mkdir(n.root, { recursive: true });
+  const cp = await startControlPlane({ controllerManager: options.controllerManager, scheduler: options.scheduler });
+  let kubelet: Kubelet | undefined;
+  try {
+    await cp.writeKubeconfig(out);
+    if (nodes.length > 0) {
+      // Without kube-controller-manager nothing takes the not-ready taint off new Nodes: waiting for it would only time out.
+      kubelet = await startKubelet({ kubeConfig: cp.kubeConfig, nodes, waitSchedulable: options.controllerManager });
+    }
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+  process.stdout.write(`kprov-testkit: control plane at ${cp.url} (data and logs in ${cp.dataDir})\n`);
+  if (kubelet !== undefined) printKubelet(kubelet);
+  process.stdout.write(`kubeconfig: ${out}\n`);
+  process.stdout.write(`Try: KUBECONFIG=${out} kubectl get nodes\n`);
+  const signal = await untilSignal();
+  process.stdout.write(`kprov-testkit: ${signal}, stopping\n`);
+  await kubelet?.stop();
+  await cp.stop();
+  return 0;
+}

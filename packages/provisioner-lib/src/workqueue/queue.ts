@@ -89,6 +89,8 @@ export class Queue<T> {
   /** Pending `shutDownWithDrain` calls. */
   #drainers: (() => void)[] = [];
   #shuttingDown = false;
+  /** Whether a hand-out to waiting getters is scheduled (see {@link Queue.add}). */
+  #handOutScheduled = false;
   #unfinishedWorkTimer: { readonly handle: TimerHandle } | undefined;
 
   /** @param options - see {@link QueueOptions}. */
@@ -110,7 +112,7 @@ export class Queue<T> {
     this.#dirty.add(item);
     if (this.#processing.has(item)) return;
     this.#queue.push(item);
-    this.#handOut();
+    this.#scheduleHandOut();
   }
 
   /**
@@ -146,7 +148,7 @@ export class Queue<T> {
     this.#processing.delete(item);
     if (this.#dirty.has(item)) {
       this.#queue.push(item);
-      this.#handOut();
+      this.#scheduleHandOut();
     }
     if (this.#processing.size === 0) this.#releaseDrainers();
   }
@@ -195,6 +197,21 @@ export class Queue<T> {
     const getters = this.#getters;
     this.#getters = [];
     for (const resolve of getters) resolve({ shutdown: true });
+  }
+
+  /**
+   * Hands queued items to waiting workers on the next turn of the event loop, not inside `add`: a worker blocked in
+   * client-go's `Get` takes an item only once it runs, so adds that come together (the events of one watch read,
+   * say) find the item still queued and are collapsed into one. Handing it out at once would mark it processing,
+   * and the next add would queue it a second time.
+   */
+  #scheduleHandOut(): void {
+    if (this.#handOutScheduled || this.#getters.length === 0) return;
+    this.#handOutScheduled = true;
+    setImmediate(() => {
+      this.#handOutScheduled = false;
+      this.#handOut();
+    });
   }
 
   /** Gives queued items to waiting getters. The item moves to processing now, so no one else can take it. */

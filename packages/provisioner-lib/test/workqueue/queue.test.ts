@@ -37,6 +37,32 @@ describe('Queue', () => {
     expect(q.len()).toBe(0);
   });
 
+  it('collapses adds that come together into one even while a worker waits (the events of one watch read)', async () => {
+    const q = new Queue<string>();
+    const handed: string[] = [];
+    const worker = (async () => {
+      for (;;) {
+        const r = await q.get();
+        if (r.shutdown) return;
+        handed.push(r.item);
+        q.done(r.item);
+      }
+    })();
+    await tick();
+    // A claim's ADDED and the MODIFIED that follows at once, delivered in one read: one sync, not two.
+    q.add('claim');
+    q.add('claim');
+    await tick();
+    await tick();
+    expect(handed).toEqual(['claim']);
+    // Apart, they are two syncs.
+    q.add('claim');
+    await tick();
+    expect(handed).toEqual(['claim', 'claim']);
+    q.shutDown();
+    await worker;
+  });
+
   it('compares string items by value', async () => {
     const q = new Queue<string>();
     q.add(['ns', 'claim'].join('/'));

@@ -1,6 +1,7 @@
 /**
- * A provisioner process stops in the middle of a burst of claims and a new process (new identity) takes over: no
- * claim is lost and none is provisioned twice.
+ * Restarts, on both tiers. A provisioner process stops in the middle of a burst of claims and a new process (new
+ * identity) takes over: no claim is lost and none is provisioned twice. The API server stops and starts again with
+ * its data kept and its history compacted: the controller lists again and carries on.
  *
  * Leader election is on, as in a real Deployment where the replacement pod starts while the old one may still be
  * terminating: the new instance must wait for the old instance's Lease to expire (the old one does not release it,
@@ -9,7 +10,8 @@
  */
 import { describeTiers } from '@kprov/testkit/vitest';
 import { afterEach, expect, it, vi } from 'vitest';
-import { createClaims, createClass, listClaims, unbound } from '../support/cluster.js';
+import { captureLogger } from '../events/capture-logger.js';
+import { createClaims, createClass, deleteClaims, getVolume, listClaims, unbound } from '../support/cluster.js';
 import { type RunningController, type Scene, startController, startScene } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/restart';
@@ -19,6 +21,8 @@ const CLAIMS = 40;
 const STOP_AFTER = 12;
 /** The controller's default number of claim workers. */
 const THREADINESS = 4;
+/** Waits across an API server restart: on the real tier, kube-controller-manager reconnects after its own back-off. */
+const SLOW = { timeout: 30_000, interval: 50 };
 
 describeTiers('restarts', (tier) => {
   let scene: Scene | undefined;
@@ -130,5 +134,57 @@ describeTiers('restarts', (tier) => {
       `restart: old process saved ${timeline.find({ who: old.identity, what: 'provisioned' }).length}, ` +
         `${inFlight.length} calls in flight at the stop (at most ${backend.maxActive} at once), new process made ${byNew.length} calls`,
     );
+  });
+
+  it('the API server goes away and comes back with its history compacted: the controller lists again and carries on', async () => {
+    scene = await startScene(tier);
+    const { cluster, api, timeline, backend, history } = scene;
+    await createClass(api, CLASS, PROVISIONER);
+    const logger = captureLogger();
+    // Leader election off: on, the run would end once the outage outlasts the renew deadline (the Go library exits
+    // the process then; chaos.test.ts restarts such a process).
+    const survivor = startController(api.kubeConfig, timeline, 'survivor', {
+      provisionerName: PROVISIONER,
+      provisioner: backend.provisioner('survivor'),
+      leaderElection: false,
+      resyncPeriodMs: 60_000,
+      createProvisionedPVIntervalMs: 20,
+      logger,
+    });
+    running.push(survivor);
+    await new Promise<void>((resolve) => survivor.controller.once('started', resolve));
+    const before = ['before-0', 'before-1', 'before-2'];
+    const beforeUids = await createClaims(api, 'before', before.length, CLASS);
+    await vi.waitFor(async () => expect(await unbound(api, before)).toEqual([]), SLOW);
+
+    // The API server goes away: the controller's watches fail, and it backs off before trying again.
+    const stopped = logger.lines.length;
+    await cluster.stopApiServer();
+    await vi.waitFor(
+      () => expect(logger.lines.slice(stopped).some((l) => l.message === 'Restarting watch' && Number(l.fields.delayMs) > 0)).toBe(true),
+      SLOW,
+    );
+    // It comes back with the data kept. A claim is deleted and new ones are created, then the history is compacted:
+    // the controller cannot resume its watches from where it was.
+    await cluster.startApiServer();
+    await vi.waitFor(() => expect(history.connected()).toBe(true), SLOW);
+    await deleteClaims(api, ['before-0']);
+    const after = ['after-0', 'after-1', 'after-2'];
+    const afterUids = await createClaims(api, 'after', after.length, CLASS);
+    await cluster.compact();
+
+    await vi.waitFor(async () => expect(await unbound(api, after)).toEqual([]), SLOW);
+    const released = `pvc-${beforeUids[0] ?? ''}`;
+    await vi.waitFor(async () => expect(await getVolume(api, released)).toBeUndefined(), SLOW);
+    // It noticed that it had missed changes (410 Gone) and listed again, instead of trusting its caches.
+    expect(logger.lines.filter((l) => l.message === 'Relisting' && l.fields.reason === 'expired').length).toBeGreaterThan(0);
+    // One PV and one backing volume per claim; the deleted claim's volume is gone from both.
+    expect(history.duplicates()).toEqual([]);
+    for (const uid of [...beforeUids, ...afterUids]) expect(backend.creators(uid)).toEqual([survivor.identity]);
+    const claims = await listClaims(api);
+    expect(claims.map((c) => c.metadata?.name).sort()).toEqual([...before.slice(1), ...after].sort());
+    expect(backend.backing).toEqual(new Set(claims.map((c) => c.spec?.volumeName)));
+    expect(backend.deletes.filter((d) => d.removed).map((d) => d.pvName)).toEqual([released]);
+    expect(history.deleted.get(released)).toBe(1);
   });
 });

@@ -144,19 +144,25 @@ export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 /**
  * Follows every change of a collection through the API: a list, then a watch from its resourceVersion, resumed
  * from the last resourceVersion seen whenever the connection ends (an idle timeout, the API server going down).
- * If the history cannot be resumed (410 Gone: it was compacted meanwhile) the stream is broken, and {@link stop}
- * says so: what it reported would have a gap.
+ * When the history to resume from is gone (410 Gone: compacted, or a restarted API server's fresh watch cache) it
+ * lists again and reports the difference, as an informer would: changes that cancel out within that gap (an
+ * object created and deleted again) are not seen; {@link relists} counts the gaps.
  */
 export class ChangeStream<T extends KubernetesObject> {
+  /** How many times the stream had to list again after a 410. */
+  relists = 0;
   private resourceVersion = '';
+  /** resourceVersion of every object present, by namespace/name. */
+  private readonly known = new Map<string, string>();
   private stopped = false;
-  private broken: string | undefined;
+  private live = false;
   private current: AbortController | undefined;
   private retry: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
     private readonly kubeConfig: KubeConfig,
     private readonly path: string,
+    private readonly list: () => Promise<{ metadata?: V1ListMeta; items: T[] }>,
     private readonly onChange: (type: ChangeType, object: T) => void,
   ) {}
 
@@ -167,50 +173,88 @@ export class ChangeStream<T extends KubernetesObject> {
     list: () => Promise<{ metadata?: V1ListMeta; items: T[] }>,
     onChange: (type: ChangeType, object: T) => void,
   ): Promise<ChangeStream<T>> {
-    const stream = new ChangeStream<T>(kubeConfig, path, onChange);
-    const listed = await list();
-    for (const item of listed.items) onChange('ADDED', item);
-    stream.resourceVersion = listed.metadata?.resourceVersion ?? '';
+    const stream = new ChangeStream<T>(kubeConfig, path, list, onChange);
+    await stream.relist();
+    stream.relists = 0;
     await stream.connect();
     return stream;
   }
 
+  /** Whether a watch is established now. */
+  connected(): boolean {
+    return this.live;
+  }
+
+  private static key(o: KubernetesObject): string {
+    return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+  }
+
+  private report(type: ChangeType, object: T): void {
+    if (type === 'DELETED') this.known.delete(ChangeStream.key(object));
+    else this.known.set(ChangeStream.key(object), object.metadata?.resourceVersion ?? '');
+    this.onChange(type, object);
+  }
+
+  /** Lists, reporting what differs from what is known. */
+  private async relist(): Promise<void> {
+    const listed = await this.list();
+    const present = new Set<string>();
+    for (const item of listed.items) {
+      const k = ChangeStream.key(item);
+      present.add(k);
+      const rv = this.known.get(k);
+      if (rv === undefined) this.report('ADDED', item);
+      else if (rv !== item.metadata?.resourceVersion) this.report('MODIFIED', item);
+    }
+    for (const k of [...this.known.keys()].filter((k) => !present.has(k))) {
+      const [namespace, name] = k.split('/');
+      this.report('DELETED', { metadata: { ...(namespace === '' ? {} : { namespace }), name } } as T);
+    }
+    this.resourceVersion = listed.metadata?.resourceVersion ?? '';
+    this.relists += 1;
+  }
+
+  private later(step: () => Promise<void>): void {
+    if (this.stopped) return;
+    this.retry = setTimeout(() => {
+      step().catch(() => this.later(step));
+    }, 100);
+  }
+
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const fail = (why: string): void => {
-      this.broken ??= why;
-    };
-    const again = (): void => {
-      if (this.stopped || this.broken !== undefined) return;
-      this.retry = setTimeout(() => void this.connect(), 100);
-    };
-    this.current = await new Watch(this.kubeConfig).watch(
+    let expired = false;
+    let ended = false;
+    const controller = await new Watch(this.kubeConfig).watch(
       this.path,
       { resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
-      (type: string, object: T & { code?: number; message?: string }) => {
-        if (this.stopped) return;
+      (type: string, object: T & { code?: number }) => {
+        if (this.stopped || ended) return;
         if (type === 'ERROR') {
-          fail(`watch of ${this.path} from resourceVersion ${this.resourceVersion}: ${object.code ?? ''} ${object.message ?? ''}`);
+          expired ||= object.code === 410;
           this.current?.abort();
           return;
         }
         this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
-        if (type !== 'BOOKMARK') this.onChange(type as ChangeType, object);
+        if (type !== 'BOOKMARK') this.report(type as ChangeType, object);
       },
       (err: unknown) => {
-        const status = (err as { statusCode?: number } | null)?.statusCode;
-        if (status === 410) fail(`watch of ${this.path} from resourceVersion ${this.resourceVersion}: 410 Gone`);
-        again();
+        ended = true;
+        this.live = false;
+        expired ||= (err as { statusCode?: number } | null)?.statusCode === 410;
+        this.later(expired ? async () => (await this.relist(), await this.connect()) : () => this.connect());
       },
     );
+    this.current = controller;
+    if (!ended) this.live = true;
   }
 
-  /** Stops watching. @throws Error when the stream broke (its history has a gap). */
+  /** Stops watching. */
   stop(): void {
     this.stopped = true;
+    this.live = false;
     clearTimeout(this.retry);
     this.current?.abort();
-    if (this.broken !== undefined) throw new Error(`the change stream broke: ${this.broken}`);
   }
 }
 
@@ -242,7 +286,11 @@ export class VolumeHistory {
     return [...this.createdByClaim].filter(([, names]) => names.length > 1);
   }
 
-  /** Stops following. @throws Error when the history has a gap. */
+  /** Whether the history is following the server now (it resumes by itself after the server was away). */
+  connected(): boolean {
+    return this.stream?.connected() ?? false;
+  }
+
   stop(): void {
     this.stream?.stop();
     this.stream = undefined;

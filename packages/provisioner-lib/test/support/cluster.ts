@@ -33,7 +33,7 @@ export interface Api {
   rbac: RbacAuthorizationV1Api;
 }
 
-/** API clients for `kubeConfig` (default: the cluster's administrator). */
+/** API clients for a KubeConfig, or for the administrator of a cluster. */
 export function apiOf(kubeConfig: KubeConfig | Cluster): Api {
   const kc = 'kubeConfig' in kubeConfig ? kubeConfig.kubeConfig : kubeConfig;
   return {
@@ -44,7 +44,7 @@ export function apiOf(kubeConfig: KubeConfig | Cluster): Api {
   };
 }
 
-export function storageClass(name: string, provisioner: string, extra: Partial<V1StorageClass> = {}): V1StorageClass {
+function storageClass(name: string, provisioner: string, extra: Partial<V1StorageClass> = {}): V1StorageClass {
   return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, reclaimPolicy: 'Delete', ...extra };
 }
 
@@ -80,10 +80,6 @@ export async function deleteClaims(api: Api, names: readonly string[]): Promise<
 
 export async function listClaims(api: Api): Promise<V1PersistentVolumeClaim[]> {
   return (await api.core.listNamespacedPersistentVolumeClaim({ namespace: 'default' })).items;
-}
-
-export async function listVolumes(api: Api): Promise<V1PersistentVolume[]> {
-  return (await api.core.listPersistentVolume()).items;
 }
 
 /** A PV by name, or undefined when there is none. */

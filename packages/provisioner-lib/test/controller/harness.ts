@@ -1,9 +1,9 @@
 import { startApiServer, type Testkit } from '@kprov/testkit';
 import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim, type V1StorageClass } from '@kubernetes/client-node';
-import { vi } from 'vitest';
 import { ProvisionController } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import type { Provisioner } from '../../src/controller/provisioner.js';
+import { settle } from '../support/cluster.js';
 import { RecordingSink } from './recording-sink.js';
 
 type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
@@ -91,23 +91,12 @@ export async function startHarness(
   const running = controller.run(abort.signal);
   running.catch(() => undefined);
   await new Promise<void>((resolve) => controller.once('started', resolve));
-  const settle = async (): Promise<void> => {
-    let quiet = 0;
-    await vi.waitFor(
-      async () => {
-        await new Promise((r) => setTimeout(r, 30));
-        quiet = controller.pendingWork === 0 ? quiet + 1 : 0;
-        if (quiet < 4) throw new Error('controller still busy');
-      },
-      { timeout: 10_000, interval: 10 },
-    );
-  };
   return {
     kit,
     controller,
     metrics,
     core: kit.kubeConfig.makeApiClient(CoreV1Api),
-    settle,
+    settle: () => settle(controller),
     volumes: () => kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[],
     claims: () => kit.store.list('persistentvolumeclaims') as unknown as V1PersistentVolumeClaim[],
     async stop() {

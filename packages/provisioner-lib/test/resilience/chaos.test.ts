@@ -3,23 +3,19 @@
  * cut every two seconds, and for one phase no PV can be saved at all. Claims still end up Bound to exactly one PV
  * each, released volumes are deleted in the backend and in the API, and a volume whose PV could not be saved is
  * removed from the backend again.
+ *
+ * Testkit only: a real API server cannot be made to fail a fifth of its requests or cut every watch on demand. The
+ * real tier's share of this (the API server going away and coming back with its history compacted, a PV that
+ * cannot be saved) is in restart.test.ts and ../e2e/controller.test.ts.
  */
-import type { Testkit } from '@kprov/testkit';
+import { startTestkitCluster, type Cluster, type Testkit } from '@kprov/testkit';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterEach, expect, it, vi } from 'vitest';
 import { LeaderElectionLostError } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter } from '../../src/workqueue/rate-limiters.js';
-import {
-  claimsInStore,
-  createClaims,
-  createClass,
-  deleteClaims,
-  type RunningController,
-  startController,
-  startScene,
-  unbound,
-  volumesInStore,
-} from './support.js';
+import { createClass } from '../support/cluster.js';
+import { type RunningController, type Scene, startController, startScene } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/chaos';
 const CLASS = 'flaky';
@@ -62,7 +58,46 @@ class Supervisor {
   }
 }
 
-let kit: Testkit | undefined;
+type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
+
+/*
+ * The user's side (claims created, deleted and looked at) goes to the store directly: the injected faults are
+ * meant for the controller, not for the test.
+ */
+
+function createClaims(kit: Testkit, prefix: string, n: number, className: string): string[] {
+  const uids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const claim: V1PersistentVolumeClaim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: `${prefix}-${i}`, namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: className },
+    };
+    uids.push(String(kit.store.create('persistentvolumeclaims', claim as unknown as Obj).metadata.uid));
+  }
+  return uids;
+}
+
+function deleteClaims(kit: Testkit, names: readonly string[]): void {
+  for (const name of names) kit.store.delete('persistentvolumeclaims', 'default', name);
+}
+
+function claimsInStore(kit: Testkit): V1PersistentVolumeClaim[] {
+  return kit.store.list('persistentvolumeclaims') as unknown as V1PersistentVolumeClaim[];
+}
+
+function volumesInStore(kit: Testkit): V1PersistentVolume[] {
+  return kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[];
+}
+
+function unbound(kit: Testkit, names: readonly string[]): string[] {
+  const phase = new Map(claimsInStore(kit).map((c) => [c.metadata?.name ?? '', c.status?.phase]));
+  return names.filter((n) => phase.get(n) !== 'Bound');
+}
+
+let cluster: Cluster | undefined;
+let scene: Scene | undefined;
 let supervisor: Supervisor | undefined;
 let dropper: ReturnType<typeof setInterval> | undefined;
 afterEach(async () => {
@@ -70,14 +105,20 @@ afterEach(async () => {
   dropper = undefined;
   await supervisor?.stop();
   supervisor = undefined;
-  await kit?.stop();
-  kit = undefined;
+  scene?.history.stop();
+  scene = undefined;
+  await cluster?.stop();
+  cluster = undefined;
 });
 
 it('under ~20% failing requests and dropped watches every claim gets one PV, every released volume is deleted, nothing leaks', async () => {
-  const { kit: k, timeline, backend, history } = await startScene();
-  kit = k;
-  createClass(k, CLASS, PROVISIONER);
+  scene = await startScene({
+    name: 'testkit',
+    start: async (o) => (cluster = await startTestkitCluster(o)),
+  });
+  const { api, timeline, backend, history } = scene;
+  const k = cluster?.testkit as Testkit;
+  await createClass(api, CLASS, PROVISIONER);
 
   // ~20 % of every request (lists, watches, gets, creates, deletes, Lease and Event writes): 1 − 0.93³ ≈ 19.6 %.
   k.faults.add({ action: { type: 'error', code: 500 }, rate: 0.07 });
@@ -101,7 +142,7 @@ it('under ~20% failing requests and dropped watches every claim gets one PV, eve
     renewDeadlineMs: 1000,
     retryPeriodMs: 200,
   };
-  supervisor = new Supervisor((generation) => startController(k, timeline, `chaos-${generation}`, options));
+  supervisor = new Supervisor((generation) => startController(api.kubeConfig, timeline, `chaos-${generation}`, options));
 
   // Phase durations, for the summary line only (nothing is asserted on time).
   const phases: string[] = [];

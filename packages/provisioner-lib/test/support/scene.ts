@@ -1,15 +1,14 @@
 /**
- * Shared pieces of the resilience tests: an in-memory storage backend with a recording provisioner, a timeline that
- * orders what the provisioners and controllers did, PV creation tracking from the API server's change stream, and a
- * controller runner.
+ * Shared pieces of the end-to-end and resilience tests: an in-memory storage backend with a recording provisioner,
+ * a timeline that orders what the provisioners and controllers did, and a controller runner.
  */
-import { startApiServer, type Testkit } from '@kprov/testkit';
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { Cluster } from '@kprov/testkit';
+import type { TierContext } from '@kprov/testkit/vitest';
+import type { KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { ProvisionController } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import type { Provisioner } from '../../src/controller/provisioner.js';
-
-type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
+import { apiOf, VolumeHistory, type Api } from './cluster.js';
 
 /** One thing that happened, in a global order (`seq`), by whom. */
 export interface Mark {
@@ -57,8 +56,8 @@ export interface ProvisionRecord {
   pvName: string;
   /** Whether the backing volume already existed (a repeated, idempotent call). */
   reused: boolean;
-  /** How the call ended. */
-  outcome: 'ok' | 'aborted' | 'pending';
+  /** How the call ended: `failed` when the backend refused it (see `failProvision`). */
+  outcome: 'ok' | 'aborted' | 'failed' | 'pending';
   start: number;
 }
 
@@ -68,7 +67,17 @@ export interface DeleteRecord {
   pvName: string;
   /** Whether the backing volume existed and was removed by this call. */
   removed: boolean;
+  /** Whether the backend refused the call (see `failDelete`); the volume is then kept. */
+  failed: boolean;
   seq: number;
+}
+
+/** How a {@link FakeBackend} provisioner behaves. */
+export interface ProvisionerOptions {
+  delayMs?: number;
+  honourAbort?: boolean;
+  failProvision?: (call: number) => string | undefined;
+  failDelete?: (call: number) => string | undefined;
 }
 
 /**
@@ -89,10 +98,12 @@ export class FakeBackend {
   /**
    * A provisioner for controller `who`. With `delayMs`, the call creates the backing volume, then takes that long
    * before it returns; with `honourAbort`, an abort in that window makes it fail (the volume stays behind, as a
-   * real backend's half-finished operation would, and a repeated call must reuse it).
+   * real backend's half-finished operation would, and a repeated call must reuse it). `failProvision` and
+   * `failDelete` make the n-th call (from 1) for a claim or volume fail with the message they return, before
+   * anything is created or removed.
    */
-  provisioner(who: string, options: { delayMs?: number; honourAbort?: boolean } = {}): Provisioner {
-    const { delayMs = 0, honourAbort = false } = options;
+  provisioner(who: string, options: ProvisionerOptions = {}): Provisioner {
+    const { delayMs = 0, honourAbort = false, failProvision = () => undefined, failDelete = () => undefined } = options;
     return {
       provision: async (o, signal) => {
         const claimUid = o.pvc.metadata?.uid ?? '';
@@ -106,6 +117,11 @@ export class FakeBackend {
           start: this.timeline.mark(who, 'provision', claimUid).seq,
         };
         this.provisions.push(record);
+        const refusal = failProvision(this.provisions.filter((p) => p.claimUid === claimUid).length);
+        if (refusal !== undefined) {
+          record.outcome = 'failed';
+          throw new Error(refusal);
+        }
         this.backing.add(o.pvName);
         this.active += 1;
         this.maxActive = Math.max(this.maxActive, this.active);
@@ -119,8 +135,14 @@ export class FakeBackend {
       },
       delete: async (pv) => {
         const pvName = pv.metadata?.name ?? '';
+        const seq = this.timeline.mark(who, 'delete', pvName).seq;
+        const refusal = failDelete(this.deletes.filter((d) => d.pvName === pvName).length + 1);
+        if (refusal !== undefined) {
+          this.deletes.push({ who, pvName, removed: false, failed: true, seq });
+          throw new Error(refusal);
+        }
         const removed = this.backing.delete(pvName);
-        this.deletes.push({ who, pvName, removed, seq: this.timeline.mark(who, 'delete', pvName).seq });
+        this.deletes.push({ who, pvName, removed, failed: false, seq });
       },
     };
   }
@@ -147,6 +169,16 @@ export class FakeBackend {
       this.timeline.mark(record.who, 'provision-aborted', record.claimUid);
       throw err;
     }
+  }
+
+  /**
+   * Who created a backing volume for the claim, one entry per volume created. A claim can be provisioned by
+   * several calls: the controller syncs a claim again when it changed during a sync, and the second sync may run
+   * before the saved PV reached the controller's cache (Go's library behaves the same). Then provision is called
+   * again for the same PV name and reuses the volume, as the provisioner contract requires.
+   */
+  creators(claimUid: string): string[] {
+    return this.provisions.filter((p) => p.claimUid === claimUid && p.outcome !== 'failed' && !p.reused).map((p) => p.who);
   }
 
   /** Provision calls per claim UID. */
@@ -184,86 +216,6 @@ export function volumeTemplate(pvName: string, claim: V1PersistentVolumeClaim, c
   };
 }
 
-export function storageClass(name: string, provisioner: string): V1StorageClass {
-  return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, reclaimPolicy: 'Delete' };
-}
-
-/** Creates the class in the store (what `kubectl apply` would do; not subject to injected request faults). */
-export function createClass(kit: Testkit, name: string, provisioner: string): void {
-  kit.store.create('storage.k8s.io/storageclasses', storageClass(name, provisioner) as unknown as Obj);
-}
-
-/**
- * Creates claims `<prefix>-0 … <prefix>-(n-1)` of the class directly in the store (the user's side, which the
- * injected request faults do not target); the binder annotates them for the provisioner. Returns their UIDs.
- */
-export function createClaims(kit: Testkit, prefix: string, n: number, className: string): string[] {
-  const uids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const claim: V1PersistentVolumeClaim = {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: `${prefix}-${i}`, namespace: 'default' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: className },
-    };
-    const created = kit.store.create('persistentvolumeclaims', claim as unknown as Obj);
-    uids.push(String(created.metadata.uid));
-  }
-  return uids;
-}
-
-/** Deletes claims by name from the store (the user's side). */
-export function deleteClaims(kit: Testkit, names: readonly string[]): void {
-  for (const name of names) kit.store.delete('persistentvolumeclaims', 'default', name);
-}
-
-export function claimsInStore(kit: Testkit): V1PersistentVolumeClaim[] {
-  return kit.store.list('persistentvolumeclaims') as unknown as V1PersistentVolumeClaim[];
-}
-
-export function volumesInStore(kit: Testkit): V1PersistentVolume[] {
-  return kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[];
-}
-
-/** Names of the claims (of those given) that are not Bound yet. */
-export function unbound(kit: Testkit, names: readonly string[]): string[] {
-  const phase = new Map(claimsInStore(kit).map((c) => [c.metadata?.name ?? '', c.status?.phase]));
-  return names.filter((n) => phase.get(n) !== 'Bound');
-}
-
-/**
- * Every PV the API server ever stored, from its change stream: creations per claim UID (the claimRef the
- * provisioner's controller set) and deletions per PV name.
- */
-export class VolumeHistory {
-  readonly createdByClaim = new Map<string, string[]>();
-  readonly deleted = new Map<string, number>();
-  private readonly unsubscribe: () => void;
-
-  constructor(kit: Testkit) {
-    this.unsubscribe = kit.store.subscribe((change) => {
-      if (change.resource !== 'persistentvolumes') return;
-      const pv = change.object as unknown as V1PersistentVolume;
-      const name = pv.metadata?.name ?? '';
-      if (change.type === 'ADDED') {
-        const uid = pv.spec?.claimRef?.uid ?? '';
-        this.createdByClaim.set(uid, [...(this.createdByClaim.get(uid) ?? []), name]);
-      } else if (change.type === 'DELETED') {
-        this.deleted.set(name, (this.deleted.get(name) ?? 0) + 1);
-      }
-    });
-  }
-
-  /** Claims that ever had more than one PV created for them. */
-  duplicates(): [string, string[]][] {
-    return [...this.createdByClaim].filter(([, names]) => names.length > 1);
-  }
-
-  stop(): void {
-    this.unsubscribe();
-  }
-}
-
 /** A controller started by a test, with what the test needs to stop it as a crash would. */
 export interface RunningController {
   identity: string;
@@ -280,13 +232,13 @@ export interface RunningController {
  * the timeline. Leader election is on unless the options say otherwise; the Lease lives in `default`.
  */
 export function startController(
-  kit: Testkit,
+  kubeConfig: KubeConfig,
   timeline: Timeline,
   identity: string,
   options: Omit<ProvisionControllerOptions, 'kubeConfig' | 'identity'>,
 ): RunningController {
   const controller = new ProvisionController({
-    kubeConfig: kit.kubeConfig,
+    kubeConfig,
     identity,
     leaderElectionNamespace: 'default',
     ...options,
@@ -311,17 +263,19 @@ export function startController(
   return { identity, controller, abort, running, stopped: () => done };
 }
 
-/** What every scenario starts from: an API server without scheduler and kubelet, a timeline, a backend and the PV history. */
+/** What every scenario starts from: a cluster without nodes, the administrator's API, a timeline, a backend and the PV history. */
 export interface Scene {
-  kit: Testkit;
+  cluster: Cluster;
+  api: Api;
   timeline: Timeline;
   backend: FakeBackend;
   history: VolumeHistory;
 }
 
-/** Starts a {@link Scene}; the caller stops `kit`. */
-export async function startScene(): Promise<Scene> {
-  const kit = await startApiServer({ nodes: [], scheduler: false, kubelet: false });
+/** Starts a {@link Scene} on the tier (its cluster is stopped after the test); the caller stops `history`. */
+export async function startScene(tier: TierContext): Promise<Scene> {
+  const cluster = await tier.start({ nodes: [], testkit: { scheduler: false, kubelet: false } });
+  const api = apiOf(cluster);
   const timeline = new Timeline();
-  return { kit, timeline, backend: new FakeBackend(timeline), history: new VolumeHistory(kit) };
+  return { cluster, api, timeline, backend: new FakeBackend(timeline), history: await VolumeHistory.start(api) };
 }

@@ -82,8 +82,10 @@ describeTiers('setupCommand and teardownCommand', () => {
     const container = create!.spec!.containers[0]!;
     expect(container.command).toEqual([command]);
     expect(container.args).toEqual(['-p', nodePath, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']);
-    expect(create!.spec!.volumes?.map((v) => v.name)).toEqual(['data']);
-    expect(container.volumeMounts?.map((m) => m.name)).toEqual(['data']);
+    // A real server's ServiceAccount admission adds its token volume (kube-api-access-*) to every pod.
+    const ours = (name: string): boolean => !name.startsWith('kube-api-access-');
+    expect(create!.spec!.volumes?.map((v) => v.name).filter(ours)).toEqual(['data']);
+    expect(container.volumeMounts?.map((m) => m.name).filter(ours)).toEqual(['data']);
 
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });

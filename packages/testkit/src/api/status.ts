@@ -55,8 +55,17 @@ export class StatusError extends Error {
   constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails) {
     super(message);
     this.name = 'StatusError';
-    const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
-    if (details !== undefined) status.details = details;
+    // In the real server's field order: details come before code.
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason,
+      ...(details === undefined ? {} : { details }),
+      code,
+    };
     // The real server omits an empty reason.
     if (reason === '') delete status.reason;
     this.status = status;

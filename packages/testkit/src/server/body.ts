@@ -19,12 +19,17 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Renders the first bytes of a body as the apiserver's decode errors do: hex, or `<empty>`. */
+/**
+ * Renders the start of a body as the apiserver's decode errors do (`summarizeData`): `<empty>`, the first 30 bytes
+ * as text when the body starts with `{`, or else as hex; ` ...` marks a cut.
+ */
 function summarize(text: string): string {
-  if (text.length === 0) return '<empty>';
   const bytes = Buffer.from(text, 'utf8');
-  const shown = [...bytes.subarray(0, 16)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-  return bytes.length > 16 ? `${shown} ...` : shown;
+  if (bytes.length === 0) return '<empty>';
+  const max = 30;
+  const head = bytes.subarray(0, max);
+  const shown = bytes[0] === 0x7b ? head.toString('utf8') : head.toString('hex');
+  return bytes.length > max ? `${shown} ...` : shown;
 }
 
 /** Go's encoding/json wording for the first syntax error in `text`. */

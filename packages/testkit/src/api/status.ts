@@ -120,11 +120,12 @@ export function badRequest(message: string): StatusError {
   return new StatusError(400, 'BadRequest', message);
 }
 
-export function methodNotSupported(gr: GroupResource, verb: string): StatusError {
-  return new StatusError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualifiedResource(gr)}"`, {
-    ...(gr.group !== '' ? { group: gr.group } : {}),
-    kind: gr.plural,
-  });
+/**
+ * 405 for a method the server has no route for (a verb a resource does not support, a create through the
+ * all-namespaces path): the router's generic answer, which names neither verb nor resource.
+ */
+export function methodNotAllowed(): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
 }
 
 /** The generic 404 for a path the server does not serve at all. */

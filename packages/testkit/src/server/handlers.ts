@@ -1,6 +1,6 @@
 import { isPlainObject, type KubeObject } from '../api/objects.js';
 import { resourceKey, type ResourceType } from '../api/resources.js';
-import { badRequest, methodNotSupported, notFound, StatusError, unsupportedMediaType } from '../api/status.js';
+import { badRequest, methodNotAllowed, notFound, StatusError, unsupportedMediaType } from '../api/status.js';
 import { applyJsonPatch } from '../patch/json.js';
 import { applyMergePatch, checkMergePatchBody } from '../patch/merge.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
@@ -61,7 +61,7 @@ export function checkBody(r: ResourceType, obj: Record<string, unknown>, namespa
 }
 
 export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, text: string): Reply {
-  if (r.namespaced && namespace === undefined) throw methodNotSupported(r, 'create');
+  if (r.namespaced && namespace === undefined) throw methodNotAllowed();
   const obj = checkBody(r, parseObjectBody(text, r.kind), namespace);
   return { status: 201, body: store.create(r, obj) };
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResourceType, Verb } from '../api/resources.js';
-import { internalError, methodNotSupported, StatusError, unknownPath, type Status } from '../api/status.js';
+import { internalError, methodNotAllowed, StatusError, unknownPath, type Status } from '../api/status.js';
 import type { ObjectStore } from '../store/store.js';
 import { readBody } from './body.js';
 import { discover } from './discovery.js';
@@ -191,9 +191,9 @@ export class ApiServer {
     const verb = requestVerb(method, route, watch);
     const r = route.resource;
     if (verb === undefined) {
-      throw new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+      throw methodNotAllowed();
     }
-    if (verb !== 'log' && verb !== 'binding' && !r.verbs.includes(verb)) throw methodNotSupported(r, verb);
+    if (verb !== 'log' && verb !== 'binding' && !r.verbs.includes(verb)) throw methodNotAllowed();
     if (route.subresource !== undefined && !(r.subresources as readonly string[]).includes(route.subresource) && verb !== 'binding') {
       throw unknownPath();
     }

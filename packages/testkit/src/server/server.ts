@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResourceType, Verb } from '../api/resources.js';
 import { internalError, methodNotAllowed, StatusError, unknownPath, type Status } from '../api/status.js';
 import type { ObjectStore } from '../store/store.js';
-import { readBody } from './body.js';
+import { readBody, type RequestBody } from './body.js';
 import { discover } from './discovery.js';
 import { FaultInjector } from './faults.js';
 import {
@@ -208,7 +208,7 @@ export class ApiServer {
     });
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) throw fault.error;
-    const body = method === 'GET' ? '' : await readBody(req);
+    const body: RequestBody = method === 'GET' ? { bytes: Buffer.alloc(0), mediaType: '' } : await readBody(req);
     if (verb === 'watch') {
       this.startWatch(req, res, r, route, q);
       return;
@@ -223,7 +223,7 @@ export class ApiServer {
     verb: Exclude<RequestVerb, 'watch'>,
     route: Extract<Route, { type: 'resource' }>,
     q: URLSearchParams,
-    body: string,
+    body: RequestBody,
   ): Reply {
     const { resource: r, namespace, name } = route;
     const status = route.subresource === 'status' ? ('status' as const) : undefined;
@@ -242,7 +242,7 @@ export class ApiServer {
       case 'update':
         return handleUpdate(this.store, r, namespace, name ?? '', status, body);
       case 'patch':
-        return handlePatch(this.store, r, namespace, name ?? '', status, req.headers['content-type'] ?? '', body, q.get('fieldManager'));
+        return handlePatch(this.store, r, namespace, name ?? '', status, body, q.get('fieldManager'));
       case 'delete':
         return handleDelete(this.store, r, namespace, name ?? '', body);
       case 'deletecollection': {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { badRequest, StatusError, unsupportedMediaType } from '../api/status.js';
+import { decodeProtobufObject, readsProtobuf } from './protobuf.js';
 
 /** kube-apiserver's default request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -95,13 +96,18 @@ function parseYamlObject(bytes: Buffer, kind: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Media types an object body may come in, in kube-apiserver's order. */
-export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml'] as const;
+/** Media types an object body may come in, in kube-apiserver's order; protobuf for the kinds {@link readsProtobuf} names. */
+export function objectMediaTypes(kind: string): string[] {
+  return ['application/json', 'application/yaml', ...(readsProtobuf(kind) ? [PROTOBUF] : [])];
+}
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
 /**
  * Decodes an object body (create, update, binding, delete options) by its media type, as kube-apiserver's input
- * negotiation does: none is JSON; JSON and YAML are read; anything else gets 415 UnsupportedMediaType with the list
- * of accepted types.
+ * negotiation does: none is JSON; JSON and YAML are read, and protobuf for the kinds Go clients send that way; anything
+ * else gets 415 UnsupportedMediaType with the list of what is accepted (as a server without protobuf for a kind, such
+ * as one serving a custom resource, answers).
  */
 export function parseObjectBody(body: RequestBody, kind: string): Record<string, unknown> {
   switch (body.mediaType) {
@@ -110,8 +116,11 @@ export function parseObjectBody(body: RequestBody, kind: string): Record<string,
       return parseJsonObject(body.bytes, kind);
     case 'application/yaml':
       return parseYamlObject(body.bytes, kind);
+    case PROTOBUF:
+      if (readsProtobuf(kind)) return decodeProtobufObject(body.bytes, kind, summarize);
+      throw unsupportedMediaType(objectMediaTypes(kind));
     default:
-      throw unsupportedMediaType(OBJECT_MEDIA_TYPES);
+      throw unsupportedMediaType(objectMediaTypes(kind));
   }
 }
 

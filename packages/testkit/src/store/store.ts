@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, isPlainObject, type KubeObject } from '../api/objects.js';
 import { RESOURCES, resourceByKey, resourceKey, type ResourceType } from '../api/resources.js';
-import { decodeTimes } from '../api/decode.js';
+import { decodeQuantities, decodeTimes } from '../api/decode.js';
 import { defaultsForCreate, defaultsForUpdate } from '../api/defaults.js';
 import { validateCreate, validateUpdate } from '../api/validation.js';
 import {
@@ -217,6 +217,7 @@ export class ObjectStore {
       delete meta[system];
     }
     decodeTimes(r, obj);
+    decodeQuantities(r, obj);
     prepareForCreate(r, obj);
     const defaultClass = r.plural === 'persistentvolumeclaims' ? this.defaultStorageClass() : undefined;
     defaultsForCreate(r, obj, {
@@ -247,6 +248,7 @@ export class ObjectStore {
     if (stored === undefined) throw notFound(r, name);
     const old = clone(stored);
     decodeTimes(r, obj);
+    decodeQuantities(r, obj);
     const wanted = obj.metadata.resourceVersion;
     if (wanted !== undefined && wanted !== '' && wanted !== old.metadata.resourceVersion) {
       throw conflict(r, name, OBJECT_MODIFIED);

@@ -75,6 +75,15 @@ export function timestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** Empty lists and maps of metadata are left out, as Go's `omitempty` leaves them out of what is stored and served. */
+function dropEmptyMetadata(obj: KubeObject): void {
+  const meta = obj.metadata as Record<string, unknown>;
+  for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+    const v = meta[k];
+    if (v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0)) delete meta[k];
+  }
+}
+
 function sameExceptResourceVersion(a: KubeObject, b: KubeObject): boolean {
   const strip = (o: KubeObject): unknown => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
   return isDeepStrictEqual(strip(a), strip(b));
@@ -218,6 +227,7 @@ export class ObjectStore {
     }
     decodeTimes(r, obj);
     decodeQuantities(r, obj);
+    dropEmptyMetadata(obj);
     prepareForCreate(r, obj);
     const defaultClass = r.plural === 'persistentvolumeclaims' ? this.defaultStorageClass() : undefined;
     defaultsForCreate(r, obj, {
@@ -281,11 +291,14 @@ export class ObjectStore {
     const errors = validateUpdate(r, next, old, options.subresource);
     if (errors.length > 0) throw invalid(r.group, r.kind, name, errors);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
+    dropEmptyMetadata(next);
     if (sameExceptResourceVersion(next, old)) return old;
     if (next.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
-      const gone = this.commit(r, 'DELETED', next, old);
+      // As etcd reports a delete: watchers get the last stored state at the deletion's revision, while the writer
+      // gets the object it sent, never stored, with the resourceVersion it had.
+      const gone = this.commit(r, 'DELETED', clone(old), old);
       this.afterDelete(r, gone);
-      return gone;
+      return next;
     }
     return this.commit(r, 'MODIFIED', next, old);
   }

@@ -371,14 +371,20 @@ export class ObjectStore {
     const stored = this.table(r).get(key);
     if (stored === undefined) throw notFound(r, name);
     const old = clone(stored);
+    // The registry checks them before deleting, naming the kind rather than the resource (rest.BeforeDelete).
+    const kind = { group: r.group, plural: r.kind };
     if (preconditions.uid !== undefined && preconditions.uid !== old.metadata.uid) {
-      throw conflict(r, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
+      throw conflict(
+        kind,
+        name,
+        `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${old.metadata.uid ?? ''}). The object might have been deleted and then recreated`,
+      );
     }
     if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(
-        r,
+        kind,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion ?? ''}`,
+        `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion ?? ''}). The object might have been modified`,
       );
     }
     const pending = (old.metadata.finalizers ?? []).length > 0 || r.plural === 'namespaces';

@@ -154,11 +154,13 @@ describe('delete', () => {
       core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { uid: 'not-it' } } }),
     );
     expect(wrongUid).toMatchObject({ code: 409, reason: 'Conflict' });
-    expect(wrongUid.message).toContain(`Precondition failed: UID in precondition: not-it, UID in object meta: ${cm.metadata?.uid}`);
+    expect(wrongUid.message).toBe(
+      `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (not-it) does not match the UID in record (${cm.metadata?.uid}). The object might have been deleted and then recreated`,
+    );
     const wrongRv = await apiError(
       core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { resourceVersion: '1' } } }),
     );
-    expect(wrongRv.message).toContain('Precondition failed: ResourceVersion in precondition: 1');
+    expect(wrongRv.message).toContain('the ResourceVersion in the precondition (1) does not match the ResourceVersion in record');
     const ok = await core.deleteNamespacedConfigMap({
       name: 'pre',
       namespace: 'default',

@@ -208,7 +208,8 @@ export function duplicate(field: string, value: unknown): FieldError {
 export function invalid(group: string, kind: string, name: string, errors: readonly FieldError[]): StatusError {
   const rendered = errors.map((e) => `${e.field}: ${e.message}`);
   const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
-  const d: StatusDetails = { name };
+  // Go leaves an empty name out (omitempty).
+  const d: StatusDetails = name === '' ? {} : { name };
   if (group !== '') d.group = group;
   d.kind = kind;
   d.causes = errors.map((e) => ({ reason: e.type, message: e.message, field: e.field }));

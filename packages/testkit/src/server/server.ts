@@ -16,7 +16,7 @@ import {
   handleUpdate,
   type Reply,
 } from './handlers.js';
-import { listObjects } from './list.js';
+import { listObjects, validateListOptions, type ListOptionsQuery } from './list.js';
 import { parseRoute, type Route } from './route.js';
 import { parseSelectors } from './selection.js';
 import { toTable } from './table.js';
@@ -260,6 +260,7 @@ export class ApiServer {
   }
 
   private list(req: IncomingMessage, r: ResourceType, namespace: string | undefined, q: URLSearchParams): Reply {
+    validateListOptions(listOptions(q), false);
     const limit = intParam(q, 'limit');
     const result = listObjects(this.store, r, {
       ...parseSelectors(r, q.get('labelSelector'), q.get('fieldSelector')),
@@ -322,6 +323,14 @@ export class ApiServer {
     const fieldSelector = route.name === undefined ? q.get('fieldSelector') : `metadata.name=${route.name}`;
     const timeout = intParam(q, 'timeoutSeconds') ?? this.options.defaultWatchTimeoutSeconds ?? 1800;
     const rv = q.get('resourceVersion');
+    const options = listOptions(q);
+    // WatchList defaulting (on in 1.32): a watch from "" or "0" that says nothing else gets its initial events, and
+    // with them the bookmark that ends them.
+    if (options.sendInitialEvents === undefined && (options.resourceVersionMatch ?? '') === '' && (rv === null || rv === '' || rv === '0')) {
+      options.sendInitialEvents = true;
+      options.resourceVersionMatch = 'NotOlderThan';
+    }
+    validateListOptions(options, true);
     const w = new WatchConnection(
       this.store,
       r,
@@ -329,7 +338,8 @@ export class ApiServer {
         ...parseSelectors(r, q.get('labelSelector'), fieldSelector),
         ...(route.namespace === undefined ? {} : { namespace: route.namespace }),
         ...(rv === null ? {} : { resourceVersion: rv }),
-        allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+        allowWatchBookmarks: boolParam(q, 'allowWatchBookmarks') === true,
+        ...(options.sendInitialEvents === undefined ? {} : { sendInitialEvents: options.sendInitialEvents }),
         timeoutSeconds: timeout,
       },
       res,
@@ -364,6 +374,24 @@ export class ApiServer {
     res.writeHead(status.code, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
   }
+}
+
+/** A boolean query parameter as Go's `strconv.ParseBool` reads it; `undefined` when absent. */
+function boolParam(q: URLSearchParams, name: string): boolean | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False', ''].includes(v)) return false;
+  throw new StatusError(400, 'BadRequest', `strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
+}
+
+function listOptions(q: URLSearchParams): ListOptionsQuery {
+  return {
+    resourceVersion: q.get('resourceVersion'),
+    resourceVersionMatch: q.get('resourceVersionMatch'),
+    continueToken: q.get('continue'),
+    sendInitialEvents: boolParam(q, 'sendInitialEvents'),
+  };
 }
 
 function includeObject(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {

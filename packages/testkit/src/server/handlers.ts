@@ -60,10 +60,10 @@ export function checkBody(r: ResourceType, obj: Record<string, unknown>, namespa
   return obj as KubeObject;
 }
 
-export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, body: RequestBody): Reply {
+export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, body: RequestBody, dryRun = false): Reply {
   if (r.namespaced && namespace === undefined) throw methodNotAllowed();
   const obj = checkBody(r, parseObjectBody(body, r.kind), namespace);
-  return { status: 201, body: store.create(r, obj) };
+  return { status: 201, body: store.create(r, obj, { dryRun }) };
 }
 
 export function handleUpdate(
@@ -73,6 +73,7 @@ export function handleUpdate(
   name: string,
   subresource: 'status' | undefined,
   body: RequestBody,
+  dryRun = false,
 ): Reply {
   const obj = checkBody(r, parseObjectBody(body, r.kind), namespace);
   const bodyName = obj.metadata.name;
@@ -80,7 +81,7 @@ export function handleUpdate(
   else if (bodyName !== name) {
     throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
   }
-  return { status: 200, body: store.update(r, obj, subresource === undefined ? {} : { subresource }) };
+  return { status: 200, body: store.update(r, obj, { ...(subresource === undefined ? {} : { subresource }), dryRun }) };
 }
 
 /** Applies a patch of any supported type to the stored object and writes the result with optimistic concurrency. */
@@ -92,13 +93,14 @@ export function handlePatch(
   subresource: 'status' | undefined,
   body: RequestBody,
   fieldManager: string | null,
+  dryRun = false,
 ): Reply {
   const type = body.mediaType;
   // The router accepts only these for PATCH; it answers anything else itself, without naming them.
   if (!(PATCH_TYPES as readonly string[]).includes(type)) throw new StatusError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
   const text = body.bytes.toString('utf8');
   const current = store.get(r, namespace, name);
-  const options = subresource === undefined ? {} : { subresource };
+  const options = { ...(subresource === undefined ? {} : { subresource }), dryRun };
   if (type === 'application/apply-patch+yaml') {
     if (fieldManager === null || fieldManager === '') {
       throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
@@ -107,7 +109,7 @@ export function handlePatch(
     if (current === undefined) {
       if (subresource !== undefined) throw notFound(r, name);
       applied.metadata.name = name;
-      return { status: 201, body: store.create(r, applied) };
+      return { status: 201, body: store.create(r, applied, { dryRun }) };
     }
     const merged = applyMergePatch(current, applied) as KubeObject;
     return { status: 200, body: store.update(r, merged, options) };
@@ -155,18 +157,18 @@ function successStatus(r: ResourceType, obj: KubeObject): object {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
 
-export function handleDelete(store: ObjectStore, r: ResourceType, namespace: string | undefined, name: string, body: RequestBody): Reply {
+export function handleDelete(store: ObjectStore, r: ResourceType, namespace: string | undefined, name: string, body: RequestBody, dryRun = false): Reply {
   const options = parseDeleteBody(body);
-  const result = store.delete(r, namespace, name, options.preconditions ?? {});
+  const result = store.delete(r, namespace, name, options.preconditions ?? {}, { dryRun });
   if (!result.deleted || RETURNS_DELETED_OBJECT.has(resourceKey(r))) return { status: 200, body: result.object };
   return { status: 200, body: successStatus(r, result.object) };
 }
 
-export function handleDeleteCollection(store: ObjectStore, r: ResourceType, items: KubeObject[]): Reply {
+export function handleDeleteCollection(store: ObjectStore, r: ResourceType, items: KubeObject[], dryRun = false): Reply {
   const deleted: KubeObject[] = [];
   for (const o of items) {
     try {
-      deleted.push(store.delete(r, o.metadata.namespace, o.metadata.name ?? '').object);
+      deleted.push(store.delete(r, o.metadata.namespace, o.metadata.name ?? '', {}, { dryRun }).object);
     } catch (e) {
       // Gone meanwhile (a namespace cascade, a finalizer): the real server skips those too.
       if (!(e instanceof StatusError && e.code === 404)) throw e;

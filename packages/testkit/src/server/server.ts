@@ -238,19 +238,19 @@ export class ApiServer {
       case 'list':
         return this.list(req, r, namespace, q);
       case 'create':
-        return handleCreate(this.store, r, namespace, body);
+        return handleCreate(this.store, r, namespace, body, dryRunParam(q, 'CreateOptions'));
       case 'update':
-        return handleUpdate(this.store, r, namespace, name ?? '', status, body);
+        return handleUpdate(this.store, r, namespace, name ?? '', status, body, dryRunParam(q, 'UpdateOptions'));
       case 'patch':
-        return handlePatch(this.store, r, namespace, name ?? '', status, body, q.get('fieldManager'));
+        return handlePatch(this.store, r, namespace, name ?? '', status, body, q.get('fieldManager'), dryRunParam(q, 'PatchOptions'));
       case 'delete':
-        return handleDelete(this.store, r, namespace, name ?? '', body);
+        return handleDelete(this.store, r, namespace, name ?? '', body, dryRunParam(q, 'DeleteOptions'));
       case 'deletecollection': {
         const listed = listObjects(this.store, r, {
           ...parseSelectors(r, q.get('labelSelector'), q.get('fieldSelector')),
           ...(namespace === undefined ? {} : { namespace }),
         });
-        return handleDeleteCollection(this.store, r, listed.items);
+        return handleDeleteCollection(this.store, r, listed.items, dryRunParam(q, 'DeleteOptions'));
       }
       case 'binding':
         return handleBinding(this.store, namespace ?? '', name ?? '', body);
@@ -374,6 +374,23 @@ export class ApiServer {
     res.writeHead(status.code, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
   }
+}
+
+/**
+ * The `dryRun` parameter: only `All` is supported, as kube-apiserver validates it (422 on the verb's options kind,
+ * the values shown as Go prints a `[]string`).
+ */
+function dryRunParam(q: URLSearchParams, optionsKind: string): boolean {
+  const values = q.getAll('dryRun');
+  if (values.length === 0) return false;
+  if (values.every((v) => v === 'All')) return true;
+  const shown = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
+  const message = `Unsupported value: ${shown}: supported values: "All"`;
+  throw new StatusError(422, 'Invalid', `${optionsKind}.meta.k8s.io "" is invalid: dryRun: ${message}`, {
+    group: 'meta.k8s.io',
+    kind: optionsKind,
+    causes: [{ reason: 'FieldValueNotSupported', message, field: 'dryRun' }],
+  });
 }
 
 /** A boolean query parameter as Go's `strconv.ParseBool` reads it; `undefined` when absent. */

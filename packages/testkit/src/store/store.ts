@@ -38,6 +38,8 @@ export type ResourceRef = ResourceType | string;
 export interface WriteOptions {
   /** Write through the `status` subresource: only `.status` changes. */
   subresource?: 'status';
+  /** Server-side dry run (`dryRun=All`): everything but storing the result; the answer is what would be stored. */
+  dryRun?: boolean;
 }
 
 /** Preconditions of a delete, as in `DeleteOptions.preconditions`. */
@@ -209,7 +211,7 @@ export class ObjectStore {
   }
 
   /** Creates an object; fills in name (from generateName), uid, creationTimestamp and defaults. */
-  create(ref: ResourceRef, input: KubeObject): KubeObject {
+  create(ref: ResourceRef, input: KubeObject, options: Pick<WriteOptions, 'dryRun'> = {}): KubeObject {
     const r = resolve(ref);
     const obj = clone(input);
     if (!isPlainObject(obj.metadata)) obj.metadata = {};
@@ -241,6 +243,8 @@ export class ObjectStore {
     if (this.table(r).has(storageKey(r, meta.namespace, name))) throw alreadyExists(r, name);
     meta.uid = randomUUID();
     meta.creationTimestamp = timestamp();
+    // A dry run answers what would be stored, without a resourceVersion: nothing was written.
+    if (options.dryRun === true) return obj;
     return this.commit(r, 'ADDED', obj);
   }
 
@@ -293,6 +297,7 @@ export class ObjectStore {
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     dropEmptyMetadata(next);
     if (sameExceptResourceVersion(next, old)) return old;
+    if (options.dryRun === true) return next;
     if (next.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
       // As etcd reports a delete: watchers get the last stored state at the deletion's revision, while the writer
       // gets the object it sent, never stored, with the resourceVersion it had.
@@ -365,7 +370,7 @@ export class ObjectStore {
   }
 
   /** Deletes an object, honouring preconditions and finalizers. */
-  delete(ref: ResourceRef, namespace: string | undefined, name: string, preconditions: Preconditions = {}): DeleteResult {
+  delete(ref: ResourceRef, namespace: string | undefined, name: string, preconditions: Preconditions = {}, options: Pick<WriteOptions, 'dryRun'> = {}): DeleteResult {
     const r = resolve(ref);
     const key = storageKey(r, namespace, name);
     const stored = this.table(r).get(key);
@@ -394,10 +399,12 @@ export class ObjectStore {
       next.metadata.deletionTimestamp = timestamp();
       next.metadata.deletionGracePeriodSeconds = 0;
       if (r.plural === 'namespaces') next.status = { phase: 'Terminating' };
+      if (options.dryRun === true) return { object: next, deleted: false };
       const object = this.commit(r, 'MODIFIED', next, old);
       if (r.plural === 'namespaces') return this.terminateNamespace(name) ?? { object, deleted: false };
       return { object, deleted: false };
     }
+    if (options.dryRun === true) return { object: old, deleted: true };
     const object = this.commit(r, 'DELETED', clone(old), old);
     this.afterDelete(r, object);
     return { object, deleted: true };

@@ -147,6 +147,11 @@ describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
     await kubectl('delete', 'namespace', 'pb-ns', '--wait=false');
   });
 
+  it('answers a server-side dry run without storing anything', async () => {
+    expect(await kubectl('create', 'namespace', 'dry-ns', '--dry-run=server')).toBe('namespace/dry-ns created (server dry run)\n');
+    await expect(kubectl('get', 'namespace', 'dry-ns')).rejects.toThrow(/namespaces "dry-ns" not found/);
+  });
+
   it('reports a missing object as kubectl users expect', async () => {
     await expect(kubectl('get', 'pvc', 'nope')).rejects.toThrow(/persistentvolumeclaims "nope" not found/);
   });

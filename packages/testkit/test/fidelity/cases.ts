@@ -83,6 +83,8 @@ export function watchCase(
     steps: Req[];
     /** Done when this holds for the events so far (default: when the server ends the stream). */
     until?: (events: OpenWatch['events']) => boolean;
+    /** Replaces what may differ in the events before the common normalisation. */
+    normalise?: (events: OpenWatch['events']) => unknown;
   },
 ): FidelityCase {
   return {
@@ -99,7 +101,7 @@ export function watchCase(
         const until = c.until;
         if (until === undefined) await w.ended;
         else await waitUntil(`${name}: watch events`, () => until(w.events), 20_000);
-        return { events: canon.json(w.events), answers };
+        return { events: canon.json(c.normalise === undefined ? w.events : c.normalise(w.events)), answers };
       } finally {
         w.stop();
       }
@@ -177,6 +179,21 @@ const withNumbersOut = (body: unknown): unknown => {
 /** A watch's events with the numbers in their Status messages (resourceVersions) taken out. */
 const withoutNumbers = (events: OpenWatch['events']): unknown =>
   events.map((e) => (e.type === 'ERROR' ? { ...e, object: { ...e.object, message: String(e.object.message).replace(/\d+/g, '<n>') } } : e));
+
+/**
+ * Events whose closing BOOKMARK's resourceVersion is replaced by whether it is at least that of every object sent:
+ * the watch cache's own resourceVersion, which may be the newest object's or a later one (the testkit's is the
+ * newest of any write).
+ */
+const initialEventsEnd = (events: OpenWatch['events']): unknown => {
+  const rv = (e: OpenWatch['events'][number]): number => Number((e.object.metadata as { resourceVersion?: string }).resourceVersion);
+  const newest = Math.max(0, ...events.filter((e) => e.type === 'ADDED').map(rv));
+  return events.map((e) => {
+    if (e.type !== 'BOOKMARK') return e;
+    const { resourceVersion: _rv, ...metadata } = e.object.metadata as Record<string, unknown>;
+    return { ...e, object: { ...e.object, metadata: { ...metadata, resourceVersionNotOlderThanTheObjects: rv(e) >= newest } } };
+  });
+};
 
 /** The resourceVersion of a created object. */
 async function createdRv(t: Target, path: string, body: unknown): Promise<string> {
@@ -536,11 +553,11 @@ export const CASES: FidelityCase[] = [
         gaps.push(annotation - added);
         return of.map(({ e }) => e.type).slice(0, 2);
       });
-      gaps.sort((a, b) => a - b);
       // kube-controller-manager hears of a claim through its own watch and writes back over HTTP: its annotation
-      // reaches a watcher a few milliseconds after the claim (a median of 2-3 ms on a 2-core machine; now and then
-      // together with it). A testkit binder acting in the same turn of the event loop sent both at once, every time.
-      return { events, medianGapAtLeast1ms: (gaps[2] ?? 0) >= 1 && (gaps[3] ?? 0) >= 1 };
+      // reaches a watcher a few milliseconds after the claim (a median of 2-3 ms on a 2-core machine), though a busy
+      // watcher may read both at once. A testkit binder acting in the same turn of the event loop sent both at once,
+      // every time.
+      return { events, someAnnotationAtLeast1msLater: gaps.some((g) => g >= 1) };
     } finally {
       w.stop();
     }
@@ -557,11 +574,13 @@ export const CASES: FidelityCase[] = [
     path: `/api/v1/namespaces/fid-initial/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&${INITIAL}`,
     steps: [],
     until: (events) => events.some((e) => e.type === 'BOOKMARK'),
+    normalise: initialEventsEnd,
   }),
   watchCase('watch: from no resourceVersion with bookmarks, the same (WatchList defaulting)', {
     path: `/api/v1/namespaces/fid-initial/configmaps?watch=true&allowWatchBookmarks=true&${INITIAL}`,
     steps: [],
     until: (events) => events.some((e) => e.type === 'BOOKMARK'),
+    normalise: initialEventsEnd,
   }),
   watchCase('watch: from no resourceVersion without bookmarks: the initial events alone', {
     path: `/api/v1/namespaces/fid-initial/configmaps?watch=true&timeoutSeconds=2&${INITIAL}`,

@@ -1,5 +1,6 @@
 import { isPlainObject, type KubeObject } from './objects.js';
 import { resourceKey, type ResourceType } from './resources.js';
+import { canonicalQuantity, QuantityError } from './quantity.js';
 import { badRequest } from './status.js';
 
 /**
@@ -99,4 +100,71 @@ export function decodeTimes(r: ResourceType, obj: KubeObject): void {
   for (const f of ['creationTimestamp', 'deletionTimestamp']) {
     if (f in meta) meta[f] = normalize(r, meta[f], 'time');
   }
+}
+
+const RESOURCES = (prefix: string): string[] => [`${prefix}.requests.**`, `${prefix}.limits.**`];
+const CONTAINER = (list: string): string[] => [
+  ...RESOURCES(`spec.${list}.*.resources`),
+  `spec.${list}.*.env.*.valueFrom.resourceFieldRef.divisor`,
+];
+const CONTAINER_STATUS = (list: string): string[] => [`status.${list}.*.allocatedResources.**`, ...RESOURCES(`status.${list}.*.resources`)];
+
+/**
+ * Paths of `resource.Quantity` fields per resource key; `*` walks every element of a list, and a final `**` takes
+ * every value of a map (a `ResourceList`).
+ */
+const QUANTITY_FIELDS: Record<string, readonly string[]> = {
+  persistentvolumeclaims: [...RESOURCES('spec.resources'), 'status.capacity.**', 'status.allocatedResources.**'],
+  persistentvolumes: ['spec.capacity.**'],
+  pods: [
+    ...CONTAINER('containers'),
+    ...CONTAINER('initContainers'),
+    ...CONTAINER('ephemeralContainers'),
+    'spec.overhead.**',
+    ...RESOURCES('spec.resources'),
+    'spec.volumes.*.emptyDir.sizeLimit',
+    ...RESOURCES('spec.volumes.*.ephemeral.volumeClaimTemplate.spec.resources'),
+    'spec.volumes.*.downwardAPI.items.*.resourceFieldRef.divisor',
+    'spec.volumes.*.projected.sources.*.downwardAPI.items.*.resourceFieldRef.divisor',
+    ...CONTAINER_STATUS('containerStatuses'),
+    ...CONTAINER_STATUS('initContainerStatuses'),
+    ...CONTAINER_STATUS('ephemeralContainerStatuses'),
+  ],
+  nodes: ['status.capacity.**', 'status.allocatable.**'],
+};
+
+function quantity(r: ResourceType, value: unknown): unknown {
+  if (value === undefined) return value;
+  try {
+    return canonicalQuantity(value);
+  } catch (e) {
+    if (e instanceof QuantityError) fail(r, e.message);
+    throw e;
+  }
+}
+
+function walkQuantities(r: ResourceType, node: unknown, path: readonly string[]): void {
+  const [head, ...rest] = path;
+  if (head === undefined) return;
+  if (head === '*') {
+    if (Array.isArray(node)) for (const item of node) walkQuantities(r, item, rest);
+    return;
+  }
+  if (!isPlainObject(node)) return;
+  if (head === '**') {
+    for (const k of Object.keys(node)) node[k] = quantity(r, node[k]);
+    return;
+  }
+  if (!(head in node)) return;
+  if (rest.length === 0) node[head] = quantity(r, node[head]);
+  else walkQuantities(r, node[head], rest);
+}
+
+/**
+ * Parses the quantity fields of an object in place and leaves them as the server serves them back (canonical, or
+ * the client's spelling when that was canonical); throws 400 BadRequest, as the decoder does, for one that does not
+ * parse.
+ */
+export function decodeQuantities(r: ResourceType, obj: KubeObject): void {
+  for (const path of QUANTITY_FIELDS[resourceKey(r)] ?? []) walkQuantities(r, obj, path.split('.'));
 }

@@ -59,6 +59,20 @@ function objects(value: unknown): Obj[] {
   });
 }
 
+/**
+ * A `metav1.Time` a client left out is served as `null`: Go serialises a zero struct even under `omitempty`. For the
+ * time fields of the conditions (and container states) in `list`.
+ */
+function nullTimes(list: unknown, fields: readonly string[]): void {
+  for (const item of objects(list)) for (const f of fields) if (item[f] === undefined) item[f] = null;
+}
+
+/** `TypedLocalObjectReference.apiGroup` and `TypedObjectReference.apiGroup` are pointers without `omitempty`. */
+function nullApiGroup(ref: unknown): void {
+  const o = asObj(ref);
+  if (o !== undefined && o.apiGroup === undefined) o.apiGroup = null;
+}
+
 function rfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -225,6 +239,16 @@ function defaultPod(pod: Obj): void {
   const status = ensureObj(pod, 'status');
   setIfUnset(status, 'phase', 'Pending');
   setIfUnset(status, 'qosClass', podQOSClass(spec));
+  nullTimes(status.conditions, ['lastProbeTime', 'lastTransitionTime']);
+  for (const list of [status.containerStatuses, status.initContainerStatuses, status.ephemeralContainerStatuses]) {
+    for (const cs of objects(list)) {
+      for (const state of [asObj(cs.state), asObj(cs.lastState)]) {
+        if (state === undefined) continue;
+        nullTimes([state.running], ['startedAt']);
+        nullTimes([state.terminated], ['startedAt', 'finishedAt']);
+      }
+    }
+  }
 }
 
 function defaultSecret(secret: Obj): void {
@@ -258,10 +282,16 @@ function defaultPV(pv: Obj): void {
 export function applyDefaults(resource: ResourceType, obj: KubeObject): void {
   const o: Obj = obj;
   switch (resourceKey(resource)) {
-    case 'persistentvolumeclaims':
-      setIfUnset(ensureObj(o, 'spec'), 'volumeMode', 'Filesystem');
-      setIfUnset(ensureObj(o, 'status'), 'phase', 'Pending');
+    case 'persistentvolumeclaims': {
+      const spec = ensureObj(o, 'spec');
+      setIfUnset(spec, 'volumeMode', 'Filesystem');
+      nullApiGroup(spec.dataSource);
+      nullApiGroup(spec.dataSourceRef);
+      const status = ensureObj(o, 'status');
+      setIfUnset(status, 'phase', 'Pending');
+      nullTimes(status.conditions, ['lastProbeTime', 'lastTransitionTime']);
       break;
+    }
     case 'persistentvolumes':
       defaultPV(o);
       break;
@@ -275,7 +305,9 @@ export function applyDefaults(resource: ResourceType, obj: KubeObject): void {
     case 'namespaces': {
       const name = asStr(obj.metadata.name);
       if (name !== '') obj.metadata.labels = { ...(obj.metadata.labels ?? {}), 'kubernetes.io/metadata.name': name };
-      setIfUnset(ensureObj(o, 'status'), 'phase', 'Active');
+      const status = ensureObj(o, 'status');
+      setIfUnset(status, 'phase', 'Active');
+      nullTimes(status.conditions, ['lastTransitionTime']);
       break;
     }
     case 'secrets':
@@ -286,6 +318,7 @@ export function applyDefaults(resource: ResourceType, obj: KubeObject): void {
       if (status !== undefined && asObj(status.allocatable) === undefined && asObj(status.capacity) !== undefined) {
         status.allocatable = structuredClone(status.capacity);
       }
+      nullTimes(status?.conditions, ['lastHeartbeatTime', 'lastTransitionTime']);
       break;
     }
     case 'events':
@@ -303,6 +336,20 @@ export function applyDefaults(resource: ResourceType, obj: KubeObject): void {
       ensureObj(o, 'spec');
       break;
     default:
+  }
+}
+
+/**
+ * `NormalizeDataSources` on create: a claim that names its source in only one of `dataSource` and `dataSourceRef`
+ * gets the same in the other (`dataSourceRef` to `dataSource` only without a namespace).
+ */
+function normalizeDataSources(spec: Obj): void {
+  const source = asObj(spec.dataSource);
+  const ref = asObj(spec.dataSourceRef);
+  if (source !== undefined && ref === undefined) {
+    spec.dataSourceRef = { ...(source.apiGroup === undefined ? {} : { apiGroup: source.apiGroup }), kind: source.kind, name: source.name };
+  } else if (ref !== undefined && source === undefined && asStr(ref.namespace) === '') {
+    spec.dataSource = { ...(ref.apiGroup === undefined ? {} : { apiGroup: ref.apiGroup }), kind: ref.kind, name: ref.name };
   }
 }
 
@@ -359,6 +406,7 @@ export function defaultsForCreate(resource: ResourceType, obj: KubeObject, optio
     }
     case 'persistentvolumeclaims': {
       const spec = ensureObj(o, 'spec');
+      normalizeDataSources(spec);
       const defaultClass = options.defaultStorageClass;
       if ((spec.storageClassName === undefined || spec.storageClassName === null) && defaultClass !== undefined && defaultClass !== '') {
         spec.storageClassName = defaultClass;

@@ -55,8 +55,17 @@ export class StatusError extends Error {
   constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails) {
     super(message);
     this.name = 'StatusError';
-    const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
-    if (details !== undefined) status.details = details;
+    // In the real server's field order: details come before code.
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason,
+      ...(details === undefined ? {} : { details }),
+      code,
+    };
     // The real server omits an empty reason.
     if (reason === '') delete status.reason;
     this.status = status;
@@ -111,11 +120,12 @@ export function badRequest(message: string): StatusError {
   return new StatusError(400, 'BadRequest', message);
 }
 
-export function methodNotSupported(gr: GroupResource, verb: string): StatusError {
-  return new StatusError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualifiedResource(gr)}"`, {
-    ...(gr.group !== '' ? { group: gr.group } : {}),
-    kind: gr.plural,
-  });
+/**
+ * 405 for a method the server has no route for (a verb a resource does not support, a create through the
+ * all-namespaces path): the router's generic answer, which names neither verb nor resource.
+ */
+export function methodNotAllowed(): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
 }
 
 /** The generic 404 for a path the server does not serve at all. */
@@ -198,7 +208,8 @@ export function duplicate(field: string, value: unknown): FieldError {
 export function invalid(group: string, kind: string, name: string, errors: readonly FieldError[]): StatusError {
   const rendered = errors.map((e) => `${e.field}: ${e.message}`);
   const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
-  const d: StatusDetails = { name };
+  // Go leaves an empty name out (omitempty).
+  const d: StatusDetails = name === '' ? {} : { name };
   if (group !== '') d.group = group;
   d.kind = kind;
   d.causes = errors.map((e) => ({ reason: e.type, message: e.message, field: e.field }));

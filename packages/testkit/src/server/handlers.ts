@@ -1,11 +1,11 @@
 import { isPlainObject, type KubeObject } from '../api/objects.js';
 import { resourceKey, type ResourceType } from '../api/resources.js';
-import { badRequest, methodNotSupported, notFound, StatusError, unsupportedMediaType } from '../api/status.js';
+import { badRequest, methodNotAllowed, notFound, StatusError } from '../api/status.js';
 import { applyJsonPatch } from '../patch/json.js';
 import { applyMergePatch, checkMergePatchBody } from '../patch/merge.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
 import type { ObjectStore } from '../store/store.js';
-import { parseObjectBody, parsePatchBody } from './body.js';
+import { parseObjectBody, parsePatchBody, type RequestBody } from './body.js';
 
 /** What a handler returns: a status code and a JSON body (or text for pod logs). */
 export interface Reply {
@@ -60,10 +60,10 @@ export function checkBody(r: ResourceType, obj: Record<string, unknown>, namespa
   return obj as KubeObject;
 }
 
-export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, text: string): Reply {
-  if (r.namespaced && namespace === undefined) throw methodNotSupported(r, 'create');
-  const obj = checkBody(r, parseObjectBody(text, r.kind), namespace);
-  return { status: 201, body: store.create(r, obj) };
+export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, body: RequestBody, dryRun = false): Reply {
+  if (r.namespaced && namespace === undefined) throw methodNotAllowed();
+  const obj = checkBody(r, parseObjectBody(body, r.kind), namespace);
+  return { status: 201, body: store.create(r, obj, { dryRun }) };
 }
 
 export function handleUpdate(
@@ -72,15 +72,16 @@ export function handleUpdate(
   namespace: string | undefined,
   name: string,
   subresource: 'status' | undefined,
-  text: string,
+  body: RequestBody,
+  dryRun = false,
 ): Reply {
-  const obj = checkBody(r, parseObjectBody(text, r.kind), namespace);
+  const obj = checkBody(r, parseObjectBody(body, r.kind), namespace);
   const bodyName = obj.metadata.name;
   if (bodyName === undefined || bodyName === '') obj.metadata.name = name;
   else if (bodyName !== name) {
     throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
   }
-  return { status: 200, body: store.update(r, obj, subresource === undefined ? {} : { subresource }) };
+  return { status: 200, body: store.update(r, obj, { ...(subresource === undefined ? {} : { subresource }), dryRun }) };
 }
 
 /** Applies a patch of any supported type to the stored object and writes the result with optimistic concurrency. */
@@ -90,23 +91,25 @@ export function handlePatch(
   namespace: string | undefined,
   name: string,
   subresource: 'status' | undefined,
-  contentType: string,
-  text: string,
+  body: RequestBody,
   fieldManager: string | null,
+  dryRun = false,
 ): Reply {
-  const type = contentType.split(';')[0]?.trim() ?? '';
-  if (!(PATCH_TYPES as readonly string[]).includes(type)) throw unsupportedMediaType(PATCH_TYPES);
+  const type = body.mediaType;
+  // The router accepts only these for PATCH; it answers anything else itself, without naming them.
+  if (!(PATCH_TYPES as readonly string[]).includes(type)) throw new StatusError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
+  const text = body.bytes.toString('utf8');
   const current = store.get(r, namespace, name);
-  const options = subresource === undefined ? {} : { subresource };
+  const options = { ...(subresource === undefined ? {} : { subresource }), dryRun };
   if (type === 'application/apply-patch+yaml') {
     if (fieldManager === null || fieldManager === '') {
       throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
     }
-    const applied = checkBody(r, parseObjectBody(text, r.kind), namespace);
+    const applied = checkBody(r, parseObjectBody({ bytes: body.bytes, mediaType: 'application/yaml' }, r.kind), namespace);
     if (current === undefined) {
       if (subresource !== undefined) throw notFound(r, name);
       applied.metadata.name = name;
-      return { status: 201, body: store.create(r, applied) };
+      return { status: 201, body: store.create(r, applied, { dryRun }) };
     }
     const merged = applyMergePatch(current, applied) as KubeObject;
     return { status: 200, body: store.update(r, merged, options) };
@@ -134,10 +137,9 @@ interface DeleteBody {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 
-function parseDeleteBody(text: string): DeleteBody {
-  if (text.trim() === '') return {};
-  const parsed = parsePatchBody(text);
-  if (!isPlainObject(parsed)) throw badRequest('the body of a delete must be a DeleteOptions object');
+function parseDeleteBody(body: RequestBody): DeleteBody {
+  if (body.bytes.toString('utf8').trim() === '') return {};
+  const parsed = parseObjectBody(body, 'DeleteOptions');
   const pre = parsed.preconditions;
   if (pre === undefined || pre === null) return {};
   if (!isPlainObject(pre)) throw badRequest('DeleteOptions.preconditions must be an object');
@@ -155,18 +157,18 @@ function successStatus(r: ResourceType, obj: KubeObject): object {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
 
-export function handleDelete(store: ObjectStore, r: ResourceType, namespace: string | undefined, name: string, text: string): Reply {
-  const body = parseDeleteBody(text);
-  const result = store.delete(r, namespace, name, body.preconditions ?? {});
+export function handleDelete(store: ObjectStore, r: ResourceType, namespace: string | undefined, name: string, body: RequestBody, dryRun = false): Reply {
+  const options = parseDeleteBody(body);
+  const result = store.delete(r, namespace, name, options.preconditions ?? {}, { dryRun });
   if (!result.deleted || RETURNS_DELETED_OBJECT.has(resourceKey(r))) return { status: 200, body: result.object };
   return { status: 200, body: successStatus(r, result.object) };
 }
 
-export function handleDeleteCollection(store: ObjectStore, r: ResourceType, items: KubeObject[]): Reply {
+export function handleDeleteCollection(store: ObjectStore, r: ResourceType, items: KubeObject[], dryRun = false): Reply {
   const deleted: KubeObject[] = [];
   for (const o of items) {
     try {
-      deleted.push(store.delete(r, o.metadata.namespace, o.metadata.name ?? '').object);
+      deleted.push(store.delete(r, o.metadata.namespace, o.metadata.name ?? '', {}, { dryRun }).object);
     } catch (e) {
       // Gone meanwhile (a namespace cascade, a finalizer): the real server skips those too.
       if (!(e instanceof StatusError && e.code === 404)) throw e;
@@ -179,9 +181,8 @@ export function handleDeleteCollection(store: ObjectStore, r: ResourceType, item
 }
 
 /** POST pods/{name}/binding: assigns the pod to the target node. */
-export function handleBinding(store: ObjectStore, namespace: string, name: string, text: string): Reply {
-  const body = parseObjectBody(text, 'Binding');
-  const target = body.target;
+export function handleBinding(store: ObjectStore, namespace: string, name: string, body: RequestBody): Reply {
+  const target = parseObjectBody(body, 'Binding').target;
   if (!isPlainObject(target) || typeof target.name !== 'string' || target.name === '') {
     throw new StatusError(422, 'Invalid', `Binding.core "${name}" is invalid: target.name: Required value`, {
       name,

@@ -1,6 +1,6 @@
 import { clone, type KubeObject } from '../api/objects.js';
 import { resourceKey, type ResourceType } from '../api/resources.js';
-import { badRequest, gone, resourceExpired, StatusError } from '../api/status.js';
+import { badRequest, forbidden, gone, invalid, notSupported, StatusError, type FieldError } from '../api/status.js';
 import type { ObjectStore } from '../store/store.js';
 import { matchesSelectors, type Selectors } from './selection.js';
 
@@ -56,7 +56,8 @@ export function snapshotAt(store: ObjectStore, r: ResourceType, rv: number): rea
   const byKey = new Map(store.peek(r).map((o) => [sortKey(o), o]));
   if (rv < store.resourceVersion) {
     const newer = store.history.since(rv);
-    if (newer === undefined) throw resourceExpired(rv, store.history.compactedAt);
+    // An exact list goes to etcd, whose compaction it meets with this (the watch cache's wording differs).
+    if (newer === undefined) throw gone('The resourceVersion for the provided list is too old.');
     const key = resourceKey(r);
     for (let i = newer.length - 1; i >= 0; i--) {
       const c = newer[i];
@@ -91,8 +92,6 @@ export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): 
       });
     }
     if (q.resourceVersionMatch === 'Exact') atRv = wanted;
-  } else if (q.resourceVersionMatch !== undefined && q.resourceVersionMatch !== '' && (q.resourceVersion ?? '') === '') {
-    throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
   }
   // Only the objects that are returned are copied, not every object of the resource.
   const all = snapshotAt(store, r, atRv).filter(
@@ -106,4 +105,41 @@ export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): 
   const result: ListResult = { items: page, resourceVersion: atRv, remainingItemCount: from.length - limit };
   if (next !== undefined) result.continueToken = encodeContinue({ v: 'meta.k8s.io/v1', rv: atRv, start: sortKey(next) });
   return result;
+}
+
+/** The list and watch parameters {@link validateListOptions} looks at, as the request gave them. */
+export interface ListOptionsQuery {
+  resourceVersion: string | null;
+  resourceVersionMatch: string | null;
+  continueToken: string | null;
+  sendInitialEvents: boolean | undefined;
+}
+
+/**
+ * `ValidateListOptions` for a list or a watch (with the WatchList feature on, as in 1.32): 422 Invalid on
+ * `ListOptions.meta.k8s.io` with one cause per problem.
+ */
+export function validateListOptions(q: ListOptionsQuery, watch: boolean): void {
+  const errors: FieldError[] = [];
+  const match = q.resourceVersionMatch ?? '';
+  const cont = (q.continueToken ?? '') !== '';
+  if (watch) {
+    if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+      errors.push(forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    }
+    if (match !== '') {
+      if (q.sendInitialEvents === undefined) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+      if (match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+      if (cont) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+  } else {
+    if (match !== '') {
+      if ((q.resourceVersion ?? '') === '') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+      if (cont) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      if (match !== 'Exact' && match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+      if (match === 'Exact' && q.resourceVersion === '0') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+    }
+    if (q.sendInitialEvents !== undefined) errors.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  }
+  if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
 }

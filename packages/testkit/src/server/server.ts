@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResourceType, Verb } from '../api/resources.js';
-import { internalError, methodNotSupported, StatusError, unknownPath, type Status } from '../api/status.js';
+import { internalError, methodNotAllowed, StatusError, unknownPath, type Status } from '../api/status.js';
 import type { ObjectStore } from '../store/store.js';
-import { readBody } from './body.js';
+import { readBody, type RequestBody } from './body.js';
 import { discover } from './discovery.js';
 import { FaultInjector } from './faults.js';
 import {
@@ -16,7 +16,7 @@ import {
   handleUpdate,
   type Reply,
 } from './handlers.js';
-import { listObjects } from './list.js';
+import { listObjects, validateListOptions, type ListOptionsQuery } from './list.js';
 import { parseRoute, type Route } from './route.js';
 import { parseSelectors } from './selection.js';
 import { toTable } from './table.js';
@@ -191,9 +191,9 @@ export class ApiServer {
     const verb = requestVerb(method, route, watch);
     const r = route.resource;
     if (verb === undefined) {
-      throw new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+      throw methodNotAllowed();
     }
-    if (verb !== 'log' && verb !== 'binding' && !r.verbs.includes(verb)) throw methodNotSupported(r, verb);
+    if (verb !== 'log' && verb !== 'binding' && !r.verbs.includes(verb)) throw methodNotAllowed();
     if (route.subresource !== undefined && !(r.subresources as readonly string[]).includes(route.subresource) && verb !== 'binding') {
       throw unknownPath();
     }
@@ -208,7 +208,7 @@ export class ApiServer {
     });
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) throw fault.error;
-    const body = method === 'GET' ? '' : await readBody(req);
+    const body: RequestBody = method === 'GET' ? { bytes: Buffer.alloc(0), mediaType: '' } : await readBody(req);
     if (verb === 'watch') {
       this.startWatch(req, res, r, route, q);
       return;
@@ -223,7 +223,7 @@ export class ApiServer {
     verb: Exclude<RequestVerb, 'watch'>,
     route: Extract<Route, { type: 'resource' }>,
     q: URLSearchParams,
-    body: string,
+    body: RequestBody,
   ): Reply {
     const { resource: r, namespace, name } = route;
     const status = route.subresource === 'status' ? ('status' as const) : undefined;
@@ -238,19 +238,19 @@ export class ApiServer {
       case 'list':
         return this.list(req, r, namespace, q);
       case 'create':
-        return handleCreate(this.store, r, namespace, body);
+        return handleCreate(this.store, r, namespace, body, dryRunParam(q, 'CreateOptions'));
       case 'update':
-        return handleUpdate(this.store, r, namespace, name ?? '', status, body);
+        return handleUpdate(this.store, r, namespace, name ?? '', status, body, dryRunParam(q, 'UpdateOptions'));
       case 'patch':
-        return handlePatch(this.store, r, namespace, name ?? '', status, req.headers['content-type'] ?? '', body, q.get('fieldManager'));
+        return handlePatch(this.store, r, namespace, name ?? '', status, body, q.get('fieldManager'), dryRunParam(q, 'PatchOptions'));
       case 'delete':
-        return handleDelete(this.store, r, namespace, name ?? '', body);
+        return handleDelete(this.store, r, namespace, name ?? '', body, dryRunParam(q, 'DeleteOptions'));
       case 'deletecollection': {
         const listed = listObjects(this.store, r, {
           ...parseSelectors(r, q.get('labelSelector'), q.get('fieldSelector')),
           ...(namespace === undefined ? {} : { namespace }),
         });
-        return handleDeleteCollection(this.store, r, listed.items);
+        return handleDeleteCollection(this.store, r, listed.items, dryRunParam(q, 'DeleteOptions'));
       }
       case 'binding':
         return handleBinding(this.store, namespace ?? '', name ?? '', body);
@@ -260,6 +260,7 @@ export class ApiServer {
   }
 
   private list(req: IncomingMessage, r: ResourceType, namespace: string | undefined, q: URLSearchParams): Reply {
+    validateListOptions(listOptions(q), false);
     const limit = intParam(q, 'limit');
     const result = listObjects(this.store, r, {
       ...parseSelectors(r, q.get('labelSelector'), q.get('fieldSelector')),
@@ -322,6 +323,14 @@ export class ApiServer {
     const fieldSelector = route.name === undefined ? q.get('fieldSelector') : `metadata.name=${route.name}`;
     const timeout = intParam(q, 'timeoutSeconds') ?? this.options.defaultWatchTimeoutSeconds ?? 1800;
     const rv = q.get('resourceVersion');
+    const options = listOptions(q);
+    // WatchList defaulting (on in 1.32): a watch from "" or "0" that says nothing else gets its initial events, and
+    // with them the bookmark that ends them.
+    if (options.sendInitialEvents === undefined && (options.resourceVersionMatch ?? '') === '' && (rv === null || rv === '' || rv === '0')) {
+      options.sendInitialEvents = true;
+      options.resourceVersionMatch = 'NotOlderThan';
+    }
+    validateListOptions(options, true);
     const w = new WatchConnection(
       this.store,
       r,
@@ -329,7 +338,8 @@ export class ApiServer {
         ...parseSelectors(r, q.get('labelSelector'), fieldSelector),
         ...(route.namespace === undefined ? {} : { namespace: route.namespace }),
         ...(rv === null ? {} : { resourceVersion: rv }),
-        allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+        allowWatchBookmarks: boolParam(q, 'allowWatchBookmarks') === true,
+        ...(options.sendInitialEvents === undefined ? {} : { sendInitialEvents: options.sendInitialEvents }),
         timeoutSeconds: timeout,
       },
       res,
@@ -364,6 +374,41 @@ export class ApiServer {
     res.writeHead(status.code, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
   }
+}
+
+/**
+ * The `dryRun` parameter: only `All` is supported, as kube-apiserver validates it (422 on the verb's options kind,
+ * the values shown as Go prints a `[]string`).
+ */
+function dryRunParam(q: URLSearchParams, optionsKind: string): boolean {
+  const values = q.getAll('dryRun');
+  if (values.length === 0) return false;
+  if (values.every((v) => v === 'All')) return true;
+  const shown = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
+  const message = `Unsupported value: ${shown}: supported values: "All"`;
+  throw new StatusError(422, 'Invalid', `${optionsKind}.meta.k8s.io "" is invalid: dryRun: ${message}`, {
+    group: 'meta.k8s.io',
+    kind: optionsKind,
+    causes: [{ reason: 'FieldValueNotSupported', message, field: 'dryRun' }],
+  });
+}
+
+/** A boolean query parameter as Go's `strconv.ParseBool` reads it; `undefined` when absent. */
+function boolParam(q: URLSearchParams, name: string): boolean | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False', ''].includes(v)) return false;
+  throw new StatusError(400, 'BadRequest', `strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
+}
+
+function listOptions(q: URLSearchParams): ListOptionsQuery {
+  return {
+    resourceVersion: q.get('resourceVersion'),
+    resourceVersionMatch: q.get('resourceVersionMatch'),
+    continueToken: q.get('continue'),
+    sendInitialEvents: boolParam(q, 'sendInitialEvents'),
+  };
 }
 
 function includeObject(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {

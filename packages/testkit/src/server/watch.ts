@@ -13,6 +13,12 @@ export interface WatchQuery extends Selectors {
   namespace?: string;
   resourceVersion?: string;
   allowWatchBookmarks: boolean;
+  /**
+   * Send the current state as ADDED events first, then (with bookmarks allowed) a BOOKMARK marking their end. The
+   * server defaults it to true for a watch from resourceVersion `""` or `"0"` that does not say (the WatchList
+   * defaulting of 1.32); false starts from now, or from `resourceVersion`, without them.
+   */
+  sendInitialEvents?: boolean;
   /** Seconds until the server ends the watch. */
   timeoutSeconds: number;
 }
@@ -23,9 +29,13 @@ export interface WatchTiming {
   bookmarkIntervalMs: number;
 }
 
+function apiVersionOf(r: ResourceType): string {
+  return r.group === '' ? r.version : `${r.group}/${r.version}`;
+}
+
 /** Strips `apiVersion`/`kind`-less objects back to their wire form: watch events carry kind and apiVersion. */
 function wire(r: ResourceType, o: KubeObject): KubeObject {
-  return { apiVersion: r.group === '' ? r.version : `${r.group}/${r.version}`, kind: r.kind, ...o };
+  return { apiVersion: apiVersionOf(r), kind: r.kind, ...o };
 }
 
 /**
@@ -34,6 +44,8 @@ function wire(r: ResourceType, o: KubeObject): KubeObject {
  */
 export class WatchConnection {
   private closed = false;
+  /** The newest resourceVersion this watch has told its client about: bookmarks only ever move it forward. */
+  private sentRv = 0;
   private unsubscribe: (() => void) | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
 
@@ -51,16 +63,23 @@ export class WatchConnection {
     this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     this.res.flushHeaders();
     const rv = this.query.resourceVersion;
-    if (rv === undefined || rv === '' || rv === '0') {
+    const fromNow = rv === undefined || rv === '' || rv === '0';
+    if (this.query.sendInitialEvents ?? fromNow) {
+      // The state at least as new as rv (NotOlderThan): the current one.
       for (const o of this.store.list(this.resource, this.query.namespace)) {
         if (matchesSelectors(this.resource, o, this.query)) this.send('ADDED', o);
       }
+      this.sentRv = this.store.resourceVersion;
+      if (this.query.sendInitialEvents === true && this.query.allowWatchBookmarks) this.initialEventsEnd();
+    } else if (fromNow) {
+      this.sentRv = this.store.resourceVersion;
     } else {
       const since = this.store.history.since(Number(rv));
       if (since === undefined) {
         this.fail(resourceExpired(Number(rv), this.store.history.compactedAt).status);
         return;
       }
+      this.sentRv = Number(rv);
       for (const change of since) this.deliver(change);
     }
     this.unsubscribe = this.store.subscribe((c) => this.deliver(c));
@@ -90,16 +109,42 @@ export class WatchConnection {
   private send(type: WatchEventType, object: unknown): void {
     if (this.closed) return;
     const body = type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED' ? wire(this.resource, object as KubeObject) : object;
+    const rv = Number((body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion);
+    if (type !== 'ERROR' && Number.isInteger(rv) && rv > this.sentRv) this.sentRv = rv;
     this.res.write(`${JSON.stringify({ type, object: body })}\n`);
   }
 
-  /** A BOOKMARK event carrying only the current resourceVersion. */
-  bookmark(): void {
-    this.send('BOOKMARK', {
+  /** An empty object of the watched kind, as a BOOKMARK carries it: only a resourceVersion (and Go's null creationTimestamp). */
+  private bookmarkObject(annotations?: Record<string, string>): object {
+    return {
       kind: this.resource.kind,
-      apiVersion: this.resource.group === '' ? this.resource.version : `${this.resource.group}/${this.resource.version}`,
-      metadata: { resourceVersion: String(this.store.resourceVersion) },
-    });
+      apiVersion: apiVersionOf(this.resource),
+      metadata: { resourceVersion: String(this.store.resourceVersion), creationTimestamp: null, ...(annotations === undefined ? {} : { annotations }) },
+    };
+  }
+
+  /**
+   * A BOOKMARK with the current resourceVersion, sent only when that is newer than everything the client got so far
+   * (the watch cache sends none that would not move the client forward).
+   */
+  bookmark(): void {
+    if (this.store.resourceVersion <= this.sentRv) return;
+    this.send('BOOKMARK', this.bookmarkObject());
+  }
+
+  /**
+   * The BOOKMARK that ends the initial events: annotated `k8s.io/initial-events-end`, and, as kube-apiserver 1.32
+   * sends it, `kubernetes.io/initial-events-list-blueprint`: the empty list the client can build its list from.
+   */
+  private initialEventsEnd(): void {
+    const list = { kind: `${this.resource.kind}List`, apiVersion: apiVersionOf(this.resource), metadata: {}, items: null };
+    this.send(
+      'BOOKMARK',
+      this.bookmarkObject({
+        'k8s.io/initial-events-end': 'true',
+        'kubernetes.io/initial-events-list-blueprint': Buffer.from(`${JSON.stringify(list)}\n`).toString('base64'),
+      }),
+    );
   }
 
   /** Sends an ERROR event with the Status, then ends the stream (as for 410 Expired). */

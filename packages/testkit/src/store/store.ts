@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, isPlainObject, type KubeObject } from '../api/objects.js';
 import { RESOURCES, resourceByKey, resourceKey, type ResourceType } from '../api/resources.js';
-import { decodeTimes } from '../api/decode.js';
+import { decodeQuantities, decodeTimes } from '../api/decode.js';
 import { defaultsForCreate, defaultsForUpdate } from '../api/defaults.js';
 import { validateCreate, validateUpdate } from '../api/validation.js';
 import {
@@ -38,6 +38,8 @@ export type ResourceRef = ResourceType | string;
 export interface WriteOptions {
   /** Write through the `status` subresource: only `.status` changes. */
   subresource?: 'status';
+  /** Server-side dry run (`dryRun=All`): everything but storing the result; the answer is what would be stored. */
+  dryRun?: boolean;
 }
 
 /** Preconditions of a delete, as in `DeleteOptions.preconditions`. */
@@ -73,6 +75,15 @@ function storageKey(r: ResourceType, namespace: string | undefined, name: string
 /** RFC 3339 with whole seconds, as metav1.Time serialises. */
 export function timestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Empty lists and maps of metadata are left out, as Go's `omitempty` leaves them out of what is stored and served. */
+function dropEmptyMetadata(obj: KubeObject): void {
+  const meta = obj.metadata as Record<string, unknown>;
+  for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
+    const v = meta[k];
+    if (v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0)) delete meta[k];
+  }
 }
 
 function sameExceptResourceVersion(a: KubeObject, b: KubeObject): boolean {
@@ -200,7 +211,7 @@ export class ObjectStore {
   }
 
   /** Creates an object; fills in name (from generateName), uid, creationTimestamp and defaults. */
-  create(ref: ResourceRef, input: KubeObject): KubeObject {
+  create(ref: ResourceRef, input: KubeObject, options: Pick<WriteOptions, 'dryRun'> = {}): KubeObject {
     const r = resolve(ref);
     const obj = clone(input);
     if (!isPlainObject(obj.metadata)) obj.metadata = {};
@@ -217,6 +228,8 @@ export class ObjectStore {
       delete meta[system];
     }
     decodeTimes(r, obj);
+    decodeQuantities(r, obj);
+    dropEmptyMetadata(obj);
     prepareForCreate(r, obj);
     const defaultClass = r.plural === 'persistentvolumeclaims' ? this.defaultStorageClass() : undefined;
     defaultsForCreate(r, obj, {
@@ -230,6 +243,8 @@ export class ObjectStore {
     if (this.table(r).has(storageKey(r, meta.namespace, name))) throw alreadyExists(r, name);
     meta.uid = randomUUID();
     meta.creationTimestamp = timestamp();
+    // A dry run answers what would be stored, without a resourceVersion: nothing was written.
+    if (options.dryRun === true) return obj;
     return this.commit(r, 'ADDED', obj);
   }
 
@@ -247,6 +262,7 @@ export class ObjectStore {
     if (stored === undefined) throw notFound(r, name);
     const old = clone(stored);
     decodeTimes(r, obj);
+    decodeQuantities(r, obj);
     const wanted = obj.metadata.resourceVersion;
     if (wanted !== undefined && wanted !== '' && wanted !== old.metadata.resourceVersion) {
       throw conflict(r, name, OBJECT_MODIFIED);
@@ -279,11 +295,15 @@ export class ObjectStore {
     const errors = validateUpdate(r, next, old, options.subresource);
     if (errors.length > 0) throw invalid(r.group, r.kind, name, errors);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
+    dropEmptyMetadata(next);
     if (sameExceptResourceVersion(next, old)) return old;
+    if (options.dryRun === true) return next;
     if (next.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
-      const gone = this.commit(r, 'DELETED', next, old);
+      // As etcd reports a delete: watchers get the last stored state at the deletion's revision, while the writer
+      // gets the object it sent, never stored, with the resourceVersion it had.
+      const gone = this.commit(r, 'DELETED', clone(old), old);
       this.afterDelete(r, gone);
-      return gone;
+      return next;
     }
     return this.commit(r, 'MODIFIED', next, old);
   }
@@ -350,20 +370,26 @@ export class ObjectStore {
   }
 
   /** Deletes an object, honouring preconditions and finalizers. */
-  delete(ref: ResourceRef, namespace: string | undefined, name: string, preconditions: Preconditions = {}): DeleteResult {
+  delete(ref: ResourceRef, namespace: string | undefined, name: string, preconditions: Preconditions = {}, options: Pick<WriteOptions, 'dryRun'> = {}): DeleteResult {
     const r = resolve(ref);
     const key = storageKey(r, namespace, name);
     const stored = this.table(r).get(key);
     if (stored === undefined) throw notFound(r, name);
     const old = clone(stored);
+    // The registry checks them before deleting, naming the kind rather than the resource (rest.BeforeDelete).
+    const kind = { group: r.group, plural: r.kind };
     if (preconditions.uid !== undefined && preconditions.uid !== old.metadata.uid) {
-      throw conflict(r, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
+      throw conflict(
+        kind,
+        name,
+        `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${old.metadata.uid ?? ''}). The object might have been deleted and then recreated`,
+      );
     }
     if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(
-        r,
+        kind,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion ?? ''}`,
+        `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion ?? ''}). The object might have been modified`,
       );
     }
     const pending = (old.metadata.finalizers ?? []).length > 0 || r.plural === 'namespaces';
@@ -373,10 +399,12 @@ export class ObjectStore {
       next.metadata.deletionTimestamp = timestamp();
       next.metadata.deletionGracePeriodSeconds = 0;
       if (r.plural === 'namespaces') next.status = { phase: 'Terminating' };
+      if (options.dryRun === true) return { object: next, deleted: false };
       const object = this.commit(r, 'MODIFIED', next, old);
       if (r.plural === 'namespaces') return this.terminateNamespace(name) ?? { object, deleted: false };
       return { object, deleted: false };
     }
+    if (options.dryRun === true) return { object: old, deleted: true };
     const object = this.commit(r, 'DELETED', clone(old), old);
     this.afterDelete(r, object);
     return { object, deleted: true };

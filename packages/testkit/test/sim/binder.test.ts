@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/store/store.js';
 import { startPvBinder } from '../../src/sim/binder.js';
+import { EventRecorder } from '../../src/sim/events.js';
 import type { Stoppable } from '../../src/sim/queue.js';
-import { type Loose, eventually, claim, get, pod, settle, storageClass, volume } from './fixtures.js';
+import { type Loose, eventually, claim, get, pod, podWithClaim, settle, storageClass, volume } from './fixtures.js';
 
 let store: ObjectStore;
 let loops: Stoppable[];
@@ -238,6 +239,69 @@ describe('storage object in use protection', () => {
 
     store.delete('persistentvolumeclaims', 'default', 'data');
     await eventually(() => expect(volumeOf('pv-1')).toBeUndefined());
+  });
+});
+
+describe('PV controller: Events on claims', () => {
+  const eventsOf = (name: string): Loose[] =>
+    (JSON.parse(JSON.stringify(store.list('events', 'default'))) as Loose[]).filter((e: Loose) => e.involvedObject.name === name);
+
+  it('records why a claim waits, as kube-controller-manager words it', async () => {
+    // No protection loop: in a cluster its finalizer comes with the create, not as a second write.
+    loops.push(startPvBinder(store, { protection: false }));
+    store.create('storage.k8s.io/storageclasses', storageClass('later', 'example.com/x', { volumeBindingMode: 'WaitForFirstConsumer' }));
+    store.create('storage.k8s.io/storageclasses', storageClass('local', 'kubernetes.io/no-provisioner'));
+    await settle();
+    store.create('persistentvolumeclaims', claim('waits', { storageClassName: 'later' }));
+    store.create('persistentvolumeclaims', claim('no-class', { storageClassName: '' }));
+    store.create('persistentvolumeclaims', claim('missing-class', { storageClassName: 'nope' }));
+    store.create('persistentvolumeclaims', claim('in-tree', { storageClassName: 'local' }));
+    store.create('pods', podWithClaim('user', 'pod-waits'));
+    store.create('persistentvolumeclaims', claim('pod-waits', { storageClassName: 'later' }));
+    await eventually(() => {
+      const summary = (name: string) => eventsOf(name).map((e: Loose) => `${e.type} ${e.reason} ${e.message}`);
+      expect(summary('waits')).toEqual(['Normal WaitForFirstConsumer waiting for first consumer to be created before binding']);
+      expect(summary('no-class')).toEqual(['Normal FailedBinding no persistent volumes available for this claim and no storage class is set']);
+      expect(summary('missing-class')).toEqual(['Warning ProvisioningFailed storageclass.storage.k8s.io "nope" not found']);
+      expect(summary('in-tree')).toEqual(['Warning ProvisioningFailed no volume plugin matched name: kubernetes.io/no-provisioner']);
+      expect(summary('pod-waits')).toEqual(['Normal WaitForPodScheduled waiting for pod user to be scheduled']);
+    });
+    const [e] = eventsOf('waits');
+    expect(e).toMatchObject({
+      metadata: { name: expect.stringMatching(/^waits\.[0-9a-f]{16}$/) as unknown, namespace: 'default' },
+      involvedObject: { kind: 'PersistentVolumeClaim', namespace: 'default', name: 'waits', apiVersion: 'v1', uid: claimOf('waits').metadata.uid },
+      source: { component: 'persistentvolume-controller' },
+      reportingComponent: 'persistentvolume-controller',
+      reportingInstance: '',
+      count: 1,
+    });
+  });
+
+  it('announces external provisioning after the annotation, once for the claim and once for its update', async () => {
+    // No protection loop: in a cluster its finalizer comes with the create, not as a second write.
+    loops.push(startPvBinder(store, { protection: false }));
+    store.create('storage.k8s.io/storageclasses', storageClass('fast', 'example.com/fast'));
+    await settle();
+    store.create('persistentvolumeclaims', claim('data', { storageClassName: 'fast' }));
+    await eventually(() => expect(eventsOf('data').map((e: Loose): unknown => e.count)).toEqual([2]));
+    const [e] = eventsOf('data');
+    expect(e.reason).toBe('ExternalProvisioning');
+    expect(e.message).toBe(
+      "Waiting for a volume to be created either by the external provisioner 'example.com/fast' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
+    );
+    // The Event names the claim as it was once annotated.
+    expect(e.involvedObject.resourceVersion).toBe(claimOf('data').metadata.resourceVersion);
+  });
+
+  it('counts repeats of an Event, and lets 25 through, then one per five minutes', () => {
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const recorder = new EventRecorder(store, 'fidelity', () => now);
+    const c = store.create('persistentvolumeclaims', claim('noisy', { storageClassName: '' }));
+    for (let i = 0; i < 30; i++) recorder.event(c, 'Normal', 'Again', 'the same thing');
+    expect(eventsOf('noisy').map((e: Loose): unknown => e.count)).toEqual([25]);
+    now += 300_000;
+    recorder.event(c, 'Normal', 'Again', 'the same thing');
+    expect(eventsOf('noisy').map((e: Loose): unknown[] => [e.count, e.firstTimestamp, e.lastTimestamp])).toEqual([[31, '2030-01-01T00:00:00Z', '2030-01-01T00:05:00Z']]);
   });
 });
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { vi } from 'vitest';
 import type { KubeObject } from '../../src/api/objects.js';
 import type { ObjectStore } from '../../src/store/store.js';
+import { PV_BINDER_WATCH_DELAY_MS } from '../../src/sim/binder.js';
 
 export function storageClass(name: string, provisioner: string, extra: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, ...extra };
@@ -63,8 +64,13 @@ export function removeTempDirs(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
-/** Lets queued loop work run: a few turns of the event loop (the loops drain on `setImmediate`). */
+/**
+ * Lets queued loop work run: a few turns of the event loop (the loops drain on `setImmediate`), around a wait longer
+ * than the PV binder's watch delay (it acts a few milliseconds after a change, as kube-controller-manager does).
+ */
 export async function settle(turns = 20): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 4 * PV_BINDER_WATCH_DELAY_MS));
   for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
 }
 

@@ -28,6 +28,22 @@ describe('PersistentVolumeClaim defaults', () => {
     expect(pvc.spec).toMatchObject({ volumeMode: 'Block' });
     expect(pvc.status).toEqual({ phase: 'Bound' });
   });
+  it('serves the times a condition left out as null, as Go serialises a zero metav1.Time', () => {
+    const pvc = defaulted('persistentvolumeclaims', { metadata: { name: 'c' }, spec: {}, status: { conditions: [{ type: 'Resizing', status: 'True' }] } });
+    expect(pvc.status).toEqual({ phase: 'Pending', conditions: [{ type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: null }] });
+  });
+
+  it('names a data source in both dataSource and dataSourceRef on create, apiGroup null when not given', () => {
+    const pvc: KubeObject = { metadata: { name: 'c' }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'src' } }, status: {} };
+    defaultsForCreate(r('persistentvolumeclaims'), pvc, { storageProtection: false });
+    expect(pvc.spec).toMatchObject({
+      dataSource: { apiGroup: null, kind: 'PersistentVolumeClaim', name: 'src' },
+      dataSourceRef: { apiGroup: null, kind: 'PersistentVolumeClaim', name: 'src' },
+    });
+    const fromRef: KubeObject = { metadata: { name: 'c' }, spec: { dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' } }, status: {} };
+    defaultsForCreate(r('persistentvolumeclaims'), fromRef, { storageProtection: false });
+    expect((fromRef.spec as Record<string, unknown>).dataSource).toEqual({ apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' });
+  });
 });
 
 describe('PersistentVolume defaults', () => {

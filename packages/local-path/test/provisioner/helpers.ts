@@ -253,9 +253,19 @@ export function helperPodsNow(e: Reads): Promise<V1Pod[]> {
   return e.read.pods(NAMESPACE);
 }
 
-/** core/v1 Events about an object. */
-export function eventsFor(e: Reads, kind: string, name: string, reason?: string): Promise<CoreV1Event[]> {
-  return e.read.events({ kind, name, ...(reason === undefined ? {} : { reason }) });
+/** The uid of the object an Event would be about, when it exists (claims and pods in `default`). */
+async function uidOf(e: Reads, kind: string, name: string): Promise<string | undefined> {
+  const obj = kind === 'PersistentVolumeClaim' ? await e.read.claim(name) : kind === 'PersistentVolume' ? await e.read.volume(name) : kind === 'Pod' ? await e.read.pod(name) : undefined;
+  return obj?.metadata?.uid;
+}
+
+/**
+ * core/v1 Events about an object; about the one that exists now when it does (a real server's controllers may still
+ * write about an object of the same name that an earlier test deleted).
+ */
+export async function eventsFor(e: Reads, kind: string, name: string, reason?: string): Promise<CoreV1Event[]> {
+  const uid = await uidOf(e, kind, name);
+  return e.read.events({ kind, name, ...(uid === undefined ? {} : { uid }), ...(reason === undefined ? {} : { reason }) });
 }
 
 /** Waits until the claim is Bound and returns its PV name. */

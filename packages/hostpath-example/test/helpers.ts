@@ -5,7 +5,6 @@ import path from 'node:path';
 import { startApiServer, type Testkit } from '@kprov/testkit';
 import type { CoreV1Event, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { HttpEndpoint, ProvisionController } from '@kprov/provisioner-lib';
-import { vi } from 'vitest';
 import { main } from '../src/main.js';
 
 /** A temporary directory, removed by the returned cleanup. */
@@ -66,18 +65,6 @@ export function runMain(argv: string[], env: Record<string, string | undefined>)
   };
 }
 
-/** Waits until the controller has had nothing to do for a few consecutive checks. */
-export async function settle(controller: ProvisionController): Promise<void> {
-  let quiet = 0;
-  await vi.waitFor(
-    async () => {
-      await new Promise((r) => setTimeout(r, 30));
-      quiet = controller.pendingWork === 0 ? quiet + 1 : 0;
-      if (quiet < 5) throw new Error('controller still busy');
-    },
-    { timeout: 10_000, interval: 10 },
-  );
-}
 
 /** core/v1 Events about an object, from the store. */
 export function eventsFor(kit: Testkit, kind: string, name: string, reason?: string): CoreV1Event[] {
@@ -114,3 +101,5 @@ export function hostpathClaim(name = 'hostpath-claim', className = 'example-host
     spec: { storageClassName: className, accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Mi' } } },
   };
 }
+
+export { settle } from '@kprov/provisioner-lib/testing';

@@ -285,18 +285,6 @@ export async function waitSucceeded(e: Reads, name = 'volume-test'): Promise<voi
   }, WAIT);
 }
 
-/** Waits until the controller has had nothing to do for a few consecutive checks. */
-export async function settle(controller: ProvisionController): Promise<void> {
-  let quiet = 0;
-  await vi.waitFor(
-    async () => {
-      await new Promise((r) => setTimeout(r, 30));
-      quiet = controller.pendingWork === 0 ? quiet + 1 : 0;
-      if (quiet < 5) throw new Error('controller still busy');
-    },
-    { timeout: 10_000, interval: 10 },
-  );
-}
 
 /**
  * Per-test environments for a test file whose suites are declared with `describeTiers`: `env(setup)` starts an
@@ -334,3 +322,5 @@ export async function deleteAndWaitCleanedUp(e: Env, pvName: string, dir: string
     if (existsSync(dir)) throw new Error(`${dir} still exists`);
   }, WAIT);
 }
+
+export { settle } from '@kprov/provisioner-lib/testing';

@@ -20,7 +20,6 @@ import {
   type V1StorageClass,
 } from '@kubernetes/client-node';
 import { vi } from 'vitest';
-import type { ProvisionController } from '../../src/controller/controller.js';
 
 /** Generous waits: the real tier shares two cores with everything else. */
 export const WAIT = { timeout: 20_000, interval: 50 };
@@ -293,21 +292,6 @@ export class VolumeHistory {
   }
 }
 
-/**
- * Waits until the controller has had nothing to do for a few consecutive checks. Retries it scheduled with a
- * rate limiter are not counted until they are due: wait for what the test expects first.
- */
-export async function settle(controller: ProvisionController): Promise<void> {
-  let quiet = 0;
-  await vi.waitFor(
-    async () => {
-      await new Promise((r) => setTimeout(r, 30));
-      quiet = controller.pendingWork === 0 ? quiet + 1 : 0;
-      if (quiet < 4) throw new Error('controller still busy');
-    },
-    { timeout: 10_000, interval: 10 },
-  );
-}
 
 /**
  * What a provisioner's controller needs, as a ClusterRole's rules (the Go library's RBAC example): claims, volumes,
@@ -341,3 +325,5 @@ export async function setRules(api: Api, name: string, rules: V1PolicyRule[]): P
   const role = await api.rbac.readClusterRole({ name });
   await api.rbac.replaceClusterRole({ name, body: { ...role, rules } });
 }
+
+export { settle } from '../../src/testing/settle.js';

@@ -115,6 +115,7 @@ it('under ~20% failing requests and dropped watches every claim gets one PV, eve
   scene = await startScene({
     name: 'testkit',
     start: async (o) => (cluster = await startTestkitCluster(o)),
+    defer: () => undefined,
   });
   const { api, timeline, backend, history } = scene;
   const k = cluster?.testkit as Testkit;

@@ -9,6 +9,7 @@ import { defaultIdentity, defaultNamespace, leaseName } from '../leaderelection/
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { noopMetrics } from '../metrics/sink.js';
+import { holdProcessOpen } from '../process/keep-alive.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
@@ -126,11 +127,23 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   /**
    * Runs until `signal` aborts: with leader election, only while holding the Lease. Resolves after a requested
    * stop once in-flight operations have finished; rejects with {@link LeaderElectionLostError} when leadership is
-   * lost otherwise (the Go library exits the process then; here the host decides).
+   * lost otherwise (the Go library exits the process then; here the host decides). While it is pending it keeps the
+   * process alive, also when nothing else would (a standby between attempts, back-offs while the API server is
+   * unreachable), so a program can be just `await controller.run(signal)`; once it settled it holds nothing.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.started) throw new Error('ProvisionController.run can be called only once; create a new controller to run again');
     this.started = true;
+    const release = holdProcessOpen();
+    try {
+      await this.runHeld(signal);
+    } finally {
+      release();
+    }
+  }
+
+  /** {@link ProvisionController.run} while it holds the process open. */
+  private async runHeld(signal: AbortSignal): Promise<void> {
     const o = this.options;
     // The background PV store lives as long as this run, whichever way it ends.
     const storeAbort = new AbortController();

@@ -3,6 +3,7 @@ import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { createLeaderMetrics, type LeaderMetrics } from '../metrics/leader-metrics.js';
 import { noopMetrics, type MetricsSink } from '../metrics/sink.js';
+import { holdProcessOpen } from '../process/keep-alive.js';
 import { JITTER_FACTOR, LeaderElectionConfigError, resolveTimings, type LeaderElectionTimings } from './config.js';
 import { isConflict } from '../client/api-errors.js';
 import type { LeaderElectionRecord, ObservedLock, ResourceLock } from './lease-lock.js';
@@ -152,13 +153,15 @@ export class LeaderElector {
    * Runs the election until `signal` aborts or leadership is lost: acquires (retrying every retry period with
    * jitter), calls `onStartedLeading`, renews every retry period, and gives up when a renewal does not succeed within
    * the renew deadline. Then releases the lease if `releaseOnCancel`, and always calls `onStoppedLeading` before
-   * resolving. Never rejects for API errors (they are logged and retried).
+   * resolving. Never rejects for API errors (they are logged and retried). Keeps the process alive while pending (a
+   * candidate between attempts has nothing else holding it), and nothing once settled.
    *
    * @throws Error (as a rejection) when called while a previous `run` has not finished.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new Error(`LeaderElector ${this.#name}: run is already running`);
     this.#running = true;
+    const release = holdProcessOpen();
     try {
       if (!(await this.#acquire(signal))) return;
       const leading = new AbortController();
@@ -183,6 +186,7 @@ export class LeaderElector {
       } catch (err) {
         this.#logger.error({ err }, 'onStoppedLeading failed');
       }
+      release();
     }
   }
 

@@ -66,8 +66,10 @@ const NO_RECORD: LeaderElectionRecord = Object.freeze({ holderIdentity: '', leas
  * since then. Any clock skew between nodes is therefore tolerated (but not skew *rate*: tolerance is about
  * leaseDuration / renewDeadline).
  *
- * Expiry is judged with this candidate's own `leaseDurationMs`, not the holder's `leaseDurationSeconds` (newer
- * client-go trusts the record's value).
+ * Expiry is judged, as client-go does, with the `leaseDurationSeconds` the holder wrote into the record, not this
+ * candidate's own `leaseDurationMs`: during a rolling update that changes the duration, the new replicas wait as long
+ * as the old holder promised, no more and no less. Since the record has whole seconds, a lease of less than a second
+ * (tests only) lasts a second for the other candidates.
  *
  * Other differences from client-go: `isLeader()` is false once leadership ended (client-go answers from the last
  * observed record); each renew round's deadline is `last success + retryPeriod + renewDeadline` on the clock, so an
@@ -198,7 +200,7 @@ export class LeaderElector {
    * 1. Fast path: while leading and the lease is valid by our own observation, update from the cached object.
    * 2. Otherwise GET; create the lock when absent (transitions 0).
    * 3. If the raw record differs from the last one observed, store it and stamp the local observation time.
-   * 4. Another holder is left alone until the lease duration has passed since that observation.
+   * 4. Another holder is left alone until the duration in its record has passed since that observation.
    * 5. Write our record: keep acquire time and transitions when we already hold it, else transitions + 1. A
    *    conflict means someone else wrote first: not acquired.
    */
@@ -271,8 +273,13 @@ export class LeaderElector {
     return this.#observedRecord.holderIdentity === this.#lock.identity;
   }
 
+  /**
+   * client-go's `isLeaseValid`: whether the observed record is still valid, judged with the duration written in it
+   * (the holder's), not this candidate's own: a candidate configured with a longer (or shorter) lease neither waits
+   * longer nor takes over earlier than the holder promised. A record without a duration is expired at once.
+   */
   #isLeaseValid(now: number): boolean {
-    return this.#observedTime + this.timings.leaseDurationMs > now;
+    return this.#observedTime + this.#observedRecord.leaseDurationSeconds * 1000 > now;
   }
 
   #setObserved(record: LeaderElectionRecord): void {

@@ -171,6 +171,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         leaseDurationMs: o.leaseDurationMs,
         renewDeadlineMs: o.renewDeadlineMs,
         retryPeriodMs: o.retryPeriodMs,
+        // The elector releases only after onStartedLeading settled, i.e. after the workers finished their items.
+        releaseOnCancel: o.releaseOnCancel,
         clock: o.clock,
         logger: this.logger,
         metrics: o.metrics,

@@ -20,7 +20,8 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
   /**
    * Called (asynchronously, not awaited) once leadership is acquired. `signal` is aborted when leadership ends: with
    * a {@link LeadershipLostError} when a renewal failed, with the run signal's reason when `run` was cancelled.
-   * Stop all guarded work when it aborts. A rejection is logged.
+   * Stop all guarded work when it aborts. A rejection is logged. With `releaseOnCancel`, return a promise that
+   * settles once the guarded work has stopped: the lease is released only then.
    */
   onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
   /**
@@ -34,9 +35,11 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
    */
   onNewLeader?: ((identity: string) => void) | undefined;
   /**
-   * Release the lease when leadership ends (empty holder, `leaseDurationSeconds` 1), so another candidate can take
-   * over at once instead of after the lease duration. Only safe if all guarded work has stopped before the run
-   * signal is aborted. Default `false` (as the Go provisioner library).
+   * client-go's `ReleaseOnCancel`: give the lease up when leadership ends (empty holder, `leaseDurationSeconds` 1,
+   * fresh times, transitions kept), so another candidate can take over at once instead of after the lease duration.
+   * The release waits until the promise returned by `onStartedLeading` has settled, so guarded work that stops when
+   * its signal aborts has stopped first (client-go leaves that to the caller: it releases as soon as the context is
+   * cancelled). Default `false` (as client-go and the Go provisioner library).
    */
   releaseOnCancel?: boolean | undefined;
   /** Name for logs, errors and the metric's `name` label. Default `lock.describe()` (`namespace/name`). */
@@ -154,9 +157,10 @@ export class LeaderElector {
   /**
    * Runs the election until `signal` aborts or leadership is lost: acquires (retrying every retry period with
    * jitter), calls `onStartedLeading`, renews every retry period, and gives up when a renewal does not succeed within
-   * the renew deadline. Then releases the lease if `releaseOnCancel`, and always calls `onStoppedLeading` before
-   * resolving. Never rejects for API errors (they are logged and retried). Keeps the process alive while pending (a
-   * candidate between attempts has nothing else holding it), and nothing once settled.
+   * the renew deadline. Then, with `releaseOnCancel`, waits for `onStartedLeading`'s promise and releases the lease;
+   * and always calls `onStoppedLeading` before resolving. Never rejects for API errors (they are logged and
+   * retried). Keeps the process alive while pending (a candidate between attempts has nothing else holding it), and
+   * nothing once settled.
    *
    * @throws Error (as a rejection) when called while a previous `run` has not finished.
    */
@@ -169,8 +173,9 @@ export class LeaderElector {
       const leading = new AbortController();
       const forward = (): void => leading.abort(signal.reason);
       signal.addEventListener('abort', forward, { once: true });
+      let work: Promise<void> = Promise.resolve();
       try {
-        if (!signal.aborted) this.#startLeading(leading.signal);
+        if (!signal.aborted) work = this.#startLeading(leading.signal);
         const lost = await this.#renew(signal);
         if (lost !== undefined) leading.abort(lost);
       } finally {
@@ -179,7 +184,11 @@ export class LeaderElector {
         this.#gauge.off(this.#name);
         leading.abort(signal.aborted ? signal.reason : new LeadershipLostError(`leader election ${this.#name} ended`));
       }
-      if (this.#options.releaseOnCancel === true) await this.#release();
+      if (this.#options.releaseOnCancel === true) {
+        // Released while guarded work still ran, the lease would let another candidate start the same work at once.
+        await work;
+        await this.#release();
+      }
       this.#lock.recordEvent('stopped leading');
     } finally {
       this.#running = false;
@@ -302,9 +311,10 @@ export class LeaderElector {
     });
   }
 
-  #startLeading(signal: AbortSignal): void {
+  /** Calls `onStartedLeading` on a later turn; the promise settles (never rejects) when the callback's does. */
+  #startLeading(signal: AbortSignal): Promise<void> {
     const { onStartedLeading } = this.#options;
-    void Promise.resolve()
+    return Promise.resolve()
       .then(() => onStartedLeading(signal))
       .catch((err: unknown) => {
         this.#logger.error({ err }, 'onStartedLeading failed');

@@ -257,6 +257,37 @@ describe('release on a fake clock', () => {
     expect(a.stopped).toBe(1);
   });
 
+  it("releases only after onStartedLeading's promise settled: the guarded work stops first", async () => {
+    const name = uniqueName('release-after-work');
+    const clock = new FakeClock();
+    let finish = (): void => undefined;
+    const work = (signal: AbortSignal): Promise<void> =>
+      new Promise((resolve) => {
+        // Work that takes its time to stop after the signal aborts.
+        signal.addEventListener('abort', () => (finish = resolve), { once: true });
+      });
+    const a = makeCandidate(kit, { identity: 'a', name, clock, releaseOnCancel: true, work, ...timings });
+    candidates.push(a);
+    void a.start();
+    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    await vi.waitFor(() => expect(clock.pending()).toBe(1), WAIT);
+    const updates = a.lock.updates;
+
+    const stopping = a.stop();
+    await vi.waitFor(() => expect(a.leading[0]?.aborted).toBe(true), WAIT);
+    // The run waits for the work: no write, still the holder, not stopped.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(a.lock.updates).toBe(updates);
+    expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('a');
+    expect(a.stopped).toBe(0);
+
+    finish();
+    await stopping;
+    expect(a.lock.updates).toBe(updates + 1);
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+    expect(a.stopped).toBe(1);
+  });
+
   it('leaves the lease alone when the conflict shows another holder took it', async () => {
     const name = uniqueName('release-lost');
     const clock = new FakeClock();

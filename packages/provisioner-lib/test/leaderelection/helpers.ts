@@ -138,6 +138,8 @@ export interface CandidateOptions extends Partial<LeaderElectionTimings> {
   releaseOnCancel?: boolean;
   clock?: Clock;
   metrics?: MetricsSink;
+  /** The guarded work, started with the leading signal; its promise is what onStartedLeading returns. */
+  work?: (signal: AbortSignal) => Promise<void>;
 }
 
 export function makeCandidate(kit: Testkit, options: CandidateOptions): Candidate {
@@ -167,6 +169,7 @@ export function makeCandidate(kit: Testkit, options: CandidateOptions): Candidat
     metrics: options.metrics,
     onStartedLeading: (signal) => {
       leading.push(signal);
+      return options.work?.(signal);
     },
     onStoppedLeading: () => {
       stopped += 1;

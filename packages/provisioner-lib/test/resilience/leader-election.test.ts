@@ -63,8 +63,11 @@ describeTiers('two replicas with leader election', (tier) => {
     return (logs.get(identity) ?? []).filter((l) => l.message === 'Failed to acquire lease').length;
   }
 
-  /** Every distinct state of the Lease's election fields, in the order the API server stored them. */
-  async function recordLease(s: Scene): Promise<LeaseRecord[]> {
+  /**
+   * Every distinct state of the Lease's election fields, in the order the API server stored them; `onRecord` is
+   * called with each as it arrives.
+   */
+  async function recordLease(s: Scene, onRecord: (record: LeaseRecord) => void = () => undefined): Promise<LeaseRecord[]> {
     const records: LeaseRecord[] = [];
     leases = await ChangeStream.start<V1Lease>(
       s.api.kubeConfig,
@@ -74,7 +77,9 @@ describeTiers('two replicas with leader election', (tier) => {
         if (type === 'DELETED' || lease.metadata?.name !== LEASE) return;
         const record = { holder: lease.spec?.holderIdentity ?? '', durationSeconds: lease.spec?.leaseDurationSeconds, transitions: lease.spec?.leaseTransitions ?? 0 };
         const last = records.at(-1);
-        if (last?.holder !== record.holder || last.durationSeconds !== record.durationSeconds || last.transitions !== record.transitions) records.push(record);
+        if (last?.holder === record.holder && last.durationSeconds === record.durationSeconds && last.transitions === record.transitions) return;
+        records.push(record);
+        onRecord(record);
       },
     );
     return records;
@@ -212,6 +217,67 @@ describeTiers('two replicas with leader election', (tier) => {
     expect(records.map((r) => [r.holder, r.durationSeconds])).toEqual([
       [holder.identity, 1],
       [candidate.identity, 8],
+    ]);
+  });
+  it('with releaseOnCancel a stopped leader releases the Lease once its in-flight provisioning returned, and the standby takes over at once', async () => {
+    scene = await startScene(tier);
+    const s = scene;
+    const { api, timeline, backend } = scene;
+    // The moment the API server stored the released record, on the timeline.
+    let standbyAttemptsAtRelease: number | undefined;
+    const records = await recordLease(scene, (record) => {
+      if (record.holder !== '') return;
+      timeline.mark('lease', 'released');
+      standbyAttemptsAtRelease = failedAttempts('standby');
+    });
+    await createClass(api, CLASS, PROVISIONER);
+    // An 8 s lease: without the release, the standby would wait 8 s (at least 17 attempts) after the leader stopped.
+    const slow = backend.provisioner('leader', { delayMs: 1500 });
+    const leader = startReplica(s, 'leader', {
+      leaseDurationMs: 8000,
+      releaseOnCancel: true,
+      provisioner: {
+        ...slow,
+        provision: async (options, signal) => {
+          try {
+            return await slow.provision(options, signal);
+          } finally {
+            timeline.mark('leader', 'provisionReturned', options.pvc.metadata?.uid ?? '');
+          }
+        },
+      },
+    });
+    await vi.waitFor(() => expect(timeline.find({ who: 'leader', what: 'startedLeading' })).toHaveLength(1), WAIT);
+    const standby = startReplica(s, 'standby');
+    await vi.waitFor(() => expect(timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1), WAIT);
+    let takeoverAttempts: number | undefined;
+    standby.controller.once('startedLeading', () => {
+      takeoverAttempts = failedAttempts('standby') + 1;
+    });
+
+    // Stop the leader while it provisions a claim.
+    const [uid] = await createClaims(api, 'inflight', 1, CLASS);
+    await vi.waitFor(() => expect(backend.active).toBe(1), WAIT);
+    const stop = timeline.mark('test', 'stopLeader');
+    leader.abort.abort();
+    await leader.running;
+    expect(timeline.find({ who: 'leader', what: 'runRejected' })).toEqual([]);
+    await vi.waitFor(() => expect(timeline.find({ who: 'standby', what: 'startedLeading' })).toHaveLength(1), WAIT);
+
+    // Order: the stop, the provision call returning, the release, the standby leading.
+    const returned = timeline.first({ who: 'leader', what: 'provisionReturned', key: uid });
+    const released = timeline.first({ who: 'lease', what: 'released' });
+    expect(returned.seq).toBeGreaterThan(stop.seq);
+    expect(released.seq).toBeGreaterThan(returned.seq);
+    expect(timeline.first({ who: 'standby', what: 'startedLeading' }).seq).toBeGreaterThan(released.seq);
+    // At once: the attempt that first reads the released record takes it (one read before it may still see the leader).
+    expect(standbyAttemptsAtRelease).toBeDefined();
+    expect((takeoverAttempts ?? 0) - (standbyAttemptsAtRelease ?? 0)).toBeLessThanOrEqual(2);
+    // client-go's release: empty holder, leaseDurationSeconds 1, transitions kept; the standby's acquire adds one.
+    expect(records).toEqual([
+      { holder: 'leader', durationSeconds: 8, transitions: 0 },
+      { holder: '', durationSeconds: 1, transitions: 0 },
+      { holder: 'standby', durationSeconds: 1, transitions: 1 },
     ]);
   });
 });

@@ -60,6 +60,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private synced = false;
   private inFlight = 0;
   private elector: LeaderElector | undefined;
+  /** Without leader election: whether `run` runs the controller body. */
+  private leadingAlone = false;
 
   constructor(options: ProvisionControllerOptions) {
     super();
@@ -101,9 +103,17 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     return this.claimQueue.len() + this.volumeQueue.len() + this.inFlight;
   }
 
-  /** For `/readyz`: whether the informers have listed and the workers run (false on a waiting candidate). */
+  /** Whether the informers have listed and the workers run (false on a waiting candidate). */
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * Whether this instance leads now. With leader election: from acquiring the Lease until leadership ends (false on
+   * a standby, and once a requested stop or a failed renewal ended it). Without: while `run` runs.
+   */
+  isLeader(): boolean {
+    return this.options.leaderElection ? (this.elector?.isLeader() ?? false) : this.leadingAlone;
   }
 
   /**
@@ -152,8 +162,13 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const storeRun = this.volumeStore.run(storeAbort.signal, 4);
     try {
       if (!o.leaderElection) {
+        this.leadingAlone = true;
         this.emit('startedLeading');
-        await this.runBody(signal);
+        try {
+          await this.runBody(signal);
+        } finally {
+          this.leadingAlone = false;
+        }
         return;
       }
       let lost = false;

@@ -8,7 +8,9 @@ import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { afterEach, expect, it, vi } from 'vitest';
 import { captureLogger, type LogLine } from '../events/capture-logger.js';
 import { ChangeStream, createClaims, createClass, listClaims, unbound, WAIT } from '../support/cluster.js';
+import { controllerHealthChecks } from '../../src/controller/health.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
+import { startHttpEndpoint } from '../../src/metrics/http.js';
 import { type RunningController, type Scene, startController, startScene } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/resilience';
@@ -279,5 +281,33 @@ describeTiers('two replicas with leader election', (tier) => {
       { holder: '', durationSeconds: 1, transitions: 0 },
       { holder: 'standby', durationSeconds: 1, transitions: 1 },
     ]);
+  });
+  it('a standby is ready: /readyz passes on both replicas, and /healthz/leader-election too', async () => {
+    scene = await startScene(tier);
+    const s = scene;
+    const leader = startReplica(s, 'leader');
+    await vi.waitFor(() => expect(s.timeline.find({ who: 'leader', what: 'startedLeading' })).toHaveLength(1), WAIT);
+    const standby = startReplica(s, 'standby');
+    await vi.waitFor(() => expect(s.timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1), WAIT);
+    const serve = async (r: RunningController): Promise<string> => {
+      const endpoint = await startHttpEndpoint({ host: '127.0.0.1', port: 0, ...controllerHealthChecks(r.controller, true) });
+      tier.defer(() => endpoint.close());
+      return endpoint.url;
+    };
+    const get = async (url: string): Promise<{ status: number; body: string }> => {
+      const res = await fetch(url);
+      return { status: res.status, body: await res.text() };
+    };
+    const leaderUrl = await serve(leader);
+    const standbyUrl = await serve(standby);
+
+    await vi.waitFor(async () => expect(await get(`${leaderUrl}/readyz`)).toEqual({ status: 200, body: 'ok' }), WAIT);
+    expect(standby.controller.hasSynced()).toBe(false);
+    expect(await get(`${standbyUrl}/readyz`)).toEqual({ status: 200, body: 'ok' });
+    expect((await get(`${standbyUrl}/readyz?verbose`)).body).toBe('[+]informers ok\nreadyz check passed\n');
+    for (const url of [leaderUrl, standbyUrl]) {
+      expect(await get(`${url}/healthz/leader-election`)).toMatchObject({ status: 200 });
+      expect(await get(`${url}/healthz`)).toMatchObject({ status: 200 });
+    }
   });
 });

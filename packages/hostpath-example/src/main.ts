@@ -51,6 +51,7 @@ function buildController(options: CliOptions, env: Readonly<Record<string, strin
       leaseDurationMs: options.leaseDurationMs,
       renewDeadlineMs: options.renewDeadlineMs,
       retryPeriodMs: options.retryPeriodMs,
+      releaseOnCancel: options.releaseOnCancel,
       ...(options.leaderElectionNamespace === undefined ? {} : { leaderElectionNamespace: options.leaderElectionNamespace }),
       metrics: prometheusSink(parts.registry),
       logger: parts.logger,

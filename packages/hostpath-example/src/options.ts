@@ -23,6 +23,8 @@ export interface CliOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+  /** Give the Lease up on a requested stop (client-go's `ReleaseOnCancel`); default true. */
+  releaseOnCancel: boolean;
   /** Where to serve metrics and health; undefined: not served. */
   httpEndpoint: { host: string; port: number } | undefined;
   loggingFormat: 'text' | 'json';
@@ -67,6 +69,11 @@ Flags (a flag wins over its environment variable):
   --leader-election-lease-duration D how long a Lease lasts without renewal (default 15s)
   --leader-election-renew-deadline D how long the leader retries renewing before it gives up (default 10s)
   --leader-election-retry-period D   how often candidates try to acquire and the leader renews (default 2s)
+  --leader-election-release-on-cancel
+                                     on SIGTERM or SIGINT, give the Lease up once in-flight operations finished,
+                                     so another replica takes over at once (default true)
+  --no-leader-election-release-on-cancel
+                                     leave the Lease to expire on SIGTERM or SIGINT, as the Go library does
   --http-endpoint ADDR:PORT          serve /metrics, /healthz, /readyz and /healthz/leader-election there,
                                      e.g. ":8080" (default: off)
   --logging-format text|json         log format; json is shaped like klog's (default "text")
@@ -86,6 +93,8 @@ const FLAGS = {
   'leader-election-lease-duration': { type: 'string' },
   'leader-election-renew-deadline': { type: 'string' },
   'leader-election-retry-period': { type: 'string' },
+  'leader-election-release-on-cancel': { type: 'boolean' },
+  'no-leader-election-release-on-cancel': { type: 'boolean' },
   'http-endpoint': { type: 'string' },
   'logging-format': { type: 'string' },
   v: { type: 'string', short: 'v' },
@@ -95,7 +104,7 @@ const FLAGS = {
 /** Go flag style `--flag=true|false` for booleans, and klog's `-v=N`, rewritten for parseArgs. */
 function normalizeArgs(argv: readonly string[]): string[] {
   return argv.map((arg) => {
-    const bool = /^--(leader-election)=(true|false)$/.exec(arg);
+    const bool = /^--(leader-election|leader-election-release-on-cancel)=(true|false)$/.exec(arg);
     if (bool !== null) return bool[2] === 'true' ? `--${bool[1]}` : `--no-${bool[1]}`;
     if (arg.startsWith('-v=')) return `--v=${arg.slice(3)}`;
     return arg;
@@ -179,6 +188,9 @@ export function parseOptionsOrThrow(argv: readonly string[], env: Readonly<Recor
   if (values['leader-election'] === true && values['no-leader-election'] === true) {
     throw new UsageError('--leader-election and --no-leader-election contradict each other');
   }
+  if (values['leader-election-release-on-cancel'] === true && values['no-leader-election-release-on-cancel'] === true) {
+    throw new UsageError('--leader-election-release-on-cancel and --no-leader-election-release-on-cancel contradict each other');
+  }
   const provisionerName = values['provisioner-name'] ?? DEFAULT_PROVISIONER_NAME;
   if (provisionerName === '') throw new UsageError('--provisioner-name must not be empty');
   const pvDir = absolute('--pv-dir', pick(values['pv-dir'], env.PV_DIR) ?? DEFAULT_PV_DIR);
@@ -193,6 +205,7 @@ export function parseOptionsOrThrow(argv: readonly string[], env: Readonly<Recor
     leaderElection: values['no-leader-election'] !== true,
     leaderElectionNamespace: namespace,
     ...parseTimings(values),
+    releaseOnCancel: values['no-leader-election-release-on-cancel'] !== true,
     httpEndpoint: values['http-endpoint'] === undefined ? undefined : parseEndpoint(values['http-endpoint']),
     loggingFormat: parseFormat(values['logging-format']),
     verbosity: parseVerbosity(values.v),

@@ -48,6 +48,7 @@ describe('parseOptions', () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
+      releaseOnCancel: true,
       httpEndpoint: undefined,
       loggingFormat: 'text',
       verbosity: 0,
@@ -73,6 +74,7 @@ describe('parseOptions', () => {
         '--leader-election-lease-duration=1m30s',
         '--leader-election-renew-deadline=1m',
         '--leader-election-retry-period=500ms',
+        '--no-leader-election-release-on-cancel',
         '--http-endpoint',
         ':8080',
         '--logging-format',
@@ -87,6 +89,7 @@ describe('parseOptions', () => {
       leaseDurationMs: 90_000,
       renewDeadlineMs: 60_000,
       retryPeriodMs: 500,
+      releaseOnCancel: false,
       httpEndpoint: { host: '0.0.0.0', port: 8080 },
       loggingFormat: 'json',
       verbosity: 4,
@@ -97,6 +100,9 @@ describe('parseOptions', () => {
     expect(parsed(['--leader-election=false']).leaderElection).toBe(false);
     expect(parsed(['--leader-election=true']).leaderElection).toBe(true);
     expect(parsed(['--leader-election']).leaderElection).toBe(true);
+    expect(parsed(['--leader-election-release-on-cancel=false']).releaseOnCancel).toBe(false);
+    expect(parsed(['--leader-election-release-on-cancel=true']).releaseOnCancel).toBe(true);
+    expect(parsed(['--leader-election-release-on-cancel']).releaseOnCancel).toBe(true);
     expect(parsed(['-v=5']).verbosity).toBe(5);
     expect(parsed(['--v=3']).verbosity).toBe(3);
     expect(parsed(['-v2']).verbosity).toBe(2);
@@ -124,6 +130,10 @@ describe('parseOptions', () => {
       [['--leader-election-lease-duration', '5s'], '--leader-election-lease-duration must be longer than --leader-election-renew-deadline'],
       [['--leader-election-retry-period', '9s'], '--leader-election-renew-deadline must be longer than 1.2 × --leader-election-retry-period'],
       [['--leader-election', '--no-leader-election'], '--leader-election and --no-leader-election contradict each other'],
+      [
+        ['--leader-election-release-on-cancel', '--no-leader-election-release-on-cancel'],
+        '--leader-election-release-on-cancel and --no-leader-election-release-on-cancel contradict each other',
+      ],
     ];
     for (const [argv, message] of cases) {
       const err = usageError(argv);
@@ -164,6 +174,8 @@ describe('parseOptions', () => {
       '--leader-election-lease-duration',
       '--leader-election-renew-deadline',
       '--leader-election-retry-period',
+      '--leader-election-release-on-cancel',
+      '--no-leader-election-release-on-cancel',
       '--http-endpoint',
       '--logging-format',
       '-v, --v',

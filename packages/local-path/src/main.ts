@@ -343,6 +343,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       leaseDurationMs: options.leaseDurationMs,
       renewDeadlineMs: options.renewDeadlineMs,
       retryPeriodMs: options.retryPeriodMs,
+      releaseOnCancel: options.releaseOnCancel,
       metrics: prometheusSink(registry),
       logger,
     });

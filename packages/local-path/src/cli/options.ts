@@ -95,6 +95,13 @@ const START_FLAGS: readonly FlagSpec[] = [
   { name: 'leader-election-lease-duration', kind: 'string', defaultText: '15s', placeholder: 'DURATION', usage: 'how long a Lease lasts without renewal', ours: true },
   { name: 'leader-election-renew-deadline', kind: 'string', defaultText: '10s', placeholder: 'DURATION', usage: 'how long the leader retries renewing before it gives up', ours: true },
   { name: 'leader-election-retry-period', kind: 'string', defaultText: '2s', placeholder: 'DURATION', usage: 'how often candidates try to acquire and the leader renews', ours: true },
+  {
+    name: 'leader-election-release-on-cancel',
+    kind: 'bool',
+    defaultText: 'true',
+    usage: 'on SIGTERM/SIGINT, give the Lease up after in-flight operations, for another replica to take at once',
+    ours: true,
+  },
   { name: 'http-endpoint', kind: 'string', defaultText: 'off', placeholder: 'ADDR:PORT', usage: 'serve /metrics, /healthz, /readyz, /healthz/leader-election (e.g. ":9090")', ours: true },
   { name: 'logging-format', kind: 'string', defaultText: '"text"', placeholder: 'text|json', usage: 'log format; json is shaped like klog\'s JSON', ours: true },
 ];
@@ -150,6 +157,8 @@ export interface LocalPathOptions {
   renewDeadlineMs: number;
   /** `--leader-election-retry-period` (ours), in ms; default 2 000. */
   retryPeriodMs: number;
+  /** `--leader-election-release-on-cancel` (ours): client-go's `ReleaseOnCancel`; default true. */
+  releaseOnCancel: boolean;
   /** `--http-endpoint` (ours): metrics and sidecar-style health; undefined: off. */
   httpEndpoint: Endpoint | undefined;
   /** `--logging-format` (ours). */
@@ -489,6 +498,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
       leaseDurationMs,
       renewDeadlineMs,
       retryPeriodMs,
+      releaseOnCancel: bool('leader-election-release-on-cancel', true),
       httpEndpoint,
       loggingFormat,
       configMountPath: optional(env.CONFIG_MOUNT_PATH ?? ''),

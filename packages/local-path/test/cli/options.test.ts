@@ -42,6 +42,7 @@ const DEFAULTS: LocalPathOptions = {
   leaseDurationMs: 15_000,
   renewDeadlineMs: 10_000,
   retryPeriodMs: 2_000,
+  releaseOnCancel: true,
   httpEndpoint: undefined,
   loggingFormat: 'text',
   configMountPath: undefined,
@@ -92,6 +93,9 @@ describe('every flag, both spellings', () => {
     expect(start(['start', '--allow-unsafe-helper-pod-template']).allowUnsafeHelperPodTemplate).toBe(true);
     expect(start(['start', '--allow-unsafe-helper-pod-template=false']).allowUnsafeHelperPodTemplate).toBe(false);
     expect(start(['start', '--leader-election=false']).leaderElection).toBe(false);
+    expect(start(['start']).releaseOnCancel).toBe(true);
+    expect(start(['start', '--leader-election-release-on-cancel=false']).releaseOnCancel).toBe(false);
+    expect(start(['start', '--leader-election-release-on-cancel']).releaseOnCancel).toBe(true);
     expect(start(['start', '--leader-election=0', '--leader-election']).leaderElection).toBe(true);
     expect(usageError(['start', '--leader-election', 'false'])).toMatchObject({ message: 'unexpected argument "false": start takes no arguments', exitCode: 2 });
   });
@@ -313,6 +317,7 @@ describe('help and version', () => {
     expect(entry('--leader-election-lease-duration')).toContain('(default 15s)');
     expect(entry('--leader-election-renew-deadline')).toContain('(default 10s)');
     expect(entry('--leader-election-retry-period')).toContain('(default 2s)');
+    expect(entry('--leader-election-release-on-cancel')).toContain('(default true)');
     expect(entry('--http-endpoint')).toContain('(default off)');
     expect(entry('--logging-format')).toContain('(default "text")');
     expect(HELP).toContain('CONFIG_MOUNT_PATH');

@@ -1,6 +1,7 @@
 /**
  * Leader takeover through `main()`: two replicas with short Lease timings; when the leader stops, the other acquires
- * the Lease (its holder changes) and provisions the next claim.
+ * the Lease (its holder changes) and provisions the next claim. A stopped leader releases the Lease by default
+ * (`--leader-election-release-on-cancel`), so the other replica takes over at once even with a long lease.
  */
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
@@ -8,6 +9,9 @@ import { NAMESPACE, WAIT } from '../provisioner/helpers.js';
 import { provisionOne, runMain, startKit, waitStarted, type Program } from './harness.js';
 
 const SHORT_LEASE = ['--leader-election-lease-duration', '1s', '--leader-election-renew-deadline', '600ms', '--leader-election-retry-period', '100ms'];
+
+/** A 20 s lease, renewed every 100 ms: without a release, a takeover would take 20 s (about 100 attempts). */
+const LONG_LEASE = ['--leader-election-lease-duration', '20s', '--leader-election-renew-deadline', '600ms', '--leader-election-retry-period', '100ms'];
 
 function creating(program: Program, pvName: string): string[] {
   return program.messages().filter((m) => m.startsWith(`Creating volume ${pvName} `));
@@ -50,5 +54,42 @@ describeTiers('leader takeover through main()', () => {
 
     b.stop();
     expect(await b.exited).toBe(0);
+  });
+  it('by default a stopped leader releases the Lease: the other replica takes it at its next attempt', async () => {
+    const k = await startKit();
+    const lease = async (): Promise<{ holder: string | undefined; durationSeconds: number | undefined }> => {
+      const [l] = await k.read.leases(NAMESPACE);
+      return { holder: l?.spec?.holderIdentity, durationSeconds: l?.spec?.leaseDurationSeconds };
+    };
+    const a = runMain(k.kubeconfig, LONG_LEASE);
+    await waitStarted(a);
+    const first = (await lease()).holder;
+    const b = runMain(k.kubeconfig, LONG_LEASE);
+    // b is a standby: its attempts to acquire fail while a renews.
+    await vi.waitFor(() => expect(b.count('Failed to acquire lease')).toBeGreaterThanOrEqual(3), WAIT);
+
+    a.stop();
+    expect(await a.exited).toBe(0);
+    const attemptsAtExit = b.count('Failed to acquire lease');
+    // Released before a exited (or already taken by b): not a's any more.
+    expect((await lease()).holder).not.toBe(first);
+    await waitStarted(b);
+    // One attempt may have read the Lease before the release; the next one takes it.
+    expect(b.count('Failed to acquire lease') - attemptsAtExit).toBeLessThanOrEqual(1);
+    const taken = await lease();
+    expect(taken.holder).toBeDefined();
+    expect(taken.holder).not.toBe(first);
+    expect(taken.durationSeconds).toBe(20);
+  });
+
+  it('with --leader-election-release-on-cancel=false a stopped leader leaves the Lease to expire', async () => {
+    const k = await startKit();
+    const holder = async (): Promise<string | undefined> => (await k.read.leases(NAMESPACE))[0]?.spec?.holderIdentity;
+    const a = runMain(k.kubeconfig, [...SHORT_LEASE, '--leader-election-release-on-cancel=false']);
+    await waitStarted(a);
+    const first = await holder();
+    a.stop();
+    expect(await a.exited).toBe(0);
+    expect(await holder()).toBe(first);
   });
 });

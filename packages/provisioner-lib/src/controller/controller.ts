@@ -9,6 +9,7 @@ import { defaultIdentity, defaultNamespace, leaseName } from '../leaderelection/
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { noopMetrics } from '../metrics/sink.js';
+import { holdProcessOpen } from '../process/keep-alive.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
@@ -59,6 +60,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private synced = false;
   private inFlight = 0;
   private elector: LeaderElector | undefined;
+  /** Without leader election: whether `run` runs the controller body. */
+  private leadingAlone = false;
 
   constructor(options: ProvisionControllerOptions) {
     super();
@@ -100,9 +103,17 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     return this.claimQueue.len() + this.volumeQueue.len() + this.inFlight;
   }
 
-  /** For `/readyz`: whether the informers have listed and the workers run (false on a waiting candidate). */
+  /** Whether the informers have listed and the workers run (false on a waiting candidate). */
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * Whether this instance leads now. With leader election: from acquiring the Lease until leadership ends (false on
+   * a standby, and once a requested stop or a failed renewal ended it). Without: while `run` runs.
+   */
+  isLeader(): boolean {
+    return this.options.leaderElection ? (this.elector?.isLeader() ?? false) : this.leadingAlone;
   }
 
   /**
@@ -126,11 +137,23 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   /**
    * Runs until `signal` aborts: with leader election, only while holding the Lease. Resolves after a requested
    * stop once in-flight operations have finished; rejects with {@link LeaderElectionLostError} when leadership is
-   * lost otherwise (the Go library exits the process then; here the host decides).
+   * lost otherwise (the Go library exits the process then; here the host decides). While it is pending it keeps the
+   * process alive, also when nothing else would (a standby between attempts, back-offs while the API server is
+   * unreachable), so a program can be just `await controller.run(signal)`; once it settled it holds nothing.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.started) throw new Error('ProvisionController.run can be called only once; create a new controller to run again');
     this.started = true;
+    const release = holdProcessOpen();
+    try {
+      await this.runHeld(signal);
+    } finally {
+      release();
+    }
+  }
+
+  /** {@link ProvisionController.run} while it holds the process open. */
+  private async runHeld(signal: AbortSignal): Promise<void> {
     const o = this.options;
     // The background PV store lives as long as this run, whichever way it ends.
     const storeAbort = new AbortController();
@@ -139,8 +162,13 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const storeRun = this.volumeStore.run(storeAbort.signal, 4);
     try {
       if (!o.leaderElection) {
+        this.leadingAlone = true;
         this.emit('startedLeading');
-        await this.runBody(signal);
+        try {
+          await this.runBody(signal);
+        } finally {
+          this.leadingAlone = false;
+        }
         return;
       }
       let lost = false;
@@ -158,6 +186,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         leaseDurationMs: o.leaseDurationMs,
         renewDeadlineMs: o.renewDeadlineMs,
         retryPeriodMs: o.retryPeriodMs,
+        // The elector releases only after onStartedLeading settled, i.e. after the workers finished their items.
+        releaseOnCancel: o.releaseOnCancel,
         clock: o.clock,
         logger: this.logger,
         metrics: o.metrics,

@@ -29,6 +29,8 @@ export const DEFAULTS = {
   renewDeadlineMs: 10_000,
   /** `DefaultRetryPeriod`: 2 s. */
   retryPeriodMs: 2_000,
+  /** The Go library does not set client-go's `ReleaseOnCancel`: a stopped leader leaves the Lease to expire. */
+  releaseOnCancel: false,
   /** `DefaultRetryIntervalMax`: the slow-retry window after an infeasible error, 5 minutes. */
   retryIntervalMaxMs: 5 * 60_000,
   /** `DefaultAddFinalizer`. */
@@ -77,6 +79,13 @@ export interface ProvisionControllerOptions {
   renewDeadlineMs?: number;
   /** How often candidates retry and the leader renews, ms. Default 2 000. */
   retryPeriodMs?: number;
+  /**
+   * client-go's `ReleaseOnCancel`: when `run`'s signal aborts, the leader gives the Lease up (empty holder,
+   * `leaseDurationSeconds` 1, transitions kept) once its in-flight operations have finished, so another replica takes
+   * over at once instead of after the lease duration. Also attempted after a lost leadership. Default false, as the
+   * Go library; our binaries turn it on.
+   */
+  releaseOnCancel?: boolean;
   /** Leader election identity and event source host suffix. Default `<hostname>_<uuid>`. */
   identity?: string;
   /**
@@ -212,6 +221,7 @@ export function resolveOptions(
     leaseDurationMs,
     renewDeadlineMs,
     retryPeriodMs,
+    releaseOnCancel: o.releaseOnCancel ?? DEFAULTS.releaseOnCancel,
     identity: o.identity ?? defaults.identity(),
     retryIntervalMaxMs: o.retryIntervalMaxMs ?? DEFAULTS.retryIntervalMaxMs,
     additionalProvisionerNames: o.additionalProvisionerNames ?? [],

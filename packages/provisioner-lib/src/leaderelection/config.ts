@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 
 /**
- * How long a candidate waits, from the last time it saw the lease record change, before it may take the lease from
- * another holder, in ms: 15 s (sig-storage-lib-external-provisioner's `DefaultLeaseDuration`, also client-go's
- * recommendation for core components).
+ * How long a lease lasts without renewal, in ms: 15 s (sig-storage-lib-external-provisioner's `DefaultLeaseDuration`,
+ * also client-go's recommendation for core components). The holder writes it into the record in whole seconds; the
+ * other candidates may take the lease once the record has not changed for that long since they last saw it change.
  */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
 

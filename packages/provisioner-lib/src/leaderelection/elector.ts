@@ -3,6 +3,7 @@ import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { createLeaderMetrics, type LeaderMetrics } from '../metrics/leader-metrics.js';
 import { noopMetrics, type MetricsSink } from '../metrics/sink.js';
+import { holdProcessOpen } from '../process/keep-alive.js';
 import { JITTER_FACTOR, LeaderElectionConfigError, resolveTimings, type LeaderElectionTimings } from './config.js';
 import { isConflict } from '../client/api-errors.js';
 import type { LeaderElectionRecord, ObservedLock, ResourceLock } from './lease-lock.js';
@@ -19,7 +20,8 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
   /**
    * Called (asynchronously, not awaited) once leadership is acquired. `signal` is aborted when leadership ends: with
    * a {@link LeadershipLostError} when a renewal failed, with the run signal's reason when `run` was cancelled.
-   * Stop all guarded work when it aborts. A rejection is logged.
+   * Stop all guarded work when it aborts. A rejection is logged. With `releaseOnCancel`, return a promise that
+   * settles once the guarded work has stopped: the lease is released only then.
    */
   onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
   /**
@@ -33,9 +35,11 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
    */
   onNewLeader?: ((identity: string) => void) | undefined;
   /**
-   * Release the lease when leadership ends (empty holder, `leaseDurationSeconds` 1), so another candidate can take
-   * over at once instead of after the lease duration. Only safe if all guarded work has stopped before the run
-   * signal is aborted. Default `false` (as the Go provisioner library).
+   * client-go's `ReleaseOnCancel`: give the lease up when leadership ends (empty holder, `leaseDurationSeconds` 1,
+   * fresh times, transitions kept), so another candidate can take over at once instead of after the lease duration.
+   * The release waits until the promise returned by `onStartedLeading` has settled, so guarded work that stops when
+   * its signal aborts has stopped first (client-go leaves that to the caller: it releases as soon as the context is
+   * cancelled). Default `false` (as client-go and the Go provisioner library).
    */
   releaseOnCancel?: boolean | undefined;
   /** Name for logs, errors and the metric's `name` label. Default `lock.describe()` (`namespace/name`). */
@@ -65,8 +69,10 @@ const NO_RECORD: LeaderElectionRecord = Object.freeze({ holderIdentity: '', leas
  * since then. Any clock skew between nodes is therefore tolerated (but not skew *rate*: tolerance is about
  * leaseDuration / renewDeadline).
  *
- * Expiry is judged with this candidate's own `leaseDurationMs`, not the holder's `leaseDurationSeconds` (newer
- * client-go trusts the record's value).
+ * Expiry is judged, as client-go does, with the `leaseDurationSeconds` the holder wrote into the record, not this
+ * candidate's own `leaseDurationMs`: during a rolling update that changes the duration, the new replicas wait as long
+ * as the old holder promised, no more and no less. Since the record has whole seconds, a lease of less than a second
+ * (tests only) lasts a second for the other candidates.
  *
  * Other differences from client-go: `isLeader()` is false once leadership ended (client-go answers from the last
  * observed record); each renew round's deadline is `last success + retryPeriod + renewDeadline` on the clock, so an
@@ -151,21 +157,25 @@ export class LeaderElector {
   /**
    * Runs the election until `signal` aborts or leadership is lost: acquires (retrying every retry period with
    * jitter), calls `onStartedLeading`, renews every retry period, and gives up when a renewal does not succeed within
-   * the renew deadline. Then releases the lease if `releaseOnCancel`, and always calls `onStoppedLeading` before
-   * resolving. Never rejects for API errors (they are logged and retried).
+   * the renew deadline. Then, with `releaseOnCancel`, waits for `onStartedLeading`'s promise and releases the lease;
+   * and always calls `onStoppedLeading` before resolving. Never rejects for API errors (they are logged and
+   * retried). Keeps the process alive while pending (a candidate between attempts has nothing else holding it), and
+   * nothing once settled.
    *
    * @throws Error (as a rejection) when called while a previous `run` has not finished.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new Error(`LeaderElector ${this.#name}: run is already running`);
     this.#running = true;
+    const release = holdProcessOpen();
     try {
       if (!(await this.#acquire(signal))) return;
       const leading = new AbortController();
       const forward = (): void => leading.abort(signal.reason);
       signal.addEventListener('abort', forward, { once: true });
+      let work: Promise<void> = Promise.resolve();
       try {
-        if (!signal.aborted) this.#startLeading(leading.signal);
+        if (!signal.aborted) work = this.#startLeading(leading.signal);
         const lost = await this.#renew(signal);
         if (lost !== undefined) leading.abort(lost);
       } finally {
@@ -174,7 +184,11 @@ export class LeaderElector {
         this.#gauge.off(this.#name);
         leading.abort(signal.aborted ? signal.reason : new LeadershipLostError(`leader election ${this.#name} ended`));
       }
-      if (this.#options.releaseOnCancel === true) await this.#release();
+      if (this.#options.releaseOnCancel === true) {
+        // Released while guarded work still ran, the lease would let another candidate start the same work at once.
+        await work;
+        await this.#release();
+      }
       this.#lock.recordEvent('stopped leading');
     } finally {
       this.#running = false;
@@ -183,6 +197,7 @@ export class LeaderElector {
       } catch (err) {
         this.#logger.error({ err }, 'onStoppedLeading failed');
       }
+      release();
     }
   }
 
@@ -194,7 +209,7 @@ export class LeaderElector {
    * 1. Fast path: while leading and the lease is valid by our own observation, update from the cached object.
    * 2. Otherwise GET; create the lock when absent (transitions 0).
    * 3. If the raw record differs from the last one observed, store it and stamp the local observation time.
-   * 4. Another holder is left alone until the lease duration has passed since that observation.
+   * 4. Another holder is left alone until the duration in its record has passed since that observation.
    * 5. Write our record: keep acquire time and transitions when we already hold it, else transitions + 1. A
    *    conflict means someone else wrote first: not acquired.
    */
@@ -267,8 +282,13 @@ export class LeaderElector {
     return this.#observedRecord.holderIdentity === this.#lock.identity;
   }
 
+  /**
+   * client-go's `isLeaseValid`: whether the observed record is still valid, judged with the duration written in it
+   * (the holder's), not this candidate's own: a candidate configured with a longer (or shorter) lease neither waits
+   * longer nor takes over earlier than the holder promised. A record without a duration is expired at once.
+   */
   #isLeaseValid(now: number): boolean {
-    return this.#observedTime + this.timings.leaseDurationMs > now;
+    return this.#observedTime + this.#observedRecord.leaseDurationSeconds * 1000 > now;
   }
 
   #setObserved(record: LeaderElectionRecord): void {
@@ -291,9 +311,10 @@ export class LeaderElector {
     });
   }
 
-  #startLeading(signal: AbortSignal): void {
+  /** Calls `onStartedLeading` on a later turn; the promise settles (never rejects) when the callback's does. */
+  #startLeading(signal: AbortSignal): Promise<void> {
     const { onStartedLeading } = this.#options;
-    void Promise.resolve()
+    return Promise.resolve()
       .then(() => onStartedLeading(signal))
       .catch((err: unknown) => {
         this.#logger.error({ err }, 'onStartedLeading failed');

@@ -44,6 +44,7 @@ describe('ProvisionController options: defaults', () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
+      releaseOnCancel: false,
       retryIntervalMaxMs: 5 * 60 * 1000,
       addFinalizer: false,
     });
@@ -63,6 +64,7 @@ describe('ProvisionController options: defaults', () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
+      releaseOnCancel: false,
       retryIntervalMaxMs: 300_000,
       addFinalizer: false,
       additionalProvisionerNames: [],

@@ -1,4 +1,5 @@
 import type { Testkit } from '@kprov/testkit';
+import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { LeaderElector, LeadershipLostError } from '../../src/leaderelection/elector.js';
@@ -35,7 +36,7 @@ describe('tryAcquireOrRenew decisions', () => {
   it('displaces another holder only after the lease duration since it last saw the record change', async () => {
     const name = uniqueName('expiry');
     const clock = new FakeClock();
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(), leaseTransitions: 2 });
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(), leaseTransitions: 2, leaseDurationSeconds: 15 });
     const { elector: b } = elector('b', name, clock);
 
     expect(await b.tryAcquireOrRenew()).toBe(false); // first sight: observed at t=0
@@ -48,20 +49,56 @@ describe('tryAcquireOrRenew decisions', () => {
     expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 3, leaseDurationSeconds: 15 });
   });
 
+  it("judges expiry by the holder's recorded leaseDurationSeconds, not its own lease duration", async () => {
+    const clock = new FakeClock();
+    // A holder that promised 60 s is not displaced after our 15 s.
+    const long = uniqueName('recorded-long');
+    await writeForeignLease(kit, 'default', long, { holderIdentity: 'x', renewTime: new Date(), leaseDurationSeconds: 60 });
+    const { elector: b } = elector('b', long, clock);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    clock.advance(15_000);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    clock.advance(44_999);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    clock.advance(1);
+    expect(await b.tryAcquireOrRenew()).toBe(true);
+    // We write our own duration.
+    expect((await rawLease(kit, 'default', long)).spec).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
+
+    // A holder that promised 5 s is displaced after 5 s, not after our 15 s.
+    const short = uniqueName('recorded-short');
+    await writeForeignLease(kit, 'default', short, { holderIdentity: 'x', renewTime: new Date(), leaseDurationSeconds: 5 });
+    const { elector: c } = elector('c', short, clock);
+    expect(await c.tryAcquireOrRenew()).toBe(false);
+    clock.advance(4_999);
+    expect(await c.tryAcquireOrRenew()).toBe(false);
+    clock.advance(1);
+    expect(await c.tryAcquireOrRenew()).toBe(true);
+
+    // A record without a duration is expired at once (client-go reads it as 0 s).
+    const none = uniqueName('recorded-none');
+    await kit.kubeConfig.makeApiClient(CoordinationV1Api).createNamespacedLease({
+      namespace: 'default',
+      body: { metadata: { name: none, namespace: 'default' }, spec: { holderIdentity: 'x', renewTime: new V1MicroTime(Date.now()) } },
+    });
+    const { elector: d } = elector('d', none, clock);
+    expect(await d.tryAcquireOrRenew()).toBe(true);
+  });
+
   it('restarts the wait whenever the record changes, whatever its timestamps say (clock skew)', async () => {
     const name = uniqueName('skew');
     const clock = new FakeClock();
     const ancient = Date.parse('1999-01-01T00:00:00Z');
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient) });
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient), leaseDurationSeconds: 15 });
     const { elector: b } = elector('b', name, clock);
     expect(await b.tryAcquireOrRenew()).toBe(false);
     for (let i = 1; i <= 5; i += 1) {
       clock.advance(14_000); // less than a lease duration between changes
-      await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient + i) });
+      await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient + i), leaseDurationSeconds: 15 });
       expect(await b.tryAcquireOrRenew()).toBe(false);
     }
     // A renewTime from the future does not protect a holder that stopped changing the record either.
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date('2999-01-01T00:00:00Z') });
+    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date('2999-01-01T00:00:00Z'), leaseDurationSeconds: 15 });
     expect(await b.tryAcquireOrRenew()).toBe(false);
     clock.advance(15_000);
     expect(await b.tryAcquireOrRenew()).toBe(true);
@@ -217,6 +254,37 @@ describe('release on a fake clock', () => {
     expect(released.spec.renewTime).not.toBe(held.spec.renewTime);
     expect(released.spec.acquireTime).not.toBe(held.spec.acquireTime);
     expect(a.elector.getLeader()).toBe('');
+    expect(a.stopped).toBe(1);
+  });
+
+  it("releases only after onStartedLeading's promise settled: the guarded work stops first", async () => {
+    const name = uniqueName('release-after-work');
+    const clock = new FakeClock();
+    let finish = (): void => undefined;
+    const work = (signal: AbortSignal): Promise<void> =>
+      new Promise((resolve) => {
+        // Work that takes its time to stop after the signal aborts.
+        signal.addEventListener('abort', () => (finish = resolve), { once: true });
+      });
+    const a = makeCandidate(kit, { identity: 'a', name, clock, releaseOnCancel: true, work, ...timings });
+    candidates.push(a);
+    void a.start();
+    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    await vi.waitFor(() => expect(clock.pending()).toBe(1), WAIT);
+    const updates = a.lock.updates;
+
+    const stopping = a.stop();
+    await vi.waitFor(() => expect(a.leading[0]?.aborted).toBe(true), WAIT);
+    // The run waits for the work: no write, still the holder, not stopped.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(a.lock.updates).toBe(updates);
+    expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('a');
+    expect(a.stopped).toBe(0);
+
+    finish();
+    await stopping;
+    expect(a.lock.updates).toBe(updates + 1);
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
     expect(a.stopped).toBe(1);
   });
 

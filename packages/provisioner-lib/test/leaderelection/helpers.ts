@@ -24,7 +24,7 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${seq}`;
 }
 
-/** Short real timings for integration tests: 300 ms lease, 200 ms renew deadline, 50 ms retry period. */
+/** Short real timings for integration tests: 300 ms lease (1 s in the record), 200 ms renew deadline, 50 ms retry period. */
 export const FAST: LeaderElectionTimings = { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 };
 
 /** The Lease as JSON straight from the server, times as sent. */
@@ -37,19 +37,19 @@ export async function rawLease(kit: Testkit, namespace: string, name: string): P
   return (await res.json()) as Awaited<ReturnType<typeof rawLease>>;
 }
 
-/** A Lease written by the test itself, as some other holder. */
+/** A Lease written by the test itself, as some other holder (with `leaseDurationSeconds` 1 unless given). */
 export async function writeForeignLease(
   kit: Testkit,
   namespace: string,
   name: string,
-  spec: { holderIdentity: string; renewTime: Date; leaseTransitions?: number },
+  spec: { holderIdentity: string; renewTime: Date; leaseTransitions?: number; leaseDurationSeconds?: number },
 ): Promise<V1Lease> {
   const api = kit.kubeConfig.makeApiClient(CoordinationV1Api);
   const body: V1Lease = {
     metadata: { name, namespace },
     spec: {
       holderIdentity: spec.holderIdentity,
-      leaseDurationSeconds: 1,
+      leaseDurationSeconds: spec.leaseDurationSeconds ?? 1,
       acquireTime: new V1MicroTime('2000-01-01T00:00:00Z'),
       renewTime: new V1MicroTime(spec.renewTime.getTime()),
       leaseTransitions: spec.leaseTransitions ?? 0,
@@ -138,6 +138,8 @@ export interface CandidateOptions extends Partial<LeaderElectionTimings> {
   releaseOnCancel?: boolean;
   clock?: Clock;
   metrics?: MetricsSink;
+  /** The guarded work, started with the leading signal; its promise is what onStartedLeading returns. */
+  work?: (signal: AbortSignal) => Promise<void>;
 }
 
 export function makeCandidate(kit: Testkit, options: CandidateOptions): Candidate {
@@ -167,6 +169,7 @@ export function makeCandidate(kit: Testkit, options: CandidateOptions): Candidat
     metrics: options.metrics,
     onStartedLeading: (signal) => {
       leading.push(signal);
+      return options.work?.(signal);
     },
     onStoppedLeading: () => {
       stopped += 1;

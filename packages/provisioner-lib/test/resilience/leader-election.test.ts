@@ -1,12 +1,16 @@
 /**
  * Two replicas of a provisioner on one API server, with Lease leader election: only the leader provisions, and when
- * it crashes the other takes over after the lease expires and provisions what is left, each claim once.
+ * it crashes the other takes over after the lease expires and provisions what is left, each claim once. The lease
+ * expires after the duration the holder wrote into it, whatever the other replica's own configuration.
  */
 import { describeTiers } from '@kprov/testkit/vitest';
 import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { afterEach, expect, it, vi } from 'vitest';
 import { captureLogger, type LogLine } from '../events/capture-logger.js';
 import { ChangeStream, createClaims, createClass, listClaims, unbound, WAIT } from '../support/cluster.js';
+import { controllerHealthChecks } from '../../src/controller/health.js';
+import type { ProvisionControllerOptions } from '../../src/controller/options.js';
+import { startHttpEndpoint } from '../../src/metrics/http.js';
 import { type RunningController, type Scene, startController, startScene } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/resilience';
@@ -16,10 +20,19 @@ const TIMINGS = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 20
 /** client-go's jitter factor: a candidate sleeps retryPeriod × (1 + random × 1.2) between attempts. */
 const JITTER = 1.2;
 
+/** The Lease's election fields, as stored by the API server. */
+interface LeaseRecord {
+  holder: string;
+  durationSeconds: number | undefined;
+  transitions: number;
+}
+
 describeTiers('two replicas with leader election', (tier) => {
   let scene: Scene | undefined;
   let replicas: RunningController[] = [];
   let leases: ChangeStream<V1Lease> | undefined;
+  // Each replica's log: a candidate logs every attempt to acquire the Lease that failed (one Lease GET each).
+  const logs = new Map<string, LogLine[]>();
   afterEach(async () => {
     for (const r of replicas) r.abort.abort();
     await Promise.all(replicas.map((r) => r.running));
@@ -28,42 +41,75 @@ describeTiers('two replicas with leader election', (tier) => {
     leases = undefined;
     scene?.history.stop();
     scene = undefined;
+    logs.clear();
   });
+
+  /** Starts a replica with the test's timings unless `options` says otherwise; it is stopped after the test. */
+  function startReplica(s: Scene, identity: string, options: Partial<ProvisionControllerOptions> = {}): RunningController {
+    const logger = captureLogger();
+    logs.set(identity, logger.lines);
+    const replica = startController(s.api.kubeConfig, s.timeline, identity, {
+      provisionerName: PROVISIONER,
+      provisioner: s.backend.provisioner(identity),
+      ...TIMINGS,
+      resyncPeriodMs: 60_000,
+      createProvisionedPVIntervalMs: 20,
+      logger,
+      ...options,
+    });
+    replicas.push(replica);
+    return replica;
+  }
+
+  function failedAttempts(identity: string): number {
+    return (logs.get(identity) ?? []).filter((l) => l.message === 'Failed to acquire lease').length;
+  }
+
+  /**
+   * Every distinct state of the Lease's election fields, in the order the API server stored them; `onRecord` is
+   * called with each as it arrives.
+   */
+  async function recordLease(s: Scene, onRecord: (record: LeaseRecord) => void = () => undefined): Promise<LeaseRecord[]> {
+    const records: LeaseRecord[] = [];
+    leases = await ChangeStream.start<V1Lease>(
+      s.api.kubeConfig,
+      '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+      () => s.api.kubeConfig.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: 'default' }),
+      (type, lease) => {
+        if (type === 'DELETED' || lease.metadata?.name !== LEASE) return;
+        const record = { holder: lease.spec?.holderIdentity ?? '', durationSeconds: lease.spec?.leaseDurationSeconds, transitions: lease.spec?.leaseTransitions ?? 0 };
+        const last = records.at(-1);
+        if (last?.holder === record.holder && last.durationSeconds === record.durationSeconds && last.transitions === record.transitions) return;
+        records.push(record);
+        onRecord(record);
+      },
+    );
+    return records;
+  }
+
+  /**
+   * The most attempts a candidate needs to take over from a holder that stopped renewing a Lease of `leaseMs`,
+   * counted on the candidate's own retry loop instead of a clock: it reads the Lease once per attempt, attempts at
+   * least a retry period apart, and may take the Lease once the record has not changed for the recorded duration
+   * since it last saw a change (at most one jittered retry period before the stop), so at most one more jittered
+   * period passes before the attempt that takes it. A slow machine stretches attempts apart, which only lowers the
+   * count.
+   */
+  function maxTakeoverAttempts(leaseMs: number): number {
+    const maxAttempt = TIMINGS.retryPeriodMs * (1 + JITTER);
+    return Math.ceil((leaseMs + 2 * maxAttempt) / TIMINGS.retryPeriodMs) + 1;
+  }
 
   it('only the leader provisions; after it crashes the other replica takes over and every claim gets exactly one PV', async () => {
     scene = await startScene(tier);
+    const s = scene;
     const { api, timeline, backend, history } = scene;
-    // Lease holders in the order the API server stored them.
-    const holders: { holder: string; transitions: number }[] = [];
-    leases = await ChangeStream.start<V1Lease>(
-      api.kubeConfig,
-      '/apis/coordination.k8s.io/v1/namespaces/default/leases',
-      () => api.kubeConfig.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: 'default' }),
-      (type, lease) => {
-        if (type === 'DELETED' || lease.metadata?.name !== LEASE) return;
-        const holder = lease.spec?.holderIdentity ?? '';
-        if (holders.at(-1)?.holder !== holder) holders.push({ holder, transitions: lease.spec?.leaseTransitions ?? 0 });
-      },
-    );
+    const records = await recordLease(scene);
     await createClass(api, CLASS, PROVISIONER);
 
-    // Each replica's log: a candidate logs every attempt to acquire the Lease that failed (one Lease GET each).
-    const logs = new Map<string, LogLine[]>();
-    const start = (identity: string): RunningController => {
-      const logger = captureLogger();
-      logs.set(identity, logger.lines);
-      return startController(api.kubeConfig, timeline, identity, {
-        provisionerName: PROVISIONER,
-        provisioner: backend.provisioner(identity),
-        ...TIMINGS,
-        resyncPeriodMs: 60_000,
-        createProvisionedPVIntervalMs: 20,
-        logger,
-      });
-    };
-    const failedAttempts = (identity: string): number => (logs.get(identity) ?? []).filter((l) => l.message === 'Failed to acquire lease').length;
     // Both start together and race for the Lease.
-    replicas = [start('replica-a'), start('replica-b')];
+    startReplica(s, 'replica-a');
+    startReplica(s, 'replica-b');
     await vi.waitFor(() => expect(timeline.find({ what: 'startedLeading' })).toHaveLength(1), { timeout: 10_000, interval: 20 });
     const leaderId = timeline.first({ what: 'startedLeading' }).who;
     const leader = replicas.find((r) => r.identity === leaderId) as RunningController;
@@ -123,20 +169,14 @@ describeTiers('two replicas with leader election', (tier) => {
       expect(new Set(backend.provisionsByClaim().get(uid)?.map((p) => p.who))).toEqual(new Set(backend.creators(uid)));
     }
 
-    // Takeover within leaseDuration + retryPeriod, measured on the candidate's own retry loop instead of a clock: it
-    // reads the Lease once per attempt, attempts at least retryPeriod apart, and may take the Lease once the record
-    // has not changed for leaseDuration since it last saw a change (at most one jittered retry period before the
-    // crash). A slow machine stretches the attempts apart, which only lowers the count.
-    const maxAttempt = TIMINGS.retryPeriodMs * (1 + JITTER);
-    const maxAttempts = Math.ceil((TIMINGS.leaseDurationMs + 2 * maxAttempt) / TIMINGS.retryPeriodMs) + 1;
+    // Takeover within the lease duration and two retry periods, counted on the follower's attempts.
     expect(takeoverAttempts).toBeDefined();
     const attempts = (takeoverAttempts ?? 0) - attemptsAtCrash;
     expect(attempts).toBeGreaterThan(0);
-    expect(attempts).toBeLessThanOrEqual(maxAttempts);
+    expect(attempts).toBeLessThanOrEqual(maxTakeoverAttempts(TIMINGS.leaseDurationMs));
     // The Lease changed hands exactly once: the leader, then the follower, one transition more.
-    const changes = holders.filter((h) => h.holder !== '');
-    expect(changes.map((h) => h.holder)).toEqual([leader.identity, follower.identity]);
-    expect((changes[1]?.transitions ?? 0) - (changes[0]?.transitions ?? 0)).toBe(1);
+    expect(records.map((r) => r.holder)).toEqual([leader.identity, follower.identity]);
+    expect((records[1]?.transitions ?? 0) - (records[0]?.transitions ?? 0)).toBe(1);
     const lease = await api.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'default', name: LEASE });
     expect(lease.spec?.holderIdentity).toBe(follower.identity);
 
@@ -150,5 +190,124 @@ describeTiers('two replicas with leader election', (tier) => {
       expect(history.createdByClaim.get(c.metadata?.uid ?? '')).toEqual([c.spec?.volumeName]);
     }
     expect(backend.backing).toEqual(new Set(claims.map((c) => c.spec?.volumeName)));
+  });
+  it("judges a holder's expiry by the duration it recorded: a candidate configured with a longer lease takes over after the holder's", async () => {
+    scene = await startScene(tier);
+    const s = scene;
+    const records = await recordLease(scene);
+    // The holder writes leaseDurationSeconds 1; the candidate would write 8 (and waited 8 s before the fix).
+    const holder = startReplica(s, 'short-lease', { leaseDurationMs: 1000 });
+    await vi.waitFor(() => expect(s.timeline.find({ who: holder.identity, what: 'startedLeading' })).toHaveLength(1), WAIT);
+    const candidate = startReplica(s, 'long-lease', { leaseDurationMs: 8000 });
+    await vi.waitFor(() => expect(s.timeline.find({ who: candidate.identity, what: 'newLeader', key: holder.identity })).toHaveLength(1), WAIT);
+    let takeoverAttempts: number | undefined;
+    candidate.controller.once('startedLeading', () => {
+      takeoverAttempts = failedAttempts(candidate.identity) + 1;
+    });
+
+    // Stopped without releasing the Lease (the library's default).
+    holder.abort.abort();
+    await holder.running;
+    const attemptsAtStop = failedAttempts(candidate.identity);
+    await vi.waitFor(() => expect(s.timeline.find({ who: candidate.identity, what: 'startedLeading' })).toHaveLength(1), WAIT);
+
+    // Within the holder's 1 s and two retry periods: at most 11 attempts, where its own 8 s take at least 17.
+    expect(takeoverAttempts).toBeDefined();
+    const attempts = (takeoverAttempts ?? 0) - attemptsAtStop;
+    expect(attempts).toBeGreaterThan(0);
+    expect(attempts).toBeLessThanOrEqual(maxTakeoverAttempts(1000));
+    expect(records.map((r) => [r.holder, r.durationSeconds])).toEqual([
+      [holder.identity, 1],
+      [candidate.identity, 8],
+    ]);
+  });
+  it('with releaseOnCancel a stopped leader releases the Lease once its in-flight provisioning returned, and the standby takes over at once', async () => {
+    scene = await startScene(tier);
+    const s = scene;
+    const { api, timeline, backend } = scene;
+    // The moment the API server stored the released record, on the timeline.
+    let standbyAttemptsAtRelease: number | undefined;
+    const records = await recordLease(scene, (record) => {
+      if (record.holder !== '') return;
+      timeline.mark('lease', 'released');
+      standbyAttemptsAtRelease = failedAttempts('standby');
+    });
+    await createClass(api, CLASS, PROVISIONER);
+    // An 8 s lease: without the release, the standby would wait 8 s (at least 17 attempts) after the leader stopped.
+    const slow = backend.provisioner('leader', { delayMs: 1500 });
+    const leader = startReplica(s, 'leader', {
+      leaseDurationMs: 8000,
+      releaseOnCancel: true,
+      provisioner: {
+        ...slow,
+        provision: async (options, signal) => {
+          try {
+            return await slow.provision(options, signal);
+          } finally {
+            timeline.mark('leader', 'provisionReturned', options.pvc.metadata?.uid ?? '');
+          }
+        },
+      },
+    });
+    await vi.waitFor(() => expect(timeline.find({ who: 'leader', what: 'startedLeading' })).toHaveLength(1), WAIT);
+    const standby = startReplica(s, 'standby');
+    await vi.waitFor(() => expect(timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1), WAIT);
+    let takeoverAttempts: number | undefined;
+    standby.controller.once('startedLeading', () => {
+      takeoverAttempts = failedAttempts('standby') + 1;
+    });
+
+    // Stop the leader while it provisions a claim.
+    const [uid] = await createClaims(api, 'inflight', 1, CLASS);
+    await vi.waitFor(() => expect(backend.active).toBe(1), WAIT);
+    const stop = timeline.mark('test', 'stopLeader');
+    leader.abort.abort();
+    await leader.running;
+    expect(timeline.find({ who: 'leader', what: 'runRejected' })).toEqual([]);
+    await vi.waitFor(() => expect(timeline.find({ who: 'standby', what: 'startedLeading' })).toHaveLength(1), WAIT);
+
+    // Order: the stop, the provision call returning, the release, the standby leading.
+    const returned = timeline.first({ who: 'leader', what: 'provisionReturned', key: uid });
+    const released = timeline.first({ who: 'lease', what: 'released' });
+    expect(returned.seq).toBeGreaterThan(stop.seq);
+    expect(released.seq).toBeGreaterThan(returned.seq);
+    expect(timeline.first({ who: 'standby', what: 'startedLeading' }).seq).toBeGreaterThan(released.seq);
+    // At once: the attempt that first reads the released record takes it (one read before it may still see the leader).
+    expect(standbyAttemptsAtRelease).toBeDefined();
+    expect((takeoverAttempts ?? 0) - (standbyAttemptsAtRelease ?? 0)).toBeLessThanOrEqual(2);
+    // client-go's release: empty holder, leaseDurationSeconds 1, transitions kept; the standby's acquire adds one.
+    expect(records).toEqual([
+      { holder: 'leader', durationSeconds: 8, transitions: 0 },
+      { holder: '', durationSeconds: 1, transitions: 0 },
+      { holder: 'standby', durationSeconds: 1, transitions: 1 },
+    ]);
+  });
+  it('a standby is ready: /readyz passes on both replicas, and /healthz/leader-election too', async () => {
+    scene = await startScene(tier);
+    const s = scene;
+    const leader = startReplica(s, 'leader');
+    await vi.waitFor(() => expect(s.timeline.find({ who: 'leader', what: 'startedLeading' })).toHaveLength(1), WAIT);
+    const standby = startReplica(s, 'standby');
+    await vi.waitFor(() => expect(s.timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1), WAIT);
+    const serve = async (r: RunningController): Promise<string> => {
+      const endpoint = await startHttpEndpoint({ host: '127.0.0.1', port: 0, ...controllerHealthChecks(r.controller, true) });
+      tier.defer(() => endpoint.close());
+      return endpoint.url;
+    };
+    const get = async (url: string): Promise<{ status: number; body: string }> => {
+      const res = await fetch(url);
+      return { status: res.status, body: await res.text() };
+    };
+    const leaderUrl = await serve(leader);
+    const standbyUrl = await serve(standby);
+
+    await vi.waitFor(async () => expect(await get(`${leaderUrl}/readyz`)).toEqual({ status: 200, body: 'ok' }), WAIT);
+    expect(standby.controller.hasSynced()).toBe(false);
+    expect(await get(`${standbyUrl}/readyz`)).toEqual({ status: 200, body: 'ok' });
+    expect((await get(`${standbyUrl}/readyz?verbose`)).body).toBe('[+]informers ok\nreadyz check passed\n');
+    for (const url of [leaderUrl, standbyUrl]) {
+      expect(await get(`${url}/healthz/leader-election`)).toMatchObject({ status: 200 });
+      expect(await get(`${url}/healthz`)).toMatchObject({ status: 200 });
+    }
   });
 });

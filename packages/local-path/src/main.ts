@@ -43,13 +43,14 @@ import {
 import { loadHelperPodTemplate } from './helper-pod/template.js';
 import { loadKubeConfig } from '@kprov/provisioner-lib';
 import { createLogger, type LogSink } from '@kprov/provisioner-lib/pino';
-import { LocalPathProvisioner } from './provisioner/provisioner.js';
+import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
+import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
 
 /** The Event source of the warnings the provisioner reports about volumes. */
 export const EVENT_COMPONENT = 'local-path-provisioner';
 
-/** Reason of the Warning Event for {@link LocalPathProvisioner}'s `warn` (a cleanup skipped because the node is gone). */
-export const VOLUME_WARNING_REASON = 'VolumeCleanupSkipped';
+/** Reason of the Warning Event for a cleanup skipped because the node is gone (one of the provisioner's `warn` reasons). */
+export const VOLUME_WARNING_REASON = VOLUME_CLEANUP_SKIPPED;
 
 /** What {@link main} uses of its surroundings; the defaults are the process's. */
 export interface MainContext {
@@ -70,6 +71,11 @@ export interface MainContext {
   rateLimitClock?: Clock;
   /** How often `<CONFIG_MOUNT_PATH>/helperPod.yaml` is re-read, in ms. Default 30 000 (upstream's). */
   templatePollIntervalMs?: number;
+  /**
+   * Interval between two passes of the helper pod reconciler (leftover helper pods, directories of interrupted
+   * setups), in ms; the first pass runs when the controller starts. Default {@link DEFAULT_RECONCILE_INTERVAL_MS}.
+   */
+  reconcileIntervalMs?: number;
   /** Called once the controller has started its workers (after leader election, if on). */
   onStarted?: (started: { controller: ProvisionController; endpoint: HttpEndpoint | undefined; health: HealthServer | undefined }) => void;
 }
@@ -314,7 +320,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       configMapName: options.configmapName,
       allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
       logger,
-      warn: (pv: V1PersistentVolume, text: string) => {
+      warn: (pv: V1PersistentVolume, text: string, reason: string) => {
         events.event(
           {
             kind: 'PersistentVolume',
@@ -324,7 +330,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
           },
           'Warning',
-          VOLUME_WARNING_REASON,
+          reason,
           text,
         );
       },
@@ -356,7 +362,18 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
     }
     const served = { endpoint, health };
-    controller.once('started', () => context.onStarted?.({ controller, ...served }));
+    const reconciler = new HelperPodReconciler({
+      kubeConfig,
+      namespace: options.namespace,
+      provisioner,
+      timeoutSeconds: () => configs.current().config.cmdTimeoutSeconds,
+      logger,
+    });
+    controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
+    controller.once('started', () => {
+      void reconciler.run(context.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, stop.signal);
+      context.onStarted?.({ controller, ...served });
+    });
     logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
     await controller.run(stop.signal);
     logger.debug({}, 'Provisioner stopped');

@@ -347,7 +347,7 @@ export class LocalPathProvisioner implements Provisioner {
     signal: AbortSignal,
   ): Promise<string> {
     const mode = storageModeOf(target.classConfig);
-    let basePaths: readonly string[] = [];
+    let basePaths: readonly string[];
     if (mode === 'shared') basePaths = [target.classConfig.sharedFileSystemPath];
     else {
       try {

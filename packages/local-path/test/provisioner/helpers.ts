@@ -183,7 +183,11 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
     const reconciler = new HelperPodReconciler({ kubeConfig: kc, namespace: NAMESPACE, provisioner, timeoutSeconds: () => config.cmdTimeoutSeconds });
     controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
     let reconciling: Promise<void> = Promise.resolve();
-    if (setup.reconcile !== false) controller.once('started', () => (reconciling = reconciler.run(setup.reconcileIntervalMs ?? 60_000, abort.signal)));
+    if (setup.reconcile !== false) {
+      controller.once('started', () => {
+        reconciling = reconciler.run(setup.reconcileIntervalMs ?? 60_000, abort.signal);
+      });
+    }
     const running = controller.run(abort.signal).finally(() => reconciling);
     return { controller, reconciler, abort, running };
   };

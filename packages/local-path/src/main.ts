@@ -33,6 +33,8 @@ import { DEFAULT_VERSION, describeUsageError, parseCommandLine, UsageError, type
 import {
   CONFIG_REJECTED_REASON,
   ConfigMapConfigSource,
+  DEFAULT_PATH_FOR_NON_LISTED_NODES,
+  type Config,
   DEFAULT_CONFIG_POLL_INTERVAL_MS,
   FileConfigSource,
   HELPER_POD_KEY,
@@ -204,6 +206,36 @@ function watchTemplate(
   };
 }
 
+/** Node names a config's `nodePathMap`s list (every class), without {@link DEFAULT_PATH_FOR_NON_LISTED_NODES}. */
+function listedNodes(config: Config): Set<string> {
+  const names = new Set<string>();
+  for (const classConfig of [config.defaultConfig, ...config.storageClassConfigs.values()]) {
+    for (const node of classConfig?.nodePathMap.keys() ?? []) if (node !== DEFAULT_PATH_FOR_NON_LISTED_NODES) names.add(node);
+  }
+  return names;
+}
+
+/**
+ * Warns, once per name, about `nodePathMap` nodes that do not exist in the cluster: allowed (nodes come and go, and
+ * a node added later with that name gets those paths), but often a typo. A failed node list is only logged at debug.
+ */
+async function warnUnknownNodes(config: Config, core: CoreV1Api, logger: Logger, warned: Set<string>, signal: AbortSignal): Promise<void> {
+  const listed = [...listedNodes(config)].filter((n) => !warned.has(n));
+  if (listed.length === 0) return;
+  let existing: Set<string>;
+  try {
+    existing = new Set((await core.listNode({}, withSignal(signal))).items.map((n) => n.metadata?.name ?? ''));
+  } catch (err) {
+    logger.debug({ err: describeError(err) }, 'Could not list nodes to check the nodePathMap');
+    return;
+  }
+  for (const node of listed) {
+    if (existing.has(node)) continue;
+    warned.add(node);
+    logger.warn({ node }, `nodePathMap lists node ${node}, which does not exist in the cluster; its paths apply if a node of that name joins (check the spelling)`);
+  }
+}
+
 /**
  * Whether leader election can run: one GET of the Lease before starting. Upstream's RBAC (an image-only migration)
  * grants nothing on `coordination.k8s.io` leases, so the elector would wait forever for a Lease it may not read;
@@ -306,6 +338,13 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
     recorder = events;
     source = configSource(options, kubeConfig, logger, events);
     await source.start(stop.signal);
+    const core = makeApiClient(kubeConfig, CoreV1Api);
+    const warnedNodes = new Set<string>();
+    const checkNodes = (config: Config): void => void warnUnknownNodes(config, core, logger, warnedNodes, stop.signal);
+    checkNodes(source.current().config);
+    source.on('changed', (snapshot, previous) => {
+      if (snapshot.config !== previous.config) checkNodes(snapshot.config);
+    });
     const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, stop.signal), options.allowUnsafeHelperPodTemplate) };
     stopTemplateWatch = watchTemplate(options, source, holder, logger, events, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
 

@@ -157,7 +157,7 @@ export class HelperPodReconciler {
           namespace,
           name,
           until: isFinished,
-          deadline: Date.now() + timeoutSeconds * 1000,
+          deadline: realClock.now() + timeoutSeconds * 1000,
           onTimeout: () => new Error(`setup pod ${namespace}/${name} did not end within ${timeoutSeconds} seconds`),
           signal,
           logger: log,

@@ -271,3 +271,23 @@ describeTiers('helper pods', () => {
     if (e.cluster.controlPlane !== undefined) expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toContainEqual(expect.stringMatching(/^kube-api-access-/));
   });
 });
+
+describeTiers('the helper pod reconciler', () => {
+  it('deletes, on its periodic pass, a leftover helper pod that no operation uses', async () => {
+    const e = await env({ reconcileIntervalMs: 200 });
+    // Once the first pass ran at start-up, a teardown pod left by an earlier process appears.
+    await new Promise((r) => setTimeout(r, 300));
+    await e.core.createNamespacedPod({
+      namespace: 'local-path-storage',
+      body: {
+        metadata: {
+          name: 'helper-pod-delete-pvc-leftover',
+          labels: { 'local.path.provisioner/operation': 'delete' },
+          annotations: { 'local.path.provisioner/volume': 'pvc-leftover' },
+        },
+        spec: { nodeName: 'node-1', restartPolicy: 'Never', containers: [{ name: 'helper-pod', image: 'busybox', command: ['sh', '-c', 'sleep 30'] }] },
+      },
+    });
+    await vi.waitFor(async () => expect((await e.read.pods('local-path-storage')).map((p) => p.metadata?.name)).toEqual([]), WAIT);
+  });
+});

@@ -9,7 +9,7 @@ import { describeTiers } from '@kprov/testkit/vitest';
 import { beforeAll, expect, it, vi } from 'vitest';
 import { BASE_PATH, claim, getClaim, helperPodsNow, NAMESPACE, SETUP_SCRIPT, volumeTestPod, WAIT } from '../provisioner/helpers.js';
 import { ensureBuilt, spawnProvisioner, startGate, type Child } from './binary.js';
-import { startKit, type Kit } from './harness.js';
+import { serviceAccountKubeconfig, startKit, type Kit } from './harness.js';
 
 /** The setup script takes a while once the directory is made, as a slow disk or a quota tool would. */
 const SLOW_SETUP = `${SETUP_SCRIPT}sleep 7\n`;
@@ -39,9 +39,12 @@ function directories(k: Kit): string[] {
   return existsSync(base) ? readdirSync(base) : [];
 }
 
-/** Starts the provisioner again (no gate) and waits until nothing is left: no directory, no helper pod. */
+/**
+ * Starts the provisioner again (no gate; on the real tier as the manifest's ServiceAccount, so the reconciler works
+ * with the shipped RBAC) and waits until nothing is left: no directory, no helper pod.
+ */
 async function restartAndExpectClean(k: Kit): Promise<Child> {
-  const c = spawnProvisioner(k.kubeconfig);
+  const c = spawnProvisioner(k.cluster.controlPlane === undefined ? k.kubeconfig : await serviceAccountKubeconfig(k));
 
   await vi.waitFor(async () => {
     expect(directories(k)).toEqual([]);

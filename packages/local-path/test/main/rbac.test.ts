@@ -4,8 +4,11 @@
  */
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import { claim, eventsFor, getClaim, NAMESPACE, provisioningFailure, volumeTestPod, WAIT } from '../provisioner/helpers.js';
-import { runMain, serviceAccountKubeconfig, startKit, waitStarted, type Kit } from './harness.js';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { BASE_PATH, claim, eventsFor, getClaim, NAMESPACE, PROVISIONER_NAME, provisioningFailure, volumeTestPod, WAIT } from '../provisioner/helpers.js';
+import { provisionOne, runMain, serviceAccountKubeconfig, startKit, waitStarted, type Kit } from './harness.js';
 
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 
@@ -68,5 +71,38 @@ describeTiers('RBAC', () => {
     expect(message).toContain('exited with code 3');
     expect(message).toMatch(/could not read the log: .*(403|[Ff]orbidden)/);
     expect(message).not.toContain('no log output');
+  });
+});
+
+describeTiers('teardown checks as the ServiceAccount', () => {
+  it('refuses a forged PV pointing at the base path: a VolumeDeletionRefused Warning on the PV, which is kept', async () => {
+    const k = await startKit();
+    const program = runMain(await provisionerKubeconfig(k));
+    await waitStarted(program);
+    const live = await provisionOne(k, 'live');
+    // Created with the admin's rights: anyone allowed to create PVs.
+    await k.core.createPersistentVolume({
+      body: {
+        metadata: { name: 'forged', annotations: { 'pv.kubernetes.io/provisioned-by': PROVISIONER_NAME } },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Delete',
+          storageClassName: 'local-path',
+          hostPath: { path: BASE_PATH },
+          claimRef: { namespace: 'default', name: 'gone', uid: randomUUID() },
+          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } },
+        },
+      },
+    });
+    const [event] = await vi.waitFor(async () => {
+      const found = await eventsFor(k, 'PersistentVolume', 'forged', 'VolumeDeletionRefused');
+      expect(found).toHaveLength(1);
+      return found;
+    }, WAIT);
+    expect(event?.type).toBe('Warning');
+    expect(event?.message).toContain(`refusing to remove "${BASE_PATH}" for volume forged: it is a base path of the config`);
+    expect(await k.read.volume('forged')).toBeDefined();
+    expect(readFileSync(path.join(k.cluster.nodes[0]!.root, live.nodePath, 'test'), 'utf8')).toBe('local-path-test\n');
   });
 });

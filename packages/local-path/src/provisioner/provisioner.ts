@@ -89,6 +89,9 @@ export const VOLUME_DELETION_REFUSED = 'VolumeDeletionRefused';
 /** Reason of the warning when the PV's selected-node annotation disagrees with its node affinity. */
 export const VOLUME_NODE_MISMATCH = 'VolumeNodeMismatch';
 
+/** How long a volume set up by this process may wait for its PV to be saved (the controller retries a save ~1 min). */
+export const UNSAVED_GRACE_MS = 10 * 60_000;
+
 /** Where and for what a helper pod runs: what its labels and annotations record. */
 export interface HelperPodRecord {
   readonly action: HelperPodAction;
@@ -124,8 +127,8 @@ export class LocalPathProvisioner implements Provisioner {
   private readonly storage: StorageV1Api;
   /** Runs the helper pods; the reconciler asks it which pods are in use. */
   readonly runner: HelperPodRunner;
-  /** PV name → the setup helper pod kept until the PV is saved ({@link volumeSaved}). */
-  private readonly unsaved = new Map<string, string>();
+  /** PV name → the setup helper pod kept until the PV is saved ({@link volumeSaved}), and since when (ms). */
+  private readonly unsaved = new Map<string, { pod: string; since: number }>();
   private readonly logger: Logger;
   private readonly options: LocalPathProvisionerOptions;
 
@@ -232,7 +235,7 @@ export class LocalPathProvisioner implements Provisioner {
     // The setup pod is kept until the PV is saved: if the process dies in between, it tells the reconciler that a
     // directory was made for this claim.
     await this.runHelper('create', pvName, pod, signal, true);
-    this.unsaved.set(pvName, pod.metadata?.name ?? '');
+    this.unsaved.set(pvName, { pod: pod.metadata?.name ?? '', since: Date.now() });
     this.logger.info({ pv: pvName }, `Volume ${pvName} has been created on ${nodeName}:${path}`);
     return { volume };
   }
@@ -243,7 +246,7 @@ export class LocalPathProvisioner implements Provisioner {
    */
   async volumeSaved(volume: V1PersistentVolume): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
-    const pod = this.unsaved.get(pvName);
+    const pod = this.unsaved.get(pvName)?.pod;
     if (pod === undefined) return;
     this.unsaved.delete(pvName);
     try {
@@ -253,9 +256,17 @@ export class LocalPathProvisioner implements Provisioner {
     }
   }
 
-  /** Whether the volume was set up by this process and its PV not saved yet (its setup pod is then still needed). */
+  /**
+   * Whether the volume was set up by this process and its PV not saved yet (its setup pod is then still needed).
+   * After {@link UNSAVED_GRACE_MS} the save is taken as given up (the controller then tore the volume down), so the
+   * reconciler may act on the pod.
+   */
   isUnsaved(pvName: string): boolean {
-    return this.unsaved.has(pvName);
+    const entry = this.unsaved.get(pvName);
+    if (entry === undefined) return false;
+    if (Date.now() - entry.since < UNSAVED_GRACE_MS) return true;
+    this.unsaved.delete(pvName);
+    return false;
   }
 
   /**

@@ -33,6 +33,8 @@ import { DEFAULT_VERSION, describeUsageError, parseCommandLine, UsageError, type
 import {
   CONFIG_REJECTED_REASON,
   ConfigMapConfigSource,
+  DEFAULT_PATH_FOR_NON_LISTED_NODES,
+  type Config,
   DEFAULT_CONFIG_POLL_INTERVAL_MS,
   FileConfigSource,
   HELPER_POD_KEY,
@@ -43,13 +45,14 @@ import {
 import { loadHelperPodTemplate } from './helper-pod/template.js';
 import { loadKubeConfig } from '@kprov/provisioner-lib';
 import { createLogger, type LogSink } from '@kprov/provisioner-lib/pino';
-import { LocalPathProvisioner } from './provisioner/provisioner.js';
+import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
+import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
 
 /** The Event source of the warnings the provisioner reports about volumes. */
 export const EVENT_COMPONENT = 'local-path-provisioner';
 
-/** Reason of the Warning Event for {@link LocalPathProvisioner}'s `warn` (a cleanup skipped because the node is gone). */
-export const VOLUME_WARNING_REASON = 'VolumeCleanupSkipped';
+/** Reason of the Warning Event for a cleanup skipped because the node is gone (one of the provisioner's `warn` reasons). */
+export const VOLUME_WARNING_REASON = VOLUME_CLEANUP_SKIPPED;
 
 /** What {@link main} uses of its surroundings; the defaults are the process's. */
 export interface MainContext {
@@ -70,6 +73,11 @@ export interface MainContext {
   rateLimitClock?: Clock;
   /** How often `<CONFIG_MOUNT_PATH>/helperPod.yaml` is re-read, in ms. Default 30 000 (upstream's). */
   templatePollIntervalMs?: number;
+  /**
+   * Interval between two passes of the helper pod reconciler (leftover helper pods, directories of interrupted
+   * setups), in ms; the first pass runs when the controller starts. Default {@link DEFAULT_RECONCILE_INTERVAL_MS}.
+   */
+  reconcileIntervalMs?: number;
   /** Called once the controller has started its workers (after leader election, if on). */
   onStarted?: (started: { controller: ProvisionController; endpoint: HttpEndpoint | undefined; health: HealthServer | undefined }) => void;
 }
@@ -198,6 +206,36 @@ function watchTemplate(
   };
 }
 
+/** Node names a config's `nodePathMap`s list (every class), without {@link DEFAULT_PATH_FOR_NON_LISTED_NODES}. */
+function listedNodes(config: Config): Set<string> {
+  const names = new Set<string>();
+  for (const classConfig of [config.defaultConfig, ...config.storageClassConfigs.values()]) {
+    for (const node of classConfig?.nodePathMap.keys() ?? []) if (node !== DEFAULT_PATH_FOR_NON_LISTED_NODES) names.add(node);
+  }
+  return names;
+}
+
+/**
+ * Warns, once per name, about `nodePathMap` nodes that do not exist in the cluster: allowed (nodes come and go, and
+ * a node added later with that name gets those paths), but often a typo. A failed node list is only logged at debug.
+ */
+async function warnUnknownNodes(config: Config, core: CoreV1Api, logger: Logger, warned: Set<string>, signal: AbortSignal): Promise<void> {
+  const listed = [...listedNodes(config)].filter((n) => !warned.has(n));
+  if (listed.length === 0) return;
+  let existing: Set<string>;
+  try {
+    existing = new Set((await core.listNode({}, withSignal(signal))).items.map((n) => n.metadata?.name ?? ''));
+  } catch (err) {
+    logger.debug({ err: describeError(err) }, 'Could not list nodes to check the nodePathMap');
+    return;
+  }
+  for (const node of listed) {
+    if (existing.has(node)) continue;
+    warned.add(node);
+    logger.warn({ node }, `nodePathMap lists node ${node}, which does not exist in the cluster; its paths apply if a node of that name joins (check the spelling)`);
+  }
+}
+
 /**
  * Whether leader election can run: one GET of the Lease before starting. Upstream's RBAC (an image-only migration)
  * grants nothing on `coordination.k8s.io` leases, so the elector would wait forever for a Lease it may not read;
@@ -300,6 +338,13 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
     recorder = events;
     source = configSource(options, kubeConfig, logger, events);
     await source.start(stop.signal);
+    const core = makeApiClient(kubeConfig, CoreV1Api);
+    const warnedNodes = new Set<string>();
+    const checkNodes = (config: Config): void => void warnUnknownNodes(config, core, logger, warnedNodes, stop.signal);
+    checkNodes(source.current().config);
+    source.on('changed', (snapshot, previous) => {
+      if (snapshot.config !== previous.config) checkNodes(snapshot.config);
+    });
     const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, stop.signal), options.allowUnsafeHelperPodTemplate) };
     stopTemplateWatch = watchTemplate(options, source, holder, logger, events, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
 
@@ -314,7 +359,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       configMapName: options.configmapName,
       allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
       logger,
-      warn: (pv: V1PersistentVolume, text: string) => {
+      warn: (pv: V1PersistentVolume, text: string, reason: string) => {
         events.event(
           {
             kind: 'PersistentVolume',
@@ -324,7 +369,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
           },
           'Warning',
-          VOLUME_WARNING_REASON,
+          reason,
           text,
         );
       },
@@ -357,7 +402,18 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
     }
     const served = { endpoint, health };
-    controller.once('started', () => context.onStarted?.({ controller, ...served }));
+    const reconciler = new HelperPodReconciler({
+      kubeConfig,
+      namespace: options.namespace,
+      provisioner,
+      timeoutSeconds: () => configs.current().config.cmdTimeoutSeconds,
+      logger,
+    });
+    controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
+    controller.once('started', () => {
+      void reconciler.run(context.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, stop.signal);
+      context.onStarted?.({ controller, ...served });
+    });
     logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
     await controller.run(stop.signal);
     logger.debug({}, 'Provisioner stopped');

@@ -13,8 +13,10 @@
 /** The binary's name, used in help and version output. */
 export const PROGRAM = 'local-path-provisioner';
 
-/** Upstream's version string when none is stamped in at build time. */
-export const DEFAULT_VERSION = '0.0.1';
+import packageJson from '../../package.json' with { type: 'json' };
+
+/** The version `--version` prints: this package's (upstream prints the git tag stamped in at build time). */
+export const DEFAULT_VERSION: string = packageJson.version;
 
 /** How a flag's value is read. */
 type FlagKind = 'string' | 'bool' | 'int' | 'float';

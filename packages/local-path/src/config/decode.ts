@@ -1,6 +1,6 @@
 /**
  * Decoding `config.json` text into a {@link RawConfig} with the rules of Go's `encoding/json`: keys matched
- * case-insensitively, unknown keys ignored, later duplicate keys win, `null` leaves strings and numbers unchanged
+ * case-insensitively, unknown keys ignored (but listed in `unknownKeys`, for a warning), later duplicate keys win, `null` leaves strings and numbers unchanged
  * and empties arrays and maps, integers must be written as integers, and a value of the wrong type is an error.
  *
  * @packageDocumentation
@@ -77,13 +77,17 @@ function decodeArray<T>(value: JsonValue, ctx: Context, goType: string, item: (v
   return value.map(item);
 }
 
-function decodeNodePathMap(value: JsonValue, ctx: Context): RawNodePathMap | null {
+/** Unknown keys seen while decoding, as `where.key`. */
+type Unknown = string[];
+
+function decodeNodePathMap(value: JsonValue, ctx: Context, unknown: Unknown, where: string): RawNodePathMap | null {
   if (value === null) return null;
   if (!isObject(value)) throw typeError(value, ctx, 'main.NodePathMapData', 'an array of {"node": ..., "paths": [...]} objects');
   const entry: RawNodePathMap = { node: '', paths: [] };
   const inner = { struct: 'NodePathMapData', fields: ctx.fields };
   for (const [key, v] of Object.entries(value)) {
     const field = matchKey(key, [CONFIG_KEYS.node, CONFIG_KEYS.paths]);
+    if (field === undefined) unknown.push(`${where}.${key}`);
     if (field === 'node') entry.node = decodeString(v, entry.node, { ...inner, fields: [...ctx.fields, 'node'] });
     if (field === 'paths') {
       const c = { ...inner, fields: [...ctx.fields, 'paths'] };
@@ -93,20 +97,24 @@ function decodeNodePathMap(value: JsonValue, ctx: Context): RawNodePathMap | nul
   return entry;
 }
 
-function decodeNodePathMaps(value: JsonValue, ctx: Context): (RawNodePathMap | null)[] {
-  return decodeArray(value, ctx, '[]*main.NodePathMapData', (v) => decodeNodePathMap(v, ctx));
+function decodeNodePathMaps(value: JsonValue, ctx: Context, unknown: Unknown, where: string): (RawNodePathMap | null)[] {
+  let index = 0;
+  return decodeArray(value, ctx, '[]*main.NodePathMapData', (v) => decodeNodePathMap(v, ctx, unknown, `${where}[${index++}]`));
 }
 
-function decodeClassConfig(value: JsonValue, ctx: Context): RawStorageClassConfig {
+function decodeClassConfig(value: JsonValue, ctx: Context, unknown: Unknown, where: string): RawStorageClassConfig {
   const out: RawStorageClassConfig = { nodePathMap: [], sharedFileSystemPath: '' };
   if (value === null) return out;
   if (!isObject(value)) throw typeError(value, ctx, 'main.StorageClassConfigData', 'an object');
   const inner = { struct: 'StorageClassConfigData', fields: ctx.fields };
   for (const [key, v] of Object.entries(value)) {
     const field = matchKey(key, [CONFIG_KEYS.nodePathMap, CONFIG_KEYS.sharedFileSystemPath]);
-    if (field === undefined) continue;
+    if (field === undefined) {
+      unknown.push(`${where}.${key}`);
+      continue;
+    }
     const c = { ...inner, fields: [...ctx.fields, field] };
-    if (field === 'nodePathMap') out.nodePathMap = decodeNodePathMaps(v, c);
+    if (field === 'nodePathMap') out.nodePathMap = decodeNodePathMaps(v, c, unknown, `${where}.nodePathMap`);
     else out.sharedFileSystemPath = decodeString(v, out.sharedFileSystemPath, c);
   }
   return out;
@@ -129,7 +137,9 @@ function decodeTop(value: JsonValue): RawConfig {
     cmdTimeoutSeconds: 0,
     setupCommand: '',
     teardownCommand: '',
+    unknownKeys: [],
   };
+  const unknown = out.unknownKeys!;
   if (value === null) return out;
   if (!isObject(value)) {
     throw new ConfigError(
@@ -140,17 +150,20 @@ function decodeTop(value: JsonValue): RawConfig {
   }
   for (const [key, v] of Object.entries(value)) {
     const field = matchKey(key, TOP_FIELDS);
-    if (field === undefined) continue;
+    if (field === undefined) {
+      unknown.push(key);
+      continue;
+    }
     const ctx = { struct: 'ConfigData', fields: [field] };
     switch (field) {
       case 'cmdTimeoutSeconds':
         out.cmdTimeoutSeconds = decodeInt(v, out.cmdTimeoutSeconds, ctx);
         break;
       case 'nodePathMap':
-        out.nodePathMap = decodeNodePathMaps(v, ctx);
+        out.nodePathMap = decodeNodePathMaps(v, ctx, unknown, 'nodePathMap');
         break;
       case 'storageClassConfigs':
-        out.storageClassConfigs = decodeClassMap(v, out.storageClassConfigs, ctx);
+        out.storageClassConfigs = decodeClassMap(v, out.storageClassConfigs, ctx, unknown);
         break;
       default:
         out[field] = decodeString(v, out[field], ctx);
@@ -164,11 +177,12 @@ function decodeClassMap(
   value: JsonValue,
   previous: Map<string, RawStorageClassConfig> | null,
   ctx: Context,
+  unknown: Unknown,
 ): Map<string, RawStorageClassConfig> | null {
   if (value === null) return null;
   if (!isObject(value)) throw typeError(value, ctx, 'map[string]main.StorageClassConfigData', 'an object of class name → config');
   const map = previous ?? new Map<string, RawStorageClassConfig>();
-  for (const [name, v] of Object.entries(value)) map.set(name, decodeClassConfig(v, ctx));
+  for (const [name, v] of Object.entries(value)) map.set(name, decodeClassConfig(v, ctx, unknown, `storageClassConfigs.${name}`));
   return map;
 }
 

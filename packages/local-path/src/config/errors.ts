@@ -18,6 +18,7 @@ export type ConfigErrorCode =
   | 'unknown-class'
   | 'both-defined'
   | 'unconfigured'
+  | 'no-paths'
   | 'node-not-listed'
   | 'no-path-on-node'
   | 'path-not-on-node';

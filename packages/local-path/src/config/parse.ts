@@ -35,6 +35,39 @@ function nodeLabel(node: string): string {
   return node === DEFAULT_PATH_FOR_NON_LISTED_NODES ? `the ${DEFAULT_PATH_FOR_NON_LISTED_NODES} entry` : `node "${node}"`;
 }
 
+/** Known keys a misspelt one may have meant: `nodePathMapp` → `nodePathMap`. */
+function didYouMean(unknownKeys: readonly string[]): string {
+  if (unknownKeys.length === 0) return '';
+  return ` (unknown keys, ignored: ${unknownKeys.join(', ')}; check their spelling)`;
+}
+
+/**
+ * Refuses a class config that can provision nothing, which upstream accepts and only fails on at provision time:
+ * both `nodePathMap` and `sharedFileSystemPath` (upstream's words), neither of them or an empty `nodePathMap`
+ * (upstream's words), or a `nodePathMap` where no node has a path.
+ */
+function checkStorage(config: StorageClassConfig, unknownKeys: readonly string[]): void {
+  const local = config.nodePathMap.size > 0;
+  const shared = config.sharedFileSystemPath !== '';
+  if (local && shared) {
+    throw new ConfigError(
+      'both-defined',
+      'both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use',
+      'remove either nodePathMap or sharedFileSystemPath from this config',
+    );
+  }
+  if (!local && !shared) {
+    throw new ConfigError(
+      'unconfigured',
+      'both nodePathMap and sharedFileSystemPath are unconfigured',
+      `set nodePathMap (per-node directories) or sharedFileSystemPath (a shared file system); this config could provision nothing${didYouMean(unknownKeys)}`,
+    );
+  }
+  if (local && [...config.nodePathMap.values()].every((paths) => paths.length === 0)) {
+    throw new ConfigError('no-paths', 'no node in nodePathMap has a path', 'give at least one node (or DEFAULT_PATH_FOR_NON_LISTED_NODES) a path; this config could provision nothing');
+  }
+}
+
 /**
  * Checks and cleans one class config (upstream's `canonicalizeStorageClassConfig`). Errors carry upstream's bare
  * message (without the `StorageClass config canonicalization failed` prefix).
@@ -85,8 +118,10 @@ function canonicalizeClass(raw: RawStorageClassConfig): StorageClassConfig {
 /**
  * Validates a decoded config (upstream's `canonicalizeConfig`). When `storageClassConfigs` is empty the top-level
  * `nodePathMap`/`sharedFileSystemPath` are checked and used for every class; otherwise each class config is
- * checked (in file order) and the top level is ignored. Not checked here, as upstream: `sharedFileSystemPath`
- * itself, both `nodePathMap` and `sharedFileSystemPath` set, or neither (see `storageModeOf`).
+ * checked (in file order) and the top level is ignored. Unlike upstream, a config that can provision nothing is
+ * refused here rather than at provision time: both `nodePathMap` and `sharedFileSystemPath`, neither of them (an
+ * empty `nodePathMap` counts as none), or a `nodePathMap` in which no node has a path. Unknown keys become
+ * `warnings`. `sharedFileSystemPath` itself is not checked, as upstream.
  *
  * @throws {@link ConfigError} with upstream's message `StorageClass config canonicalization failed: <msg>`, or
  *   `config for class <name> is invalid: StorageClass config canonicalization failed: <msg>` for a class config.
@@ -95,16 +130,20 @@ export function canonicalizeConfig(raw: RawConfig): Config {
   const storageClassConfigs = new Map<string, StorageClassConfig>();
   let defaultConfig: StorageClassConfig | undefined;
   const wrapped = (err: unknown, prefix: string): unknown => (err instanceof ConfigError ? err.wrap(prefix) : err);
+  const unknownKeys = raw.unknownKeys ?? [];
   if (raw.storageClassConfigs === null || raw.storageClassConfigs.size === 0) {
     try {
       defaultConfig = canonicalizeClass(raw);
+      checkStorage(defaultConfig, unknownKeys);
     } catch (err) {
       throw wrapped(err, CANONICALIZATION_FAILED);
     }
   } else {
     for (const [name, classRaw] of raw.storageClassConfigs) {
       try {
-        storageClassConfigs.set(name, canonicalizeClass(classRaw));
+        const classConfig = canonicalizeClass(classRaw);
+        checkStorage(classConfig, unknownKeys.filter((k) => k.startsWith(`storageClassConfigs.${name}.`)));
+        storageClassConfigs.set(name, classConfig);
       } catch (err) {
         const inner = wrapped(err, CANONICALIZATION_FAILED);
         throw inner instanceof ConfigError ? inner.wrap(`config for class ${name} is invalid`) : inner;
@@ -117,6 +156,7 @@ export function canonicalizeConfig(raw: RawConfig): Config {
     cmdTimeoutSeconds: raw.cmdTimeoutSeconds > 0 ? raw.cmdTimeoutSeconds : DEFAULT_CMD_TIMEOUT_SECONDS,
     setupCommand: raw.setupCommand,
     teardownCommand: raw.teardownCommand,
+    warnings: unknownKeys.map((k) => `unknown key ${k} in config.json, ignored; check its spelling`),
   };
 }
 

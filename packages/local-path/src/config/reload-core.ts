@@ -141,6 +141,7 @@ export class ConfigState {
     this.lastSeen = texts;
     this.snapshot = { ...texts, config };
     this.logger.debug({ config: texts.text }, 'Applied config');
+    this.warn(config);
     return this.snapshot;
   }
 
@@ -166,7 +167,13 @@ export class ConfigState {
     }
     this.snapshot = { ...texts, config };
     this.logger.debug({ config: texts.text }, 'Applied config');
+    if (config !== previous.config) this.warn(config);
     this.emit('changed', this.snapshot, previous);
+  }
+
+  /** Logs what an applied config has that is worth a warning (unknown keys). */
+  private warn(config: Config): void {
+    for (const warning of config.warnings ?? []) this.logger.warn({}, warning);
   }
 
   /** Reports a problem; the last good snapshot stays in force. Forgets the last seen texts, so any next ones are looked at. */

@@ -52,6 +52,8 @@ export interface RawConfig extends RawStorageClassConfig {
   cmdTimeoutSeconds: number;
   setupCommand: string;
   teardownCommand: string;
+  /** Keys that match no field (Go ignores them silently), as `where.key`, e.g. `nodePathMapp`, `nodePathMap[0].path`. */
+  unknownKeys?: string[];
 }
 
 /** Validated storage settings of one class: where its volumes go. */
@@ -77,6 +79,8 @@ export interface Config {
   readonly setupCommand: string;
   /** Helper command for teardown (`""` = `/bin/sh /script/teardown`). */
   readonly teardownCommand: string;
+  /** What is worth a warning but not a refusal (unknown keys). */
+  readonly warnings?: readonly string[];
 }
 
 /** Go's `unicode.ToUpper(unicode.ToLower(r))` for one code point, as `encoding/json` folds names. */

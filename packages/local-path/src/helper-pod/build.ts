@@ -59,6 +59,17 @@ export interface HelperPodInputs {
   readonly setupCommand?: string | undefined;
   /** `teardownCommand` from the config: replaces `/bin/sh /script/teardown` with `[teardownCommand]`. */
   readonly teardownCommand?: string | undefined;
+  /**
+   * The base path the volume lies strictly inside. When given, the `data` volume is that base path instead of the
+   * volume's parent directory, so every component below the base path is seen (and can be resolved) by the script:
+   * the kubelet follows symbolic links in a hostPath before mounting it, so a link among the parents would
+   * otherwise be crossed unseen.
+   */
+  readonly basePath?: string | undefined;
+  /** Labels added to the pod's (the template's are kept): which operation, volume and claim it is for. */
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  /** Annotations added to the pod (the template's are kept). */
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A helper pod that cannot be built; messages are upstream's, wrapped `failed to <action> volume <pv>: …`. */
@@ -82,13 +93,18 @@ function addVolumeMount(mounts: V1VolumeMount[], name: string, mountPath: string
  * Builds the helper pod for `action`:
  *
  * - name `<template name>-<action>-<pv>` truncated to 128 characters; namespace the provisioner's;
+ * - `labels` and `annotations` added to the template's;
  * - `nodeName` the target node unless the template set one; `serviceAccountName` overwritten;
- *   `restartPolicy: Never`; the template's tolerations if it has a list (even empty), else the disk-pressure one;
- * - volumes appended: `data` (hostPath of the parent directory, `DirectoryOrCreate`) and, unless both commands are
- *   overridden, `script` (the ConfigMap with the non-overridden `setup`/`teardown` items);
- * - first container: mounts `script` at `/script` and `data` at the parent directory, command
+ *   `automountServiceAccountToken: false` unless the template sets it (upstream's helper pods carry the
+ *   provisioner's own token, which may create and delete PVs); `restartPolicy: Never`; the template's tolerations if
+ *   it has a list (even empty), else the disk-pressure one;
+ * - volumes appended: `data` (hostPath of `basePath` when given, else of the parent directory as upstream,
+ *   `DirectoryOrCreate`) and, unless both commands are overridden, `script` (the ConfigMap with the non-overridden
+ *   `setup`/`teardown` items);
+ * - first container: mounts `script` at `/script` and `data` at its host path, command
  *   `/bin/sh /script/<setup|teardown>` or `[setupCommand|teardownCommand]`, args `-p <dir> -s <bytes> -m <mode> -a
- *   <action>`, and env `VOL_DIR`, `VOL_MODE`, `VOL_SIZE_BYTES`, `VOL_USER`, `VOL_GROUP`, `VOL_PERM` appended.
+ *   <action>`, and env `VOL_DIR`, `VOL_MODE`, `VOL_SIZE_BYTES`, `VOL_USER`, `VOL_GROUP`, `VOL_PERM` appended, then
+ *   `VOL_BASE` (ours: the mounted directory, below which the default scripts allow no symbolic link).
  *
  * Throws a {@link HelperPodError}: `invalid empty name or path or node`, `volume path <p> is not absolute`, or
  * `invalid path <action> for <path>: cannot find parent dir or volume dir or parent dir is relative`, each wrapped
@@ -101,7 +117,12 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   if (pvName === '' || inputs.path === '' || (!inputs.shared && inputs.node === '')) throw fail('invalid empty name or path or node');
   if (!inputs.path.startsWith('/')) throw fail(`volume path ${inputs.path} is not absolute`);
   const cleaned = cleanPath(inputs.path);
-  const slash = cleaned.lastIndexOf('/');
+  const base = inputs.basePath === undefined ? undefined : cleanPath(inputs.basePath);
+  if (base !== undefined && (base === '/' || !cleaned.startsWith(`${base}/`))) {
+    throw fail(`volume path ${inputs.path} is not inside the base path ${inputs.basePath}`);
+  }
+  // The mounted directory and the volume directory relative to it.
+  const slash = base === undefined ? cleaned.lastIndexOf('/') : base.length;
   let parentDir = cleaned.slice(0, slash);
   const volumeDir = cleaned.slice(slash + 1);
 
@@ -133,8 +154,11 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   pod.kind ??= 'Pod';
   metadata.name = `${metadata.name ?? ''}-${action}-${pvName}`.slice(0, HELPER_POD_NAME_MAX_LENGTH);
   metadata.namespace = inputs.namespace;
+  if (inputs.labels !== undefined) metadata.labels = { ...metadata.labels, ...inputs.labels };
+  if (inputs.annotations !== undefined) metadata.annotations = { ...metadata.annotations, ...inputs.annotations };
   if ((spec.nodeName ?? '') === '' && inputs.node !== '') spec.nodeName = inputs.node;
   spec.serviceAccountName = inputs.serviceAccountName;
+  spec.automountServiceAccountToken ??= false;
   spec.restartPolicy = 'Never';
   if (spec.tolerations === undefined) spec.tolerations = [{ ...DEFAULT_HELPER_TOLERATION }];
   spec.volumes = [...(spec.volumes ?? []), ...volumes];
@@ -150,6 +174,8 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
     { name: 'VOL_USER', value: action === 'create' ? (inputs.user ?? '') : '' },
     { name: 'VOL_GROUP', value: action === 'create' ? (inputs.group ?? '') : '' },
     { name: 'VOL_PERM', value: action === 'create' ? (inputs.perm ?? '') : '' },
+    // The mounted directory: the default scripts refuse a VOL_DIR whose real path leaves it.
+    { name: 'VOL_BASE', value: parentDir },
   ];
   return pod;
 }

@@ -57,6 +57,19 @@ export interface HelperPodRun {
   readonly timeoutSeconds: number;
   /** Aborts the wait (the pod is still deleted). */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Leave a pod that Succeeded in place (its log is still logged): the caller deletes it once the result is saved,
+   * so that a crash in between leaves a record of the operation. A pod that failed or timed out is always deleted.
+   */
+  readonly keepOnSuccess?: boolean | undefined;
+}
+
+/** A log, or why it could not be read. */
+type LogRead = { readonly text: string } | { readonly error: string };
+
+/** The last `count` non-empty lines of `text`. */
+function lastLines(text: string, count: number): string[] {
+  return text.split('\n').filter((l) => l !== '').slice(-count);
 }
 
 /** The phase and, for a failed pod, what its first container reported. */
@@ -68,6 +81,18 @@ function outcome(pod: V1Pod): string {
   return `container ${status?.name ?? ''} exited with code ${terminated.exitCode}${reason}`;
 }
 
+/**
+ * What to show of a failed pod whose log is empty or unreadable: why the log could not be read, then the first
+ * container's terminated message (the kubelet's copy of `terminationMessagePath`, or of the log's tail with
+ * `terminationMessagePolicy: FallbackToLogsOnError`).
+ */
+function withTerminationMessage(pod: V1Pod, logs: LogRead): string {
+  const message = lastLines(pod.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '', FAILED_LOG_LINES);
+  const shown = message.length === 0 ? '' : `the container's terminated message:\n${message.join('\n')}`;
+  if ('error' in logs) return `could not read the log: ${logs.error}${shown === '' ? '' : `; ${shown}`}`;
+  return shown === '' ? 'no log output' : `no log output; ${shown}`;
+}
+
 /** Creates, waits for and deletes helper pods through the API. */
 export class HelperPodRunner {
   private readonly kubeConfig: KubeConfig;
@@ -75,6 +100,8 @@ export class HelperPodRunner {
   private readonly logger: Logger;
   private readonly pollIntervalMs: number;
   private readonly clock: Clock;
+  /** `namespace/name` of the pods a {@link run} of this runner is busy with. */
+  private readonly running = new Set<string>();
 
   constructor(options: HelperPodRunnerOptions) {
     this.kubeConfig = options.kubeConfig;
@@ -91,16 +118,33 @@ export class HelperPodRunner {
    * is logged and the pod deleted in every case, including when the create request itself was aborted or failed (it
    * may still have reached the server).
    */
+  /** Whether a {@link run} of this runner is busy with the pod `namespace/name` (creating, waiting or deleting it). */
+  isRunning(namespace: string, name: string): boolean {
+    return this.running.has(`${namespace}/${name}`);
+  }
+
   async run(run: HelperPodRun): Promise<void> {
     const name = run.pod.metadata?.name ?? '';
     const namespace = run.pod.metadata?.namespace ?? '';
+    const key = `${namespace}/${name}`;
+    if (this.running.has(key)) throw new Error(`helper pod ${key} is already being run`);
+    this.running.add(key);
+    try {
+      await this.runOnce(run, name, namespace);
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  private async runOnce(run: HelperPodRun, name: string, namespace: string): Promise<void> {
     const signal = run.signal ?? new AbortController().signal;
     const log = this.logger.child({ helperPod: `${namespace}/${name}` });
     const deadline = this.clock.now() + run.timeoutSeconds * 1000;
     // Set once a create request may have reached the server: an aborted or failed request can still have created
     // the pod, so from then on the pod is cleaned up whatever happens.
     let attempted = false;
-    let logs: string | undefined;
+    let succeeded = false;
+    let logs: LogRead | undefined;
     try {
       log.info({}, `create the helper pod ${name} into ${namespace}`);
       let created: V1Pod;
@@ -130,12 +174,26 @@ export class HelperPodRunner {
       });
       if (pod.status?.phase === 'Failed') {
         logs = await this.readLog(run.pod, log);
-        const tail = (logs ?? '').split('\n').filter((l) => l !== '').slice(-FAILED_LOG_LINES);
-        const shown = tail.length === 0 ? 'no log output' : `last ${tail.length} log lines:\n${tail.join('\n')}`;
+        const tail = 'text' in logs ? lastLines(logs.text, FAILED_LOG_LINES) : [];
+        const shown = tail.length > 0 ? `last ${tail.length} log lines:\n${tail.join('\n')}` : withTerminationMessage(pod, logs);
         throw new HelperPodFailedError(`helper pod ${namespace}/${name} failed: ${outcome(pod)}; ${shown}`, `${namespace}/${name}`, tail);
       }
+      succeeded = true;
     } finally {
-      if (attempted) await this.finish(run.pod, logs, log);
+      if (attempted) await this.finish(run.pod, logs, log, !(succeeded && run.keepOnSuccess === true));
+    }
+  }
+
+  /**
+   * Deletes a helper pod (one kept by `keepOnSuccess`, or a leftover), unless a {@link run} is busy with it. A pod
+   * that is already gone is fine; other errors are thrown.
+   */
+  async remove(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+    if (this.isRunning(namespace, name)) return;
+    try {
+      await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }, withSignal(signal ?? new AbortController().signal));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
     }
   }
 
@@ -160,29 +218,30 @@ export class HelperPodRunner {
     }
   }
 
-  /** The first container's log, or `undefined` when it cannot be read (logged, unless the pod is gone). */
-  private async readLog(pod: V1Pod, log: Logger): Promise<string | undefined> {
+  /** The first container's log, or why it could not be read (logged, unless the pod is gone). */
+  private async readLog(pod: V1Pod, log: Logger): Promise<LogRead> {
     const name = pod.metadata?.name ?? '';
     const namespace = pod.metadata?.namespace ?? '';
     const container = pod.spec?.containers[0]?.name;
     try {
-      return await this.core.readNamespacedPodLog({ name, namespace, ...(container === undefined ? {} : { container }) });
+      return { text: await this.core.readNamespacedPodLog({ name, namespace, ...(container === undefined ? {} : { container }) }) };
     } catch (err) {
       if (!isNotFound(err)) log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
-      return undefined;
+      return { error: describeError(err) };
     }
   }
 
-  /** Logs the pod's output (reading it when not read yet) and deletes the pod; errors are only logged. */
-  private async finish(pod: V1Pod, logs: string | undefined, log: Logger): Promise<void> {
+  /** Logs the pod's output (reading it when not read yet) and, when `remove`, deletes the pod; errors are only logged. */
+  private async finish(pod: V1Pod, logs: LogRead | undefined, log: Logger, remove: boolean): Promise<void> {
     const name = pod.metadata?.name ?? '';
     const namespace = pod.metadata?.namespace ?? '';
-    const text = logs ?? (await this.readLog(pod, log));
-    if (text !== undefined && text !== '') {
+    const read = logs ?? (await this.readLog(pod, log));
+    if ('text' in read && read.text !== '') {
       log.info({}, `Start of ${name} logs`);
-      for (const line of text.split('\n')) if (line !== '') log.info({}, line);
+      for (const line of read.text.split('\n')) if (line !== '') log.info({}, line);
       log.info({}, `End of ${name} logs`);
     }
+    if (!remove) return;
     try {
       await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
     } catch (err) {

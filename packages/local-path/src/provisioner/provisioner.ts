@@ -11,9 +11,10 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig, type V1Node, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api, type KubeConfig, type V1Node, type V1PersistentVolume, type V1Pod, type V1StorageClass } from '@kubernetes/client-node';
 import {
   describeError,
+  IgnoredError,
   isNotFound,
   makeApiClient,
   ProvisioningError,
@@ -25,14 +26,25 @@ import {
   type ProvisionResult,
   type Provisioner,
 } from '@kprov/provisioner-lib';
-import { chooseBasePath, selectClassConfig, storageModeOf, type Config, type RandomSource } from '../config/index.js';
+import { chooseBasePath, pathsForNode, selectClassConfig, storageModeOf, type Config, type RandomSource, type StorageClassConfig } from '../config/index.js';
 import { buildHelperPod, type HelperPodAction } from '../helper-pod/build.js';
 import { validateHelperPodTemplate } from '../helper-pod/template.js';
-import { resolveVolume } from '../volume/parameters.js';
-import { volumePath } from '../volume/path-pattern.js';
+import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
+import { checkVolumePathText } from '../volume/path-safety.js';
+import { cleanPath, volumePath } from '../volume/path-pattern.js';
 import { HelperPodRunner } from './helper-runner.js';
+import {
+  ANNOTATION_CLAIM,
+  ANNOTATION_NODE,
+  ANNOTATION_PATH,
+  ANNOTATION_STORAGE_CLASS,
+  ANNOTATION_VOLUME,
+  LABEL_CLAIM_UID,
+  LABEL_OPERATION,
+} from './helper-labels.js';
 import { affinityTermOf, buildPersistentVolume, SELECTED_NODE_ANNOTATION, volumePathOf } from './persistent-volume.js';
 import { quantityToBytes } from './quantity.js';
+import { checkTeardownTarget, pathOfVolume, TeardownRefusedError, type ClaimIdentity } from './teardown-guard.js';
 
 /** Upstream's default `--configmap-name`: the ConfigMap whose `setup`/`teardown` the helper pods mount. */
 export const DEFAULT_CONFIGMAP_NAME = 'local-path-config';
@@ -59,12 +71,50 @@ export interface LocalPathProvisionerOptions {
   /** `--allow-unsafe-helper-pod-template`: skip the template checks (repeated before each use). Default false. */
   readonly allowUnsafeHelperPodTemplate?: boolean | undefined;
   readonly logger?: Logger | undefined;
-  /** Receives warnings about a volume that the caller may want to surface, e.g. as an Event on the PV. */
-  readonly warn?: ((volume: V1PersistentVolume, message: string) => void) | undefined;
+  /**
+   * Receives warnings about a volume that the caller may want to surface, e.g. as a Warning Event on the PV with
+   * `reason` ({@link VOLUME_CLEANUP_SKIPPED}, {@link VOLUME_DELETION_REFUSED} or {@link VOLUME_NODE_MISMATCH}).
+   */
+  readonly warn?: ((volume: V1PersistentVolume, message: string, reason: string) => void) | undefined;
   /** Picks among a node's paths. Default `Math.random`. */
   readonly random?: RandomSource | undefined;
   /** Interval between looks at a leftover helper pod being deleted, in ms (helper pods are watched). Default 200. */
   readonly pollIntervalMs?: number | undefined;
+}
+
+/** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
+export const VOLUME_CLEANUP_SKIPPED = 'VolumeCleanupSkipped';
+/** Reason of the warning when a teardown is refused (a path this provisioner could not have created for the PV). */
+export const VOLUME_DELETION_REFUSED = 'VolumeDeletionRefused';
+/** Reason of the warning when the PV's selected-node annotation disagrees with its node affinity. */
+export const VOLUME_NODE_MISMATCH = 'VolumeNodeMismatch';
+
+/** How long a volume set up by this process may wait for its PV to be saved (the controller retries a save ~1 min). */
+export const UNSAVED_GRACE_MS = 10 * 60_000;
+
+/** Where and for what a helper pod runs: what its labels and annotations record. */
+export interface HelperPodRecord {
+  readonly action: HelperPodAction;
+  readonly pvName: string;
+  readonly claim: ClaimIdentity | undefined;
+  readonly path: string;
+  readonly node: string;
+  readonly storageClassName: string;
+}
+
+/** The labels and annotations of a helper pod, from which an interrupted operation can be finished. */
+function recordOf(record: HelperPodRecord): { labels: Record<string, string>; annotations: Record<string, string> } {
+  const uid = record.claim?.uid ?? '';
+  return {
+    labels: { [LABEL_OPERATION]: record.action, ...(uid === '' ? {} : { [LABEL_CLAIM_UID]: uid }) },
+    annotations: {
+      [ANNOTATION_VOLUME]: record.pvName,
+      [ANNOTATION_CLAIM]: record.claim === undefined ? '' : `${record.claim.namespace}/${record.claim.name}`,
+      [ANNOTATION_PATH]: record.path,
+      [ANNOTATION_NODE]: record.node,
+      [ANNOTATION_STORAGE_CLASS]: record.storageClassName,
+    },
+  };
 }
 
 function hinted(upstream: string, hint: string): Error {
@@ -74,7 +124,11 @@ function hinted(upstream: string, hint: string): Error {
 /** Provisions directories on nodes (or a shared file system) through helper pods. */
 export class LocalPathProvisioner implements Provisioner {
   private readonly core: CoreV1Api;
-  private readonly runner: HelperPodRunner;
+  private readonly storage: StorageV1Api;
+  /** Runs the helper pods; the reconciler asks it which pods are in use. */
+  readonly runner: HelperPodRunner;
+  /** PV name → the setup helper pod kept until the PV is saved ({@link volumeSaved}), and since when (ms). */
+  private readonly unsaved = new Map<string, { pod: string; since: number }>();
   private readonly logger: Logger;
   private readonly options: LocalPathProvisionerOptions;
 
@@ -85,6 +139,7 @@ export class LocalPathProvisioner implements Provisioner {
     }
     this.options = options;
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.storage = makeApiClient(options.kubeConfig, StorageV1Api);
     this.logger = options.logger ?? silentLogger;
     this.runner = new HelperPodRunner({ kubeConfig: options.kubeConfig, logger: this.logger, pollIntervalMs: options.pollIntervalMs });
   }
@@ -143,19 +198,27 @@ export class LocalPathProvisioner implements Provisioner {
     });
     for (const warning of resolved.warnings) this.logger.warn({ pv: pvName }, warning);
     const path = volumePath(base.path, resolved.folder);
+    checkVolumePathText(path, pvc.metadata ?? {});
     const storage = pvc.spec?.resources?.requests?.storage;
     if (storage === undefined) throw new Error('the claim requests no storage (spec.resources.requests.storage)');
-    const pod = this.helperPod('create', {
-      pvName,
-      path,
-      node: nodeName,
-      shared: mode === 'shared',
-      sizeBytes: quantityToBytes(storage),
-      volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
-      user: resolved.user,
-      group: resolved.group,
-      perm: resolved.perm,
-    });
+    const claimId: ClaimIdentity = { namespace: pvc.metadata?.namespace ?? '', name: pvc.metadata?.name ?? '', uid: pvc.metadata?.uid };
+    const pod = this.helperPod(
+      'create',
+      {
+        pvName,
+        path,
+        node: nodeName,
+        shared: mode === 'shared',
+        sizeBytes: quantityToBytes(storage),
+        volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
+        user: resolved.user,
+        group: resolved.group,
+        perm: resolved.perm,
+        // An unsafe pattern may leave the base path: then only the parent is mounted, as upstream.
+        basePath: path.startsWith(`${cleanPath(base.path)}/`) ? base.path : undefined,
+      },
+      { action: 'create', pvName, claim: claimId, path, node: nodeName, storageClassName: className },
+    );
     const volume = buildPersistentVolume({
       pvName,
       pvc,
@@ -169,14 +232,48 @@ export class LocalPathProvisioner implements Provisioner {
     });
 
     this.logger.info({ pv: pvName }, nodeName === '' ? `Creating volume ${pvName} at ${path}` : `Creating volume ${pvName} at ${nodeName}:${path}`);
-    await this.runHelper('create', pvName, pod, signal);
+    // The setup pod is kept until the PV is saved: if the process dies in between, it tells the reconciler that a
+    // directory was made for this claim.
+    await this.runHelper('create', pvName, pod, signal, true);
+    this.unsaved.set(pvName, { pod: pod.metadata?.name ?? '', since: Date.now() });
     this.logger.info({ pv: pvName }, `Volume ${pvName} has been created on ${nodeName}:${path}`);
     return { volume };
   }
 
   /**
+   * The controller saved the PV of a provisioned volume (its `provisioned` event): the setup helper pod, kept as a
+   * record until then, is deleted.
+   */
+  async volumeSaved(volume: V1PersistentVolume): Promise<void> {
+    const pvName = volume.metadata?.name ?? '';
+    const pod = this.unsaved.get(pvName)?.pod;
+    if (pod === undefined) return;
+    this.unsaved.delete(pvName);
+    try {
+      await this.runner.remove(this.options.namespace, pod);
+    } catch (err) {
+      this.logger.warn({ pv: pvName, err: describeError(err) }, `unable to delete the helper pod ${pod}; the reconciler will`);
+    }
+  }
+
+  /**
+   * Whether the volume was set up by this process and its PV not saved yet (its setup pod is then still needed).
+   * After {@link UNSAVED_GRACE_MS} the save is taken as given up (the controller then tore the volume down), so the
+   * reconciler may act on the pod.
+   */
+  isUnsaved(pvName: string): boolean {
+    const entry = this.unsaved.get(pvName);
+    if (entry === undefined) return false;
+    if (Date.now() - entry.since < UNSAVED_GRACE_MS) return true;
+    this.unsaved.delete(pvName);
+    return false;
+  }
+
+  /**
    * Removes the volume directory with the teardown helper pod. `Retain` volumes are never touched. When the node
-   * is gone the cleanup is skipped with a warning and the call succeeds, so the PV object is deleted.
+   * is gone the cleanup is skipped with a warning and the call succeeds, so the PV object is deleted. A path this
+   * provisioner could not have created for the PV (see {@link checkTeardownTarget}) is refused: a
+   * {@link VOLUME_DELETION_REFUSED} warning names it, nothing is removed and the PV is kept.
    */
   async delete(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
@@ -184,7 +281,8 @@ export class LocalPathProvisioner implements Provisioner {
       this.logger.info({ pv: pvName }, `Retained volume ${pvName}`);
       return;
     }
-    const classConfig = selectClassConfig(this.options.config(), volume.spec?.storageClassName ?? '');
+    const className = volume.spec?.storageClassName ?? '';
+    const classConfig = selectClassConfig(this.options.config(), className);
     const mode = storageModeOf(classConfig);
     const path = volumePathOf(volume);
     const nodeName = mode === 'shared' ? '' : await this.nodeOfVolume(volume, signal);
@@ -195,21 +293,37 @@ export class LocalPathProvisioner implements Provisioner {
         if (isNotFound(err)) {
           const message = `Node ${nodeName} does not exist, skipping cleanup of volume ${pvName}: its directory ${path} is left on that node's disk`;
           this.logger.warn({ pv: pvName, node: nodeName }, message);
-          this.options.warn?.(volume, message);
+          this.options.warn?.(volume, message, VOLUME_CLEANUP_SKIPPED);
           return;
         }
         // As upstream: other errors do not stop the cleanup.
         this.logger.warn({ pv: pvName, node: nodeName, err: describeError(err) }, `Cannot read node ${nodeName}, deleting anyway`);
       }
     }
-    const pod = this.helperPod('delete', {
-      pvName,
-      path,
-      node: nodeName,
-      shared: mode === 'shared',
-      sizeBytes: quantityToBytes(volume.spec?.capacity?.storage),
-      volumeMode: volume.spec?.volumeMode ?? 'Filesystem',
-    });
+    const ref = volume.spec?.claimRef;
+    const claim: ClaimIdentity | undefined = ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
+    let basePath: string;
+    try {
+      basePath = await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal);
+    } catch (err) {
+      if (!(err instanceof TeardownRefusedError)) throw err;
+      this.logger.error({ pv: pvName, path }, err.message);
+      this.options.warn?.(volume, err.message, VOLUME_DELETION_REFUSED);
+      throw new IgnoredError(err.message);
+    }
+    const pod = this.helperPod(
+      'delete',
+      {
+        pvName,
+        path,
+        node: nodeName,
+        shared: mode === 'shared',
+        sizeBytes: quantityToBytes(volume.spec?.capacity?.storage),
+        volumeMode: volume.spec?.volumeMode ?? 'Filesystem',
+        basePath,
+      },
+      { action: 'delete', pvName, claim, path, node: nodeName, storageClassName: className },
+    );
     this.logger.info({ pv: pvName }, `Deleting volume ${pvName} at ${nodeName}:${path}`);
     try {
       await this.runHelper('delete', pvName, pod, signal);
@@ -221,17 +335,102 @@ export class LocalPathProvisioner implements Provisioner {
   }
 
   /**
-   * The node holding a node-local PV: the `local.path.provisioner/selected-node` annotation; for PVs without it,
-   * the node carrying the affinity label (a single match), else the affinity value taken as a node name (upstream).
+   * Runs the teardown of a directory whose setup was interrupted (the reconciler: its claim and PV are gone), with
+   * the same checks as {@link delete}. Throws a {@link TeardownRefusedError} when the path is refused.
+   */
+  async teardownOrphan(record: HelperPodRecord, signal: AbortSignal): Promise<void> {
+    const classConfig = selectClassConfig(this.options.config(), record.storageClassName);
+    const mode = storageModeOf(classConfig);
+    const basePath = await this.checkTeardown({ ...record, classConfig, className: record.storageClassName, nodeName: record.node }, signal);
+    const pod = this.helperPod(
+      'delete',
+      { pvName: record.pvName, path: record.path, node: record.node, shared: mode === 'shared', sizeBytes: 0, volumeMode: 'Filesystem', basePath },
+      { ...record, action: 'delete' },
+    );
+    this.logger.info({ pv: record.pvName }, `Deleting the directory of interrupted volume ${record.pvName} at ${record.node}:${record.path}`);
+    await this.runHelper('delete', record.pvName, pod, signal);
+    this.logger.info({ pv: record.pvName }, `Volume ${record.pvName} has been deleted on ${record.node}:${record.path}`);
+  }
+
+  /** {@link checkTeardownTarget} with the base paths of the node and class, the class's pattern and every PV's path. */
+  private async checkTeardown(
+    target: { pvName: string; path: string; classConfig: StorageClassConfig; className: string; nodeName: string; claim: ClaimIdentity | undefined },
+    signal: AbortSignal,
+  ): Promise<string> {
+    const mode = storageModeOf(target.classConfig);
+    let basePaths: readonly string[];
+    if (mode === 'shared') basePaths = [target.classConfig.sharedFileSystemPath];
+    else {
+      try {
+        basePaths = pathsForNode(target.classConfig, target.nodeName).paths;
+      } catch {
+        basePaths = [];
+      }
+    }
+    const storageClass = await this.readStorageClass(target.className, signal);
+    let pathPattern: string | undefined;
+    let allowUnsafePathPattern = false;
+    if (storageClass !== undefined) {
+      try {
+        const params = parseVolumeParameters({ parameters: storageClass.parameters, storageClassAnnotations: storageClass.metadata?.annotations });
+        ({ pathPattern, allowUnsafePathPattern } = params);
+      } catch {
+        // A class whose parameters no longer parse made no pattern volumes: the default folder name applies.
+      }
+    }
+    const volumes = await this.core.listPersistentVolume({}, withSignal(signal));
+    const otherVolumes = volumes.items.flatMap((v) => {
+      const p = pathOfVolume(v);
+      return p === undefined ? [] : [{ name: v.metadata?.name ?? '', path: p }];
+    });
+    return checkTeardownTarget({ pvName: target.pvName, path: target.path, basePaths, claim: target.claim, pathPattern, allowUnsafePathPattern, otherVolumes });
+  }
+
+  private async readStorageClass(name: string, signal: AbortSignal): Promise<V1StorageClass | undefined> {
+    if (name === '') return undefined;
+    try {
+      return await this.storage.readStorageClass({ name }, withSignal(signal));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * The node holding a node-local PV, from its node affinity (which cannot be edited): the node named by the
+   * `local.path.provisioner/selected-node` annotation when that node matches the affinity (the annotation can be
+   * edited, so it is only believed where it agrees); else the one node carrying the affinity label; else the affinity
+   * value taken as a node name (upstream).
    */
   private async nodeOfVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<string> {
-    const annotated = volume.metadata?.annotations?.[SELECTED_NODE_ANNOTATION] ?? '';
-    if (annotated !== '') return annotated;
     const term = affinityTermOf(volume);
+    const pvName = volume.metadata?.name ?? '';
+    const agrees = (node: V1Node): boolean => (node.metadata?.labels?.[term.key] ?? node.metadata?.name) === term.value;
+    const annotated = volume.metadata?.annotations?.[SELECTED_NODE_ANNOTATION] ?? '';
+    if (annotated !== '') {
+      try {
+        const node = await this.core.readNode({ name: annotated }, withSignal(signal));
+        if (agrees(node)) return annotated;
+        const message =
+          `the annotation ${SELECTED_NODE_ANNOTATION}=${annotated} of volume ${pvName} disagrees with its node affinity ` +
+          `${term.key} In [${term.value}]; the node affinity is used`;
+        this.logger.warn({ pv: pvName }, message);
+        this.options.warn?.(volume, message, VOLUME_NODE_MISMATCH);
+      } catch (err) {
+        if (!isNotFound(err)) this.logger.warn({ pv: pvName, err: describeError(err) }, `Cannot read node ${annotated}`);
+      }
+    }
     try {
       const nodes = await this.core.listNode({ labelSelector: `${term.key}=${term.value}` }, withSignal(signal));
-      if (nodes.items.length === 1) return nodes.items[0]!.metadata?.name ?? term.value;
+      const matching = nodes.items.filter(agrees);
+      if (matching.length === 1) return matching[0]!.metadata?.name ?? term.value;
+      if (matching.length > 1) {
+        throw new Error(
+          `volume ${pvName}: ${matching.length} nodes match its node affinity ${term.key} In [${term.value}] and its ${SELECTED_NODE_ANNOTATION} annotation names none of them; cannot tell which node holds it`,
+        );
+      }
     } catch (err) {
+      if (err instanceof Error && err.message.startsWith(`volume ${pvName}:`)) throw err;
       this.logger.warn({ err: describeError(err) }, `Cannot list nodes with ${term.key}=${term.value}`);
     }
     return term.value;
@@ -251,7 +450,11 @@ export class LocalPathProvisioner implements Provisioner {
 
   private helperPod(
     action: HelperPodAction,
-    inputs: Pick<Parameters<typeof buildHelperPod>[0], 'pvName' | 'path' | 'node' | 'shared' | 'sizeBytes' | 'volumeMode' | 'user' | 'group' | 'perm'>,
+    inputs: Pick<
+      Parameters<typeof buildHelperPod>[0],
+      'pvName' | 'path' | 'node' | 'shared' | 'sizeBytes' | 'volumeMode' | 'user' | 'group' | 'perm' | 'basePath'
+    >,
+    record: HelperPodRecord,
   ): V1Pod {
     const template = this.options.helperPodTemplate();
     validateHelperPodTemplate(template, this.options.allowUnsafeHelperPodTemplate ?? false);
@@ -265,13 +468,14 @@ export class LocalPathProvisioner implements Provisioner {
       configMapName: this.options.configMapName ?? DEFAULT_CONFIGMAP_NAME,
       setupCommand: config?.setupCommand,
       teardownCommand: config?.teardownCommand,
+      ...recordOf(record),
     });
   }
 
-  private async runHelper(action: HelperPodAction, pvName: string, pod: V1Pod, signal: AbortSignal): Promise<void> {
+  private async runHelper(action: HelperPodAction, pvName: string, pod: V1Pod, signal: AbortSignal, keepOnSuccess = false): Promise<void> {
     const timeoutSeconds = this.options.config()?.cmdTimeoutSeconds ?? 120;
     try {
-      await this.runner.run({ pod, timeoutSeconds, signal });
+      await this.runner.run({ pod, timeoutSeconds, signal, keepOnSuccess });
     } catch (err) {
       if (signal.aborted) throw err;
       throw new Error(`failed to ${action} volume ${pvName}: ${describeError(err)}`, { cause: err });

@@ -1,6 +1,9 @@
 /** The command line: defaults, environment fallbacks, precedence, upstream's validation messages, syntax errors. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { describeUsageError, HELP, parseCommandLine, parseEndpoint, UsageError, type LocalPathOptions } from '../../src/cli/options.js';
+
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 type Env = Record<string, string | undefined>;
 
@@ -285,7 +288,8 @@ describe('help and version', () => {
 
   it('prints the version before start', () => {
     expect(parseCommandLine(['--version'], {}, 'v0.0.37')).toEqual({ kind: 'version', text: 'local-path-provisioner version v0.0.37\n' });
-    expect(parseCommandLine(['-v'], {})).toEqual({ kind: 'version', text: 'local-path-provisioner version 0.0.1\n' });
+    // The package's version (upstream's default, with nothing stamped in, is 0.0.1).
+    expect(parseCommandLine(['-v'], {})).toEqual({ kind: 'version', text: `local-path-provisioner version ${packageVersion}\n` });
     expect(usageError(['start', '--version']).message).toBe('flag provided but not defined: -version');
   });
 

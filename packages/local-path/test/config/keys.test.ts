@@ -25,6 +25,7 @@ describe('config keys', () => {
       cmdTimeoutSeconds: 7,
       setupCommand: '/setup',
       teardownCommand: '/teardown',
+      unknownKeys: [],
     });
   });
 

@@ -14,6 +14,13 @@ function nodes(...entries: unknown[]): string {
   return json({ nodePathMap: entries });
 }
 
+/** The smallest config that can provision: the shipped default node map. */
+const BASE = { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: ['/opt/local-path-provisioner'] }] };
+/** {@link BASE} with more keys. */
+function withBase(extra: Record<string, unknown>): string {
+  return json({ ...BASE, ...extra });
+}
+
 describe('parseConfig defaults', () => {
   it('parses the shipped default config', () => {
     const config = parseConfig(
@@ -31,15 +38,15 @@ describe('parseConfig defaults', () => {
 
   it('uses 120 as cmdTimeoutSeconds when it is absent, zero or negative', () => {
     expect(DEFAULT_CMD_TIMEOUT_SECONDS).toBe(120);
-    expect(parseConfig('{}').cmdTimeoutSeconds).toBe(120);
-    expect(parseConfig('{"cmdTimeoutSeconds": 0}').cmdTimeoutSeconds).toBe(120);
-    expect(parseConfig('{"cmdTimeoutSeconds": -5}').cmdTimeoutSeconds).toBe(120);
-    expect(parseConfig('{"cmdTimeoutSeconds": null}').cmdTimeoutSeconds).toBe(120);
-    expect(parseConfig('{"cmdTimeoutSeconds": 300}').cmdTimeoutSeconds).toBe(300);
+    expect(parseConfig(withBase({})).cmdTimeoutSeconds).toBe(120);
+    expect(parseConfig(withBase({ cmdTimeoutSeconds: 0 })).cmdTimeoutSeconds).toBe(120);
+    expect(parseConfig(withBase({ cmdTimeoutSeconds: -5 })).cmdTimeoutSeconds).toBe(120);
+    expect(parseConfig(withBase({ cmdTimeoutSeconds: null })).cmdTimeoutSeconds).toBe(120);
+    expect(parseConfig(withBase({ cmdTimeoutSeconds: 300 })).cmdTimeoutSeconds).toBe(300);
   });
 
   it('keeps setupCommand and teardownCommand as written', () => {
-    const config = parseConfig('{"setupCommand": "/manager setup --x", "teardownCommand": "/manager teardown"}');
+    const config = parseConfig(withBase({ setupCommand: '/manager setup --x', teardownCommand: '/manager teardown' }));
     expect(config.setupCommand).toBe('/manager setup --x');
     expect(config.teardownCommand).toBe('/manager teardown');
   });
@@ -55,10 +62,9 @@ describe('parseConfig defaults', () => {
     );
   });
 
-  it('accepts a JSON null config as an empty one, as Go does', () => {
-    const config = parseConfig('null');
-    expect(config.defaultConfig?.nodePathMap.size).toBe(0);
-    expect(config.cmdTimeoutSeconds).toBe(120);
+  it('decodes a JSON null config as an empty one, as Go does, and refuses it: it can provision nothing', () => {
+    expect(decodeConfig('null').nodePathMap).toEqual([]);
+    expect(configError(() => parseConfig('null')).code).toBe('unconfigured');
   });
 
   it('gives the raw form with Go zero values and storageClassConfigs null when absent', () => {
@@ -69,6 +75,7 @@ describe('parseConfig defaults', () => {
       cmdTimeoutSeconds: 0,
       setupCommand: '',
       teardownCommand: '',
+      unknownKeys: [],
     });
   });
 
@@ -244,11 +251,37 @@ describe('parseConfig canonicalization', () => {
     }
   });
 
-  it('does not check sharedFileSystemPath, nor mixed or missing storage, at load time (as upstream)', () => {
+  it('does not check sharedFileSystemPath itself at load time (as upstream)', () => {
     expect(parseConfig('{"sharedFileSystemPath": "relative"}').defaultConfig?.sharedFileSystemPath).toBe('relative');
-    const both = parseConfig(json({ sharedFileSystemPath: '/nfs', nodePathMap: [{ node: 'n1', paths: ['/a'] }] }));
-    expect(both.defaultConfig?.sharedFileSystemPath).toBe('/nfs');
-    expect(parseConfig('{}').defaultConfig?.nodePathMap.size).toBe(0);
+  });
+
+  it('refuses a config that can provision nothing, which upstream accepts and logs as "Applied config"', () => {
+    const cases: [string, string, string][] = [
+      [json({ nodePathMapp: BASE.nodePathMap }), 'unconfigured', 'unknown keys, ignored: nodePathMapp'],
+      [json({ sharedFileSystemPath: '/nfs', nodePathMap: [{ node: 'n1', paths: ['/a'] }] }), 'both-defined', 'remove either nodePathMap or sharedFileSystemPath'],
+      [json({ nodePathMap: [] }), 'unconfigured', 'this config could provision nothing'],
+      ['{}', 'unconfigured', 'this config could provision nothing'],
+      [json({ nodePathMap: [{ node: 'n1', paths: [] }, { node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES' }] }), 'no-paths', 'give at least one node'],
+      [json({ storageClassConfigs: { fast: { nodePathMap: [] }, nfs: { sharedFileSystemPath: '/nfs' } } }), 'unconfigured', 'config for class fast is invalid'],
+    ];
+    for (const [text, code, words] of cases) {
+      const err = configError(() => parseConfig(text));
+      expect(err.code, text).toBe(code);
+      expect(err.message, text).toContain(words);
+      expect(err.message, text).toContain('StorageClass config canonicalization failed');
+    }
+  });
+
+  it('lists unknown keys, at every level, as warnings', () => {
+    const config = parseConfig(
+      json({ ...BASE, nodePathMap: [{ node: 'n1', paths: ['/a'], path: '/b' }], extra: 1, storageClassConfigs: {} }),
+    );
+    expect(config.warnings).toEqual([
+      'unknown key nodePathMap[0].path in config.json, ignored; check its spelling',
+      'unknown key extra in config.json, ignored; check its spelling',
+    ]);
+    const classes = parseConfig(json({ storageClassConfigs: { fast: { sharedFileSystemPath: '/f', nodePath: '/x' } } }));
+    expect(classes.warnings).toEqual(['unknown key storageClassConfigs.fast.nodePath in config.json, ignored; check its spelling']);
   });
 
   it('keeps the error chain: the wrapped error is the cause', () => {

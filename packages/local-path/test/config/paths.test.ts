@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_PATH_FOR_NON_LISTED_NODES as DEFAULT,
   chooseBasePath,
+  cleanAbsolutePath,
   parseConfig,
   pathsForNode,
   selectClassConfig,
@@ -11,8 +12,9 @@ import {
 } from '../../src/config/index.js';
 import { configError, json } from './helpers.js';
 
+/** A class config as given, unchecked: the load-time checks refuse some that these runtime checks must still handle. */
 function local(...entries: { node: string; paths?: string[] }[]): StorageClassConfig {
-  return parseConfig(json({ nodePathMap: entries })).defaultConfig!;
+  return { nodePathMap: new Map(entries.map((e) => [e.node, (e.paths ?? []).map(cleanAbsolutePath)])), sharedFileSystemPath: '' };
 }
 
 describe('selectClassConfig', () => {
@@ -57,14 +59,13 @@ describe('storageModeOf', () => {
   });
 
   it('refuses both with "both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use"', () => {
-    const config = parseConfig(json({ sharedFileSystemPath: '/nfs', nodePathMap: [{ node: 'n1', paths: ['/a'] }] }));
-    const err = configError(() => storageModeOf(config.defaultConfig!));
+    const err = configError(() => storageModeOf({ ...local({ node: 'n1', paths: ['/a'] }), sharedFileSystemPath: '/nfs' }));
     expect(err.code).toBe('both-defined');
     expect(err.upstream).toBe('both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use');
   });
 
   it('refuses neither with "both nodePathMap and sharedFileSystemPath are unconfigured"', () => {
-    const err = configError(() => storageModeOf(parseConfig('{"nodePathMap": []}').defaultConfig!));
+    const err = configError(() => storageModeOf(local()));
     expect(err.code).toBe('unconfigured');
     expect(err.upstream).toBe('both nodePathMap and sharedFileSystemPath are unconfigured');
   });
@@ -157,8 +158,8 @@ describe('pathsForNode and chooseBasePath', () => {
   });
 
   it('refuses to choose for a class config with both or neither storage kinds', () => {
-    const both = parseConfig(json({ sharedFileSystemPath: '/nfs', nodePathMap: [{ node: 'n1', paths: ['/a'] }] })).defaultConfig!;
+    const both = { ...local({ node: 'n1', paths: ['/a'] }), sharedFileSystemPath: '/nfs' };
     expect(configError(() => chooseBasePath(both, { nodeName: 'n1' })).code).toBe('both-defined');
-    expect(configError(() => chooseBasePath(parseConfig('{}').defaultConfig!, { nodeName: 'n1' })).code).toBe('unconfigured');
+    expect(configError(() => chooseBasePath(local(), { nodeName: 'n1' })).code).toBe('unconfigured');
   });
 });

@@ -24,6 +24,7 @@ import {
 import { HelperPodTemplateError, loadHelperPodTemplate, validateHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { parseVolumeParameters } from '../../src/volume/parameters.js';
 import { folderFromPattern } from '../../src/volume/path-pattern.js';
+import { SETUP_SCRIPT, TEARDOWN_SCRIPT } from '../provisioner/helpers.js';
 import {
   CLUSTER_GRANTS,
   NAMESPACE_GRANTS,
@@ -192,9 +193,9 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       ]);
     });
 
-    it('the scripts are upstream\'s', () => {
-      expect(data().setup).toBe('#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"');
-      expect(data().teardown).toBe('#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"');
+    it('the scripts are upstream\'s, refusing a path through a symbolic link', () => {
+      expect(`${data().setup}\n`).toBe(SETUP_SCRIPT);
+      expect(`${data().teardown}\n`).toBe(TEARDOWN_SCRIPT);
     });
   });
 

@@ -75,9 +75,9 @@ export function expectAllowed(rules: IPolicyRule[], grants: [string, string, str
   }
 }
 
-/** What the provisioner does cluster-wide: PVC update (reschedule), PV patch (finalizer), events, classes, nodes, logs. */
+/** What the provisioner does cluster-wide: PVC update and patch (reschedule), PV patch (finalizer), events, classes, nodes, logs. */
 export const CLUSTER_GRANTS: [string, string, string[]][] = [
-  ['', 'persistentvolumeclaims', ['get', 'list', 'watch', 'update']],
+  ['', 'persistentvolumeclaims', ['get', 'list', 'watch', 'update', 'patch']],
   ['', 'persistentvolumes', ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update']],
   ['', 'events', ['create', 'patch']],
   ['storage.k8s.io', 'storageclasses', ['get', 'list', 'watch']],

@@ -53,7 +53,7 @@ describe('buildHelperPod — create, field by field (reference 3.6)', () => {
     ]));
   it('command is /bin/sh /script/setup', () => expect(c.command).toEqual(['/bin/sh', '/script/setup']));
   it('args are -p -s -m -a', () => expect(c.args).toEqual(['-p', volDir, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']));
-  it('env has VOL_DIR, VOL_MODE, VOL_SIZE_BYTES, VOL_USER, VOL_GROUP, VOL_PERM', () =>
+  it('env has VOL_DIR, VOL_MODE, VOL_SIZE_BYTES, VOL_USER, VOL_GROUP, VOL_PERM, then VOL_BASE (the mounted directory)', () =>
     expect(c.env).toEqual([
       { name: 'VOL_DIR', value: volDir },
       { name: 'VOL_MODE', value: 'Filesystem' },
@@ -61,7 +61,10 @@ describe('buildHelperPod — create, field by field (reference 3.6)', () => {
       { name: 'VOL_USER', value: '1000' },
       { name: 'VOL_GROUP', value: '2000' },
       { name: 'VOL_PERM', value: '0750' },
+      { name: 'VOL_BASE', value: '/opt/local-path-provisioner' },
     ]));
+  it('does not mount the service account token (upstream gives helper pods the provisioner\'s own)', () =>
+    expect(spec.automountServiceAccountToken).toBe(false));
   it('keeps image and pull policy from the template', () => {
     expect(c.name).toBe('helper-pod');
     expect(c.image).toBe('docker.io/library/busybox');
@@ -81,7 +84,7 @@ describe('buildHelperPod — delete', () => {
     expect(c.args?.slice(2)).toEqual(['-s', '5', '-m', 'Block', '-a', 'delete']);
   });
   it('has empty VOL_USER, VOL_GROUP, VOL_PERM', () => {
-    expect(c.env?.slice(3)).toEqual([
+    expect(c.env?.slice(3, 6)).toEqual([
       { name: 'VOL_USER', value: '' },
       { name: 'VOL_GROUP', value: '' },
       { name: 'VOL_PERM', value: '' },
@@ -92,7 +95,7 @@ describe('buildHelperPod — delete', () => {
 describe('buildHelperPod — variations', () => {
   it('always has VOL_USER/GROUP/PERM, empty when unset', () => {
     const env = buildHelperPod({ ...base, user: undefined, group: undefined, perm: undefined }).spec!.containers[0]!.env!;
-    expect(env.map((e) => [e.name, e.value]).slice(3)).toEqual([
+    expect(env.map((e) => [e.name, e.value]).slice(3, 6)).toEqual([
       ['VOL_USER', ''],
       ['VOL_GROUP', ''],
       ['VOL_PERM', ''],
@@ -139,6 +142,24 @@ describe('buildHelperPod — variations', () => {
     const pod = buildHelperPod({ ...base, path: '/opt/lpp/ns/name' });
     expect(pod.spec!.volumes?.[0]?.hostPath?.path).toBe('/opt/lpp/ns');
     expect(pod.spec!.containers[0]!.env?.[0]).toEqual({ name: 'VOL_DIR', value: '/opt/lpp/ns/name' });
+  });
+
+  it('mounts the base path instead when given, so that no component below it is resolved by the kubelet', () => {
+    const pod = buildHelperPod({ ...base, path: '/opt/lpp/ns/name/sub', basePath: '/opt/lpp/' });
+    expect(pod.spec!.volumes?.[0]).toEqual({ name: 'data', hostPath: { path: '/opt/lpp', type: 'DirectoryOrCreate' } });
+    expect(pod.spec!.containers[0]!.volumeMounts).toContainEqual({ name: 'data', mountPath: '/opt/lpp' });
+    const env = Object.fromEntries(pod.spec!.containers[0]!.env!.map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({ VOL_DIR: '/opt/lpp/ns/name/sub', VOL_BASE: '/opt/lpp' });
+    expect(() => buildHelperPod({ ...base, path: '/opt/lpp', basePath: '/opt/lpp' })).toThrow('is not inside the base path');
+    expect(() => buildHelperPod({ ...base, path: '/opt/other/x', basePath: '/opt/lpp' })).toThrow('is not inside the base path');
+  });
+
+  it('adds labels and annotations to the template\'s, and keeps automountServiceAccountToken when the template sets it', () => {
+    const t: V1Pod = { ...template, metadata: { ...template.metadata, labels: { app: 'x' } }, spec: { ...template.spec!, automountServiceAccountToken: true } };
+    const pod = buildHelperPod({ ...base, template: t, labels: { op: 'create' }, annotations: { note: 'n' } });
+    expect(pod.metadata?.labels).toEqual({ app: 'x', op: 'create' });
+    expect(pod.metadata?.annotations).toEqual({ note: 'n' });
+    expect(pod.spec!.automountServiceAccountToken).toBe(true);
   });
 
   it('cleans the path', () => {

@@ -134,17 +134,23 @@ export async function provisionOne(k: Kit, name: string): Promise<{ pvName: stri
 
 /**
  * The RBAC objects of deploy/local-path-storage.yaml (ServiceAccount, Roles, bindings), created on the cluster;
- * `withoutLeases` drops the Lease rule, as upstream's manifest has none. Returns a kubeconfig file that
+ * `withoutLeases` drops the Lease rule, as upstream's manifest has none; `rules` rewrites each role's rules. Returns a kubeconfig file that
  * authenticates as that ServiceAccount (real tier only: the testkit has no authorization).
  */
-export async function serviceAccountKubeconfig(k: Kit, options: { withoutLeases?: boolean } = {}): Promise<string> {
+export async function serviceAccountKubeconfig(
+  k: Kit,
+  options: { withoutLeases?: boolean; rules?: (rules: { resources?: string[]; verbs?: string[] }[]) => { resources?: string[]; verbs?: string[] }[] } = {},
+): Promise<string> {
   const cp = k.cluster.controlPlane;
   if (cp === undefined) throw new Error('serviceAccountKubeconfig: only the real tier authorizes requests');
-  const docs = parseAllDocuments(await readFile(MANIFEST, 'utf8')).map((d) => d.toJS() as KubernetesObject & { rules?: { resources?: string[] }[] });
+  const docs = parseAllDocuments(await readFile(MANIFEST, 'utf8')).map(
+    (d) => d.toJS() as KubernetesObject & { rules?: { resources?: string[]; verbs?: string[] }[] },
+  );
   const api = KubernetesObjectApi.makeApiClient(k.cluster.kubeConfig);
   for (const doc of docs) {
     if (!['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(doc.kind ?? '')) continue;
     if (options.withoutLeases === true && doc.rules !== undefined) doc.rules = doc.rules.filter((r) => !(r.resources ?? []).includes('leases'));
+    if (options.rules !== undefined && doc.rules !== undefined) doc.rules = options.rules(doc.rules);
     await api.create(doc);
   }
   const kc = await cp.serviceAccountKubeConfig(NAMESPACE, SERVICE_ACCOUNT);

@@ -160,4 +160,10 @@ describe('local-path-provisioner binary', () => {
     expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: HELP, stderr: '' });
     expect((await readFile(bin, 'utf8')).startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
+
+  it('prints the package version with --version', async () => {
+    const { version } = JSON.parse(await readFile(path.join(pkg, 'package.json'), 'utf8')) as { version: string };
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, '--version'], { env: { PATH: process.env.PATH ?? '' } });
+    expect(stdout).toBe(`local-path-provisioner version ${version}\n`);
+  });
 });

@@ -47,7 +47,8 @@ function podRequests(e: Env): Record<string, number> {
 describeTiers('waiting for a helper pod', () => {
   it('creates and watches the helper pod with one request each, sends none while the script runs, and binds at its end', async () => {
     // With cmdTimeoutSeconds 3600 only the pod's end can finish the wait.
-    const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600 });
+    // No reconciler: its list of helper pods would be counted.
+    const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600, reconcile: false });
     await e.storage.createStorageClass({ body: storageClass() });
     // The consumer pod first (it waits for its claim), so that every pod request counted below is the provisioner's.
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });

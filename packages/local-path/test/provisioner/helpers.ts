@@ -21,6 +21,7 @@ import { vi } from 'vitest';
 import { parseConfig, type RandomSource } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
+import { HelperPodReconciler } from '../../src/provisioner/reconciler.js';
 import { DEFAULT_TEMPLATE } from '../helper-pod/fixtures.js';
 
 export const NAMESPACE = 'local-path-storage';
@@ -42,8 +43,41 @@ export function defaultConfig(cmdTimeoutSeconds?: number): Record<string, unknow
   };
 }
 
-export const SETUP_SCRIPT = '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n';
-export const TEARDOWN_SCRIPT = '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n';
+/** `setup` of deploy/local-path-storage.yaml: upstream's, refusing a path through a symbolic link. */
+export const SETUP_SCRIPT = [
+  '#!/bin/sh',
+  'set -eu',
+  '# Refuse a path through a symbolic link below the base path ($VOL_BASE): a link left in a retained volume would',
+  '# send this volume elsewhere.',
+  'base="${VOL_BASE:-$(dirname "$VOL_DIR")}"',
+  'd="$VOL_DIR"',
+  'while [ ! -e "$d" ] && [ ! -L "$d" ]; do d="$(dirname "$d")"; done',
+  'want="$(readlink -f "$base")${d#"$base"}"',
+  'real="$(readlink -f "$d" || true)"',
+  'if [ "$real" != "$want" ]; then',
+  '  echo "refusing $VOL_DIR: $d resolves to ${real:-nothing}" >&2',
+  '  exit 1',
+  'fi',
+  'mkdir -m 0777 -p "$VOL_DIR"',
+  '',
+].join('\n');
+/** `teardown` of deploy/local-path-storage.yaml: upstream's, refusing a path through a symbolic link. */
+export const TEARDOWN_SCRIPT = [
+  '#!/bin/sh',
+  'set -eu',
+  '# Refuse a path through a symbolic link below the base path ($VOL_BASE): rm -rf would follow it.',
+  'base="${VOL_BASE:-$(dirname "$VOL_DIR")}"',
+  'if [ -e "$VOL_DIR" ] || [ -L "$VOL_DIR" ]; then',
+  '  want="$(readlink -f "$base")${VOL_DIR#"$base"}"',
+  '  real="$(readlink -f "$VOL_DIR" || true)"',
+  '  if [ "$real" != "$want" ]; then',
+  '    echo "refusing $VOL_DIR: it resolves to ${real:-nothing}" >&2',
+  '    exit 1',
+  '  fi',
+  'fi',
+  'rm -rf "$VOL_DIR"',
+  '',
+].join('\n');
 /** The helper pod template shipped in deploy/local-path-storage.yaml. */
 export const HELPER_POD_YAML = DEFAULT_TEMPLATE;
 
@@ -62,6 +96,12 @@ export interface Setup {
   random?: RandomSource;
   /** A failed claim or volume is retried after this many ms, every time. Default: the controller's 15 s doubling. */
   retryMs?: number;
+  /** Interval of the helper pod reconciler, which also runs when the controller starts. Default 60 s. */
+  reconcileIntervalMs?: number;
+  /** Whether the reconciler runs at all. Default true. */
+  reconcile?: boolean;
+  /** `helperPod.yaml` of the ConfigMap. Default {@link HELPER_POD_YAML}. */
+  helperPodYaml?: string;
 }
 
 /** A running environment. */
@@ -73,8 +113,10 @@ export interface Env {
   storage: StorageV1Api;
   /** The controller running now (a new one after {@link Env.startController}). */
   readonly controller: ProvisionController;
-  /** `warn(pv, message)` calls of the provisioner. */
-  warnings: { pv: string; message: string }[];
+  /** `warn(pv, message, reason)` calls of the provisioner. */
+  warnings: { pv: string; message: string; reason: string }[];
+  /** The reconciler of the controller running now. */
+  readonly reconciler: HelperPodReconciler;
   /** Names of every pod ever created in the provisioner's namespace. */
   readonly helperPods: Set<string>;
   /** `ADDED <name>` / `DELETED <name>` for every pod created or removed in the provisioner's namespace, in order. */
@@ -111,14 +153,14 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
         'config.json': configText,
         setup: setup.setup ?? SETUP_SCRIPT,
         teardown: setup.teardown ?? TEARDOWN_SCRIPT,
-        'helperPod.yaml': HELPER_POD_YAML,
+        'helperPod.yaml': setup.helperPodYaml ?? HELPER_POD_YAML,
       },
     },
   });
   const config = parseConfig(configText);
-  const template = loadHelperPodTemplate(HELPER_POD_YAML, false);
+  const template = loadHelperPodTemplate(setup.helperPodYaml ?? HELPER_POD_YAML, false);
   const warnings: Env['warnings'] = [];
-  const launch = (): { controller: ProvisionController; abort: AbortController; running: Promise<void> } => {
+  const launch = (): { controller: ProvisionController; reconciler: HelperPodReconciler; abort: AbortController; running: Promise<void> } => {
     const provisioner = new LocalPathProvisioner({
       kubeConfig: kc,
       namespace: NAMESPACE,
@@ -128,7 +170,7 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
       provisionerName: PROVISIONER_NAME,
       pollIntervalMs: 50,
       random: setup.random,
-      warn: (pv, message) => warnings.push({ pv: pv.metadata?.name ?? '', message }),
+      warn: (pv, message, reason) => warnings.push({ pv: pv.metadata?.name ?? '', message, reason }),
     });
     const controller = new ProvisionController({
       kubeConfig: kc,
@@ -138,7 +180,16 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
       ...(setup.retryMs === undefined ? {} : { rateLimiter: new ItemExponentialFailureRateLimiter<string>(setup.retryMs, setup.retryMs) }),
     });
     const abort = new AbortController();
-    return { controller, abort, running: controller.run(abort.signal) };
+    const reconciler = new HelperPodReconciler({ kubeConfig: kc, namespace: NAMESPACE, provisioner, timeoutSeconds: () => config.cmdTimeoutSeconds });
+    controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
+    let reconciling: Promise<void> = Promise.resolve();
+    if (setup.reconcile !== false) {
+      controller.once('started', () => {
+        reconciling = reconciler.run(setup.reconcileIntervalMs ?? 60_000, abort.signal);
+      });
+    }
+    const running = controller.run(abort.signal).finally(() => reconciling);
+    return { controller, reconciler, abort, running };
   };
   let current = launch();
   let stopped = false;
@@ -155,6 +206,9 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
     storage,
     get controller() {
       return current.controller;
+    },
+    get reconciler() {
+      return current.reconciler;
     },
     warnings,
     get helperPods() {

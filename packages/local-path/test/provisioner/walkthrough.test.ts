@@ -121,7 +121,9 @@ describeTiers('LocalPathProvisioner', () => {
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
 
     await vi.waitFor(async () => expect(await getVolume(e, pvName)).toBeUndefined(), WAIT);
-    expect(e.warnings).toEqual([{ pv: pvName, message: expect.stringContaining(`Node node-1 does not exist, skipping cleanup of volume ${pvName}`) as unknown }]);
+    expect(e.warnings).toEqual([
+      { pv: pvName, reason: 'VolumeCleanupSkipped', message: expect.stringContaining(`Node node-1 does not exist, skipping cleanup of volume ${pvName}`) as unknown },
+    ]);
     expect(existsSync(dir)).toBe(true);
     expect([...e.helperPods].filter((p) => p.startsWith('helper-pod-delete-'))).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { describeError } from '../client/api-errors.js';
+import { apiStatus, describeError } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, selectedNodeName } from './claims.js';
@@ -132,6 +132,17 @@ async function provisionFailed(
       });
     } catch (updateErr) {
       log.error({ err: describeError(updateErr) }, 'Volume rescheduling failed');
+      // The ProvisioningFailed event said "rescheduling": say that it did not happen, and why, where users look.
+      const forbidden = apiStatus(updateErr)?.code === 403;
+      ctx.claimEvent(
+        claim,
+        'Warning',
+        'ReschedulingFailed',
+        `could not remove annotation ${ANN_SELECTED_NODE} to let the scheduler pick another node: ${describeError(updateErr)}` +
+          (forbidden
+            ? '; the provisioner\'s account needs the "update" verb on persistentvolumeclaims (RBAC); until then remove the annotation by hand'
+            : '; it is tried again with the next attempt'),
+      );
       return { state: ProvisioningState.Finished, error: err };
     }
     log.info({}, 'Volume rescheduled');

@@ -50,6 +50,8 @@ interface Case {
   options?: Partial<ProvisionControllerOptions>;
   /** Faults on PV writes: verb and how many times. */
   failPV?: { verb: 'create' | 'delete'; count?: number };
+  /** An error code for every claim update. */
+  failClaimUpdate?: 403 | 500;
   inProgress?: (claims: V1PersistentVolumeClaim[]) => V1PersistentVolumeClaim[];
   enqueue?: V1PersistentVolumeClaim;
   queueStore?: boolean;
@@ -64,6 +66,9 @@ async function run(c: Case): Promise<Harness> {
       ...(c.queueStore === true ? { createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter<string>(1, 1_000_000) } : {}),
     },
     (kit) => {
+      if (c.failClaimUpdate !== undefined) {
+        kit.faults.add({ verb: 'update', resource: 'persistentvolumeclaims', action: { type: 'error', code: c.failClaimUpdate } });
+      }
       if (c.failPV !== undefined) {
         kit.faults.add({
           verb: c.failPV.verb,
@@ -330,6 +335,21 @@ describe('TestController', () => {
       expect(h.metrics.classes(PROVISION_FAILED)).toEqual(['class-1']);
     });
   }
+
+  it('reports a reschedule the API server refused as a ReschedulingFailed Warning naming the missing verb', async () => {
+    h = await run({
+      classes: [newStorageClass('class-1', PROVISIONER, WFFC)],
+      claims: [newClaim('claim-1', 'uid-1-1', 'class-1', '', '', selected)],
+      provisioner: stateProvisioner(ProvisioningState.Reschedule, 'fake error, reschedule'),
+      options: { failedProvisionThreshold: 1 },
+      failClaimUpdate: 403,
+    });
+    expect('volume.kubernetes.io/selected-node' in (h.claims()[0]?.metadata?.annotations ?? {})).toBe(true);
+    const events = h.kit.store.list('events', 'default') as { reason?: string; message?: string }[];
+    expect(events.find((e) => e.reason === 'ReschedulingFailed')?.message).toMatch(
+      /could not remove annotation volume\.kubernetes\.io\/selected-node .*needs the "update" verb on persistentvolumeclaims/,
+    );
+  });
 
   it('provision for ext provisioner with finalizer', async () => {
     const cls = c1();

@@ -82,6 +82,23 @@ describeTiers('leader takeover through main()', () => {
     expect(taken.durationSeconds).toBe(20);
   });
 
+  it('a restarted provisioner, with the default timings, leads at its first attempt and provisions at once', async () => {
+    const k = await startKit();
+    const a = runMain(k.kubeconfig);
+    await waitStarted(a);
+    const first = await provisionOne(k, 'pvc-before');
+    expect(creating(a, first.pvName)).toHaveLength(1);
+    // A restart, as a rolling update does it: the old process stops (SIGTERM), then the new one starts.
+    a.stop();
+    expect(await a.exited).toBe(0);
+    const b = runMain(k.kubeconfig);
+    await waitStarted(b);
+    // Without the release it would fail every 2 s until the 15 s lease ran out.
+    expect(b.count('Failed to acquire lease')).toBe(0);
+    const next = await provisionOne(k, 'pvc-after');
+    expect(creating(b, next.pvName)).toHaveLength(1);
+  });
+
   it('with --leader-election-release-on-cancel=false a stopped leader leaves the Lease to expire', async () => {
     const k = await startKit();
     const holder = async (): Promise<string | undefined> => (await k.read.leases(NAMESPACE))[0]?.spec?.holderIdentity;

@@ -88,18 +88,21 @@ function recordWarnings(e: Env): void {
   const timer = setInterval(() => {
     for (; index < e.warnings.length; index++) {
       const w = e.warnings[index]!;
-      void e.core
-        .createNamespacedEvent({
-          namespace: 'default',
-          body: {
-            metadata: { generateName: `${w.pv}.` },
-            involvedObject: { kind: 'PersistentVolume', apiVersion: 'v1', name: w.pv },
-            type: 'Warning',
-            reason: w.reason,
-            message: w.message,
-            source: { component: 'local-path-provisioner' },
-          },
-        })
+      void getVolume(e, w.pv)
+        .then((pv) =>
+          e.core.createNamespacedEvent({
+            namespace: 'default',
+            body: {
+              metadata: { generateName: `${w.pv}.` },
+              // The PV's uid, as the provisioner's recorder gives it (Events are looked up by it).
+              involvedObject: { kind: 'PersistentVolume', apiVersion: 'v1', name: w.pv, uid: pv?.metadata?.uid },
+              type: 'Warning',
+              reason: w.reason,
+              message: w.message,
+              source: { component: 'local-path-provisioner' },
+            },
+          }),
+        )
         .catch(() => undefined);
     }
   }, 20);

@@ -2,7 +2,7 @@ import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim } from
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../clock/clock.js';
 import { makeApiClient } from '../client/agent.js';
-import { EventRecorder } from '../events/recorder.js';
+import { DEFAULT_EVENT_WRITE_CONCURRENCY, EventRecorder } from '../events/recorder.js';
 import { LeaderElector } from '../leaderelection/elector.js';
 import { LeaseLock } from '../leaderelection/lease-lock.js';
 import { defaultIdentity, defaultNamespace, leaseName } from '../leaderelection/config.js';
@@ -21,6 +21,12 @@ import { runWorker } from './worker.js';
 import { BackoffVolumeStore, QueueVolumeStore, type VolumeStore } from './volume-store.js';
 import { syncVolume } from './delete-operation.js';
 import { provisionClaimOperation, STOP } from './provision-operation.js';
+
+/**
+ * Events a claim worker records per PV it writes: `Provisioning` before `provision`, `ProvisioningSucceeded` after
+ * the save. The recorder keeps this many writes in flight per worker so that it keeps pace with them.
+ */
+const EVENTS_PER_PV_WRITE = 2;
 
 /** Errors thrown by user code are not always Error objects; the queue and the logs want one. */
 function asError(err: unknown): Error {
@@ -79,6 +85,10 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       source: { component: `${o.provisionerName}_${o.identity}` },
       clock: o.clock,
       logger: this.logger,
+      metrics: o.metrics,
+      // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
+      // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
+      concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
     });
     const limiter = o.rateLimiter ?? provisionerRateLimiter(o.exponentialBackOffOnError, o.clock);
     this.claimQueue = newRateLimitingQueue<string>({ name: 'claims', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });

@@ -1,11 +1,13 @@
 /**
- * What the published packages declare: the Node.js versions they support (`engines.node`, checked against what
- * their production dependencies declare).
+ * What the published packages declare and ship: the Node.js versions they support (`engines.node`, checked against
+ * what their production dependencies declare), and the LICENSE and NOTICE in every tarball `pnpm pack` makes.
  */
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -127,4 +129,18 @@ describe('engines.node', () => {
     const unsupported = [...engines].filter(([, range]) => !satisfies(oldest, range)).map(([pkg, range]) => `${pkg} needs node ${range}`);
     expect(unsupported).toEqual([]);
   });
+});
+
+describe('the packed tarballs', () => {
+  const out = mkdtempSync(join(tmpdir(), 'kprov-pack-'));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it.each(published.map((p) => [p.json.name, p] as const))('%s ships LICENSE and NOTICE, as at the root', (_name, p) => {
+    const tarball = execFileSync('pnpm', ['pack', '--pack-destination', out], { cwd: p.folder, encoding: 'utf8' }).trim().split('\n').at(-1) ?? '';
+    const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
+    expect(entries).toEqual(expect.arrayContaining(['package/LICENSE', 'package/NOTICE', 'package/README.md', 'package/package.json']));
+    const extract = (entry: string): string => execFileSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' });
+    expect(extract('package/LICENSE')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
+    expect(extract('package/NOTICE')).toBe(readFileSync(join(ROOT, 'NOTICE'), 'utf8'));
+  }, 30_000);
 });

@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '../logging/logger.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { noopMetrics } from '../metrics/sink.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
-import { describeError } from '../client/api-errors.js';
+import { describeError, toError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
 import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
@@ -267,7 +267,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
           // A volume still being provisioned in the background may leak (as in Go).
           this.claimsInProgress.delete(key);
           this.logger.error({ claim: key, threshold: this.options.failedProvisionThreshold }, 'Exceeded the failed provision threshold, giving up on the claim');
-          this.emit('gaveUp', 'claim', key, err);
+          this.emit('gaveUp', 'claim', key, toError(err));
         },
         busy: (d) => (this.inFlight += d),
       },
@@ -286,7 +286,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         onError: (key, err) => this.logger.error({ volume: key, err: describeError(err) }, 'Error syncing volume'),
         onGiveUp: (key, err) => {
           this.logger.error({ volume: key, threshold: this.options.failedDeleteThreshold }, 'Exceeded the failed delete threshold, giving up on the volume');
-          this.emit('gaveUp', 'volume', key, err);
+          this.emit('gaveUp', 'volume', key, toError(err));
         },
         busy: (d) => (this.inFlight += d),
       },
@@ -369,7 +369,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         cachedVolume: (name) => this.informers?.volumeByName(name),
         volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
         deleted: (pv) => this.emit('deleted', pv),
-        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, err),
+        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, toError(err)),
       },
       volume,
       signal,

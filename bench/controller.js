@@ -34,7 +34,7 @@ agent.dispatch = (opts, handler) => {
   return dispatch(opts, handler);
 };
 
-// A logger that only counts messages, to report dropped events, retries and errors.
+// A logger that only counts messages, to report retries and errors (in the JSON results).
 const logCounts = new Map();
 const count = (level) => (_fields, message) => {
   const key = `${level}: ${message}`;
@@ -66,6 +66,18 @@ const provisioner = {
   async delete() {},
 };
 
+// A metrics sink that keeps only the event recorder's drop counter, by reason.
+const eventsDropped = {};
+const noop = { inc: () => undefined, dec: () => undefined, set: () => undefined, observe: () => undefined };
+const metrics = {
+  counter: (o) =>
+    o.name === lib.EVENT_RECORDER_DROPPED_EVENTS
+      ? { inc: (labels, value = 1) => (eventsDropped[labels.reason] = (eventsDropped[labels.reason] ?? 0) + value) }
+      : noop,
+  gauge: () => noop,
+  histogram: () => noop,
+};
+
 const controller = new lib.ProvisionController({
   kubeConfig: kc,
   provisionerName: PROVISIONER_NAME,
@@ -73,6 +85,7 @@ const controller = new lib.ProvisionController({
   threadiness: config.threadiness,
   leaderElection: false,
   logger,
+  metrics,
 });
 
 const provisioned = new Map();
@@ -150,6 +163,7 @@ process.on('message', (message) => {
       failures,
       requests: Object.fromEntries([...requests].sort((a, b) => b[1] - a[1])),
       logs: Object.fromEntries([...logCounts].sort((a, b) => b[1] - a[1])),
+      eventsDropped,
       cpuMs: cpuAtEnd === undefined ? null : (cpuAtEnd.user + cpuAtEnd.system) / 1000,
       wallMs: wallAtEnd - wallAtStart,
       memory: { start: memAtStart, end: memAtEnd, afterGc, peak, gcExposed: typeof globalThis.gc === 'function' },

@@ -376,11 +376,7 @@ function summarize(threadiness, result, created, createMs, complete, cpu) {
     byVerb[verb] = (byVerb[verb] ?? 0) + n;
     total += n;
   }
-  const logged = (re) =>
-    Object.entries(result.logs)
-      .filter(([k]) => re.test(k))
-      .reduce((sum, [, n]) => sum + n, 0);
-  const dropped = logged(/event dropped/i);
+  const dropped = result.eventsDropped.queue_full ?? 0;
   return {
     threadiness,
     complete,
@@ -402,6 +398,7 @@ function summarize(threadiness, result, created, createMs, complete, cpu) {
     loadGenerator: { concurrency: options.createConcurrency, ms: createMs, perSecond: (options.claims / createMs) * 1000 },
     requests: { total, perProvision: total / provisioned, byVerb, byVerbResource: result.requests },
     eventsDropped: dropped,
+    eventsDroppedByReason: result.eventsDropped,
     logs: result.logs,
     cpuMsPerProvision: result.cpuMs === null ? null : result.cpuMs / provisioned,
     cpuMs: result.cpuMs,
@@ -544,7 +541,7 @@ function table() {
   row('controller RSS at end / peak (MiB)', (r) => `${mib(r.controller.memory.end.rss)} / ${mib(r.controller.memory.peak.rss)}`);
   row('controller heap used at end / peak (MiB)', (r) => `${mib(r.controller.memory.end.heapUsed)} / ${mib(r.controller.memory.peak.heapUsed)}`);
   row('controller heap used after full GC at end (MiB)', (r) => mib(r.controller.memory.afterGc.heapUsed));
-  row('Events dropped, recorder queue full (of 2 per claim)', (r) => f0(r.controller.eventsDropped));
+  row('Events dropped, recorder queue full (of 2 per claim; `event_recorder_dropped_events_total`)', (r) => f0(r.controller.eventsDropped));
   row('duplicate provisions / failed attempts', (r) => `${r.controller.duplicates} / ${r.controller.failures}`);
   const line = (cells) => `| ${cells.join(' | ')} |`;
   return [line(head), line(head.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');

@@ -19,7 +19,7 @@ export {
 } from './controller/provisioner.js';
 export type { ProvisionControllerEvents } from './controller/events.js';
 export * from './controller/annotations.js';
-export { apiStatus, describeError, isAlreadyExists, isNotFound, type ApiStatus } from './client/api-errors.js';
+export { ApiStatusError, apiStatus, describeError, isAlreadyExists, isNotFound, toError, type ApiStatus } from './client/api-errors.js';
 export { claimClass, selectedNodeName } from './controller/claims.js';
 export { realClock, sleep, type Clock, type TimerHandle } from './clock/clock.js';
 export { silentLogger, type Logger } from './logging/logger.js';

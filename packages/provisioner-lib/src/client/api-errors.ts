@@ -7,8 +7,39 @@ export interface ApiStatus {
   message?: string;
 }
 
-/** Reads the Status out of a client-node `ApiException` (its body is the raw response text). */
+/**
+ * An API server's refusal, as its Status says it: `code` (the HTTP status), `reason` (`Forbidden`, `NotFound`,
+ * `AlreadyExists`, …; undefined when the answer was not a Status) and `message` (the Status message, as client-go's
+ * errors print it). The controller's events hand these to listeners instead of client-node's `ApiException`, whose
+ * message is the raw response (`HTTP-Code: 403 Message: Unknown API Status Code! Body: {…}`); that exception is the
+ * `cause`.
+ */
+export class ApiStatusError extends Error {
+  override readonly name = 'ApiStatusError';
+  /** The HTTP status code. */
+  readonly code: number;
+  /** The Status reason, when the server sent a Status with one. */
+  readonly reason: string | undefined;
+
+  /**
+   * @param status - what the server answered; without a message, the message says the status code.
+   * @param options - `cause`: the error the status was read from.
+   */
+  constructor(status: ApiStatus, options?: ErrorOptions) {
+    super(status.message === undefined || status.message === '' ? `the server responded with the status code ${status.code}` : status.message, options);
+    this.code = status.code;
+    this.reason = status.reason;
+  }
+}
+
+/**
+ * Reads the Status out of a client-node `ApiException` (its body is the raw response text) or an
+ * {@link ApiStatusError}; undefined for any other error.
+ */
 export function apiStatus(err: unknown): ApiStatus | undefined {
+  if (err instanceof ApiStatusError) {
+    return { code: err.code, ...(err.reason === undefined ? {} : { reason: err.reason }), message: err.message };
+  }
   if (!(err instanceof ApiException)) return undefined;
   const code = err.code;
   const body: unknown = err.body;
@@ -44,4 +75,17 @@ export function describeError(err: unknown): string {
   const s = apiStatus(err);
   if (s !== undefined) return s.message ?? `the server responded with the status code ${s.code}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * `err` as the controller's events give it to listeners: a client-node `ApiException` becomes an
+ * {@link ApiStatusError} (status code, reason and the server's message, with the exception as its `cause`), any other
+ * Error is returned as it is, and anything else becomes an Error with its text.
+ */
+export function toError(err: unknown): Error {
+  if (err instanceof ApiException) {
+    const status = apiStatus(err);
+    if (status !== undefined) return new ApiStatusError(status, { cause: err });
+  }
+  return err instanceof Error ? err : new Error(String(err));
 }

@@ -2,7 +2,7 @@ import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim } from
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../clock/clock.js';
 import { makeApiClient } from '../client/agent.js';
-import { EventRecorder } from '../events/recorder.js';
+import { DEFAULT_EVENT_WRITE_CONCURRENCY, EventRecorder } from '../events/recorder.js';
 import { LeaderElector } from '../leaderelection/elector.js';
 import { LeaseLock } from '../leaderelection/lease-lock.js';
 import { defaultIdentity, defaultNamespace, leaseName } from '../leaderelection/config.js';
@@ -11,7 +11,7 @@ import { createControllerMetrics, type ControllerMetrics } from '../metrics/cont
 import { noopMetrics } from '../metrics/sink.js';
 import { holdProcessOpen } from '../process/keep-alive.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
-import { describeError } from '../client/api-errors.js';
+import { describeError, toError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
 import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
@@ -22,6 +22,12 @@ import { runWorker } from './worker.js';
 import { BackoffVolumeStore, QueueVolumeStore, type VolumeStore } from './volume-store.js';
 import { syncVolume } from './delete-operation.js';
 import { provisionClaimOperation, STOP } from './provision-operation.js';
+
+/**
+ * Events a claim worker records per PV it writes: `Provisioning` before `provision`, `ProvisioningSucceeded` after
+ * the save. The recorder keeps this many writes in flight per worker so that it keeps pace with them.
+ */
+const EVENTS_PER_PV_WRITE = 2;
 
 /** Errors thrown by user code are not always Error objects; the queue and the logs want one. */
 function asError(err: unknown): Error {
@@ -82,6 +88,10 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       source: { component: `${o.provisionerName}_${o.identity}` },
       clock: o.clock,
       logger: this.logger,
+      metrics: o.metrics,
+      // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
+      // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
+      concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
     });
     const limiter = o.rateLimiter ?? provisionerRateLimiter(o.exponentialBackOffOnError, o.clock);
     this.claimQueue = newRateLimitingQueue<string>({ name: 'claims', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
@@ -287,7 +297,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
           // A volume still being provisioned in the background may leak (as in Go).
           this.claimsInProgress.delete(key);
           this.logger.error({ claim: key, threshold: this.options.failedProvisionThreshold }, 'Exceeded the failed provision threshold, giving up on the claim');
-          this.emit('gaveUp', 'claim', key, err);
+          this.emit('gaveUp', 'claim', key, toError(err));
         },
         busy: (d) => (this.inFlight += d),
       },
@@ -306,7 +316,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         onError: (key, err) => this.logger.error({ volume: key, err: describeError(err) }, 'Error syncing volume'),
         onGiveUp: (key, err) => {
           this.logger.error({ volume: key, threshold: this.options.failedDeleteThreshold }, 'Exceeded the failed delete threshold, giving up on the volume');
-          this.emit('gaveUp', 'volume', key, err);
+          this.emit('gaveUp', 'volume', key, toError(err));
         },
         busy: (d) => (this.inFlight += d),
       },
@@ -389,7 +399,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         cachedVolume: (name) => this.informers?.volumeByName(name),
         volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
         deleted: (pv) => this.emit('deleted', pv),
-        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, err),
+        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, toError(err)),
       },
       volume,
       signal,

@@ -54,7 +54,10 @@ export interface ProvisionControllerOptions {
    * shared 10 per second, burst 100 bucket. Ignored when `rateLimiter` is set. Default true.
    */
   exponentialBackOffOnError?: boolean;
-  /** Retry limiter for both the claim and the volume queue (one shared instance, as in Go). Default: see above. */
+  /**
+   * Retry limiter for both the claim and the volume queue (one shared instance, as in Go), for example
+   * `backoffRateLimiter({ baseMs: 1_000, maxMs: 300_000 })`. Default: see above.
+   */
   rateLimiter?: RateLimiter<string>;
   /** Attempts to save a provisioned PV before the volume is deleted again. Default 5. */
   createProvisionedPVRetryCount?: number;

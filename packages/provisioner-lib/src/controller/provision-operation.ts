@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { apiStatus, describeError } from '../client/api-errors.js';
+import { apiStatus, describeError, toError } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, selectedNodeName } from './claims.js';
@@ -78,7 +78,7 @@ const o = ctx.options;
   try {
     await ctx.volumeStore.storeVolume(claim, pv);
   } catch (err) {
-    ctx.emitter.emit('provisionFailed', claim, err);
+    ctx.emitter.emit('provisionFailed', claim, toError(err));
     return { state: ProvisioningState.Finished, error: err };
   }
   ctx.emitter.emit('provisioned', claim, pv);
@@ -98,7 +98,7 @@ async function provisionFailed(
     ctx.emitter.emit('provisionIgnored', claim, err);
     return { state: ProvisioningState.Finished, error: STOP };
   }
-  ctx.emitter.emit('provisionFailed', claim, err);
+  ctx.emitter.emit('provisionFailed', claim, toError(err));
   if (signal.aborted) {
     // The controller is stopping (shutdown or lost leadership), not the claim failing: no Warning on the claim, whose
     // provisioning the next run (or the new leader) takes up again.

@@ -1,5 +1,12 @@
 /** Event recording: {@link EventRecorder} and the client-go correlator behind it. */
-export { EventRecorder, type EventRecorderOptions, type EventsApi } from './recorder.js';
+export {
+  DEFAULT_EVENT_WRITE_CONCURRENCY,
+  EVENT_RECORDER_DROPPED_EVENTS,
+  EventRecorder,
+  type DroppedEventReason,
+  type EventRecorderOptions,
+  type EventsApi,
+} from './recorder.js';
 export {
   EventCorrelator,
   combinedMessage,

@@ -3,6 +3,7 @@ import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import { makeApiClient } from '../client/agent.js';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
+import { noopMetrics, type Counter, type MetricsSink } from '../metrics/sink.js';
 import { EventCorrelator, correlationGroupKey, type CorrelatorOptions } from './correlator.js';
 import type { EventPatch, EventSource, EventType, ObjectReference, PendingEvent } from './types.js';
 
@@ -22,6 +23,11 @@ export interface EventRecorderOptions {
   kubeConfig?: KubeConfig;
   /** Where write failures and dropped events are logged. Default {@link silentLogger}. */
   logger?: Logger;
+  /**
+   * Where {@link EVENT_RECORDER_DROPPED_EVENTS} is counted. Default {@link noopMetrics}. Recorders sharing a sink
+   * share the counter.
+   */
+  metrics?: MetricsSink;
   /** Time source for the spam filter, the aggregation window and retry sleeps. Default {@link realClock}. */
   clock?: Clock;
   /** Wall-clock time in nanoseconds since the Unix epoch, for Event names and timestamps. Default `Date.now()`. */
@@ -32,9 +38,14 @@ export interface EventRecorderOptions {
    */
   queueSize?: number;
   /**
-   * Writes in flight at once. Default 8. Events with the same source, involved object, type and reason (all that
+   * Writes in flight at once. Default {@link DEFAULT_EVENT_WRITE_CONCURRENCY} (8). Events with the same source, involved object, type and reason (all that
    * could end up as one Event object) are still written one after another in the order they were recorded; a
    * retry sleep does not hold a write slot. 1 gives client-go's single serial writer.
+   *
+   * Keep it in proportion to the writers that produce events: the API server (and a client-side rate limit shared
+   * with them) serves requests about first come, first served, so the recorder gets a share of it in proportion to
+   * its writes in flight. A `ProvisionController` sets two per claim worker, as each provisioned claim records two
+   * Events for its one PV write.
    */
   concurrency?: number;
   /** Attempts per event before it is given up. Default 12 (client-go's `maxTriesPerEvent`). */
@@ -68,8 +79,49 @@ interface FlushWaiter {
   resolve: () => void;
 }
 
-/** How a write attempt ended. */
-type Outcome = 'done' | 'retry';
+/** How a write attempt ended: written (or already there), not written and not to be retried, or to be retried. */
+type Outcome = 'done' | 'rejected' | 'retry';
+
+/** Writes in flight at once unless {@link EventRecorderOptions.concurrency} says otherwise. */
+export const DEFAULT_EVENT_WRITE_CONCURRENCY = 8;
+
+/**
+ * Name of the counter of Events the recorder accepted to record but did not write, by `reason`:
+ *
+ * - `queue_full`: the queue held `queueSize` events (client-go's `maxQueuedEvents` guard);
+ * - `shut_down`: recorded after {@link EventRecorder.shutDown};
+ * - `retry_limit`: still failing (network errors, 429, 5xx) after `maxTries` attempts, or when the recorder was shut
+ *   down between attempts;
+ * - `rejected`: answered with a 4xx that is not worth retrying (403, 422, a terminating namespace, …); a 409 means
+ *   the Event is there already and is not counted.
+ *
+ * Each series starts at 0. Events the spam filter holds back are not counted: their repeats are counted on the
+ * Event by its next patch, as in client-go.
+ */
+export const EVENT_RECORDER_DROPPED_EVENTS = 'event_recorder_dropped_events_total';
+
+/** The values of the `reason` label of {@link EVENT_RECORDER_DROPPED_EVENTS}. */
+export type DroppedEventReason = 'queue_full' | 'shut_down' | 'retry_limit' | 'rejected';
+
+const DROP_REASONS: readonly DroppedEventReason[] = ['queue_full', 'shut_down', 'retry_limit', 'rejected'];
+
+// One counter per sink, shared by the recorders reporting to it, so that a sink backed by a registry that refuses
+// duplicate names is asked for it once.
+const droppedBySink = new WeakMap<MetricsSink, Counter>();
+
+function droppedCounter(sink: MetricsSink): Counter {
+  let counter = droppedBySink.get(sink);
+  if (counter === undefined) {
+    counter = sink.counter({
+      name: EVENT_RECORDER_DROPPED_EVENTS,
+      help: 'Events the event recorder did not write to the API server, by reason: queue_full, shut_down, retry_limit, rejected.',
+      labelNames: ['reason'],
+    });
+    for (const reason of DROP_REASONS) counter.inc({ reason }, 0);
+    droppedBySink.set(sink, counter);
+  }
+  return counter;
+}
 
 const EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['Normal', 'Warning']);
 
@@ -98,6 +150,7 @@ export class EventRecorder {
   private readonly source: EventSource;
   private readonly client: EventsApi;
   private readonly logger: Logger;
+  private readonly dropped: Counter;
   private readonly clock: Clock;
   private readonly nowNanos: () => bigint;
   private readonly queueSize: number;
@@ -134,10 +187,11 @@ export class EventRecorder {
     else throw new Error('EventRecorder needs a client or a kubeConfig');
     this.source = options.source;
     this.logger = options.logger ?? silentLogger;
+    this.dropped = droppedCounter(options.metrics ?? noopMetrics);
     this.clock = options.clock ?? realClock;
     this.nowNanos = options.nowNanos ?? (() => BigInt(Date.now()) * 1_000_000n);
     this.queueSize = options.queueSize ?? 1000;
-    this.concurrency = options.concurrency ?? 8;
+    this.concurrency = options.concurrency ?? DEFAULT_EVENT_WRITE_CONCURRENCY;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
       throw new RangeError(`EventRecorder concurrency must be a positive integer, got ${this.concurrency}`);
     }
@@ -158,10 +212,12 @@ export class EventRecorder {
         return;
       }
       if (this.stop.signal.aborted) {
+        this.dropped.inc({ reason: 'shut_down' });
         this.logger.error({ object: refName(ref), reason }, 'Event recorder is shut down, event dropped');
         return;
       }
       if (this.backlog >= this.queueSize) {
+        this.dropped.inc({ reason: 'queue_full' });
         this.logger.error({ object: refName(ref), reason }, 'Too many queued events, event dropped');
         return;
       }
@@ -322,12 +378,18 @@ export class EventRecorder {
         holding = false;
         this.releaseSlot();
         if (outcome === 'done') return;
+        if (outcome === 'rejected') {
+          this.dropped.inc({ reason: 'rejected' });
+          return;
+        }
         const fields = { object: refName(event.involvedObject), reason: event.reason, tries };
         if (tries >= this.maxTries) {
+          this.dropped.inc({ reason: 'retry_limit' });
           this.logger.error(fields, 'Unable to write event, retry limit exceeded');
           return;
         }
         if (this.stop.signal.aborted) {
+          this.dropped.inc({ reason: 'retry_limit' });
           this.logger.error(fields, 'Unable to write event, recorder is shut down');
           return;
         }
@@ -372,12 +434,16 @@ export class EventRecorder {
     } catch (err) {
       if (err instanceof ApiException && isPermanent(err.code)) {
         const message = errorMessage(err);
-        if (err.code === 409 || message.includes('is being terminated')) {
+        if (err.code === 409) {
+          this.logger.debug({ ...fields, code: err.code, err: message }, 'Server rejected event, will not retry');
+          return 'done';
+        }
+        if (message.includes('is being terminated')) {
           this.logger.debug({ ...fields, code: err.code, err: message }, 'Server rejected event, will not retry');
         } else {
           this.logger.error({ ...fields, code: err.code, err: message }, 'Server rejected event, will not retry');
         }
-        return 'done';
+        return 'rejected';
       }
       this.logger.warn({ ...fields, err: errorMessage(err) }, 'Unable to write event, may retry after sleeping');
       return 'retry';

@@ -9,13 +9,14 @@ export { Queue } from './queue.js';
 export { DelayingQueue } from './delaying.js';
 export type { RateLimitingQueueOptions } from './rate-limiting.js';
 export { RateLimitingQueue, newRateLimitingQueue } from './rate-limiting.js';
-export type { RateLimiter } from './rate-limiters.js';
+export type { BackoffRateLimiterOptions, RateLimiter } from './rate-limiters.js';
 export {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,
   ItemFastSlowRateLimiter,
   MaxOfRateLimiter,
   WithMaxWaitRateLimiter,
+  backoffRateLimiter,
   defaultControllerRateLimiter,
   defaultItemBasedRateLimiter,
   provisionerRateLimiter,

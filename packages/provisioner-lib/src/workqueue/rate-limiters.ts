@@ -260,3 +260,48 @@ export function provisionerRateLimiter<T>(exponentialBackOffOnError: boolean, cl
     new BucketRateLimiter<T>(10, 100, clock),
   );
 }
+
+/** Options of {@link backoffRateLimiter}. Times in ms. */
+export interface BackoffRateLimiterOptions {
+  /** Delay after an item's first failure. Default 15 000 (the Go library's). */
+  baseMs?: number;
+  /** Longest delay of one item. Default 1 000 000 (1000 s, the Go library's). */
+  maxMs?: number;
+  /**
+   * Retries per second over all items: a token bucket every item shares (and, as the controller gives one limiter
+   * to both queues, claims and volumes share). Default 10; 0 for no overall limit.
+   */
+  qps?: number;
+  /** Burst of that bucket: retries that start at once from a full bucket. Default 100. */
+  burst?: number;
+  /** Time source of the bucket. Default the real clock. */
+  clock?: Clock;
+}
+
+/**
+ * A per-item back-off limiter, for the controller's `rateLimiter` (or `createProvisionedPVLimiter`): an item's n-th
+ * failure in a row waits `baseMs · 2^(n-1)`, at most `maxMs`, and across all items no more than `qps` retries per
+ * second start (burst `burst`): the worse of {@link ItemExponentialFailureRateLimiter} and
+ * {@link BucketRateLimiter}, as {@link MaxOfRateLimiter} combines them. A success (`forget`) starts an item over.
+ *
+ * Without options it is the controller's default limiter (`provisionerRateLimiter(true)`: 15 s doubling to 1000 s,
+ * 10 per second, burst 100).
+ *
+ * @example
+ * ```ts
+ * // Retry a failing claim or volume after 1 s, 2 s, 4 s, … at most 5 min, never more than 10 retries per second.
+ * new ProvisionController({ kubeConfig, provisionerName, provisioner, rateLimiter: backoffRateLimiter({ baseMs: 1_000, maxMs: 300_000 }) });
+ * ```
+ * @throws RangeError when `baseMs` is negative, `maxMs` is below `baseMs`, `qps` is negative, or `burst` is below 1
+ *   while `qps` is set.
+ */
+export function backoffRateLimiter<T = string>(options: BackoffRateLimiterOptions = {}): RateLimiter<T> {
+  const { baseMs = 15_000, maxMs = 1_000_000, qps = 10, burst = 100, clock = realClock } = options;
+  if (!(baseMs >= 0)) throw new RangeError(`backoffRateLimiter baseMs must be >= 0 (got ${baseMs})`);
+  if (!(maxMs >= baseMs)) throw new RangeError(`backoffRateLimiter maxMs must be >= baseMs ${baseMs} (got ${maxMs})`);
+  if (!(qps >= 0)) throw new RangeError(`backoffRateLimiter qps must be >= 0 (got ${qps})`);
+  const perItem = new ItemExponentialFailureRateLimiter<T>(baseMs, maxMs);
+  if (qps === 0) return perItem;
+  if (!(burst >= 1)) throw new RangeError(`backoffRateLimiter burst must be >= 1 (got ${burst})`);
+  return new MaxOfRateLimiter<T>(perItem, new BucketRateLimiter<T>(qps, burst, clock));
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { CoreV1Event } from '@kubernetes/client-node';
-import { EventRecorder, type EventsApi } from '../../src/events/recorder.js';
+import { ApiException, type CoreV1Event } from '@kubernetes/client-node';
+import { EVENT_RECORDER_DROPPED_EVENTS, EventRecorder, type EventsApi } from '../../src/events/recorder.js';
+import { RecordingSink } from '../controller/recording-sink.js';
 import { captureLogger } from './capture-logger.js';
 
 /** A client whose creates wait until `release()` is called. */
@@ -96,5 +97,40 @@ describe('EventRecorder queue', () => {
     rec.event(ref, 'Normal', 'B', 'm');
     await rec.flush();
     expect(created.map((e) => e.metadata.name)).toEqual(['pv.1816687ec0570000', 'pv.1816687ec0570001']);
+  });
+
+  it('counts the events it does not write in a metric, by reason', async () => {
+    const { client: blocked, release } = blockingClient();
+    const answers: Record<string, () => Promise<CoreV1Event>> = {
+      Forbidden: () => Promise.reject(new ApiException(403, 'Forbidden', '{"kind":"Status","reason":"Forbidden","message":"events is forbidden"}', {})),
+      Exists: () => Promise.reject(new ApiException(409, 'Conflict', '{"kind":"Status","reason":"AlreadyExists","message":"exists"}', {})),
+      Unavailable: () => Promise.reject(new ApiException(503, 'Service Unavailable', '', {})),
+    };
+    const client = {
+      createNamespacedEvent: ({ body }: { body: CoreV1Event }) => answers[body.reason!]?.() ?? blocked.createNamespacedEvent({ namespace: '', body }),
+      patchNamespacedEvent: () => Promise.reject(new Error('unexpected patch')),
+    } as unknown as EventsApi;
+    const metrics = new RecordingSink();
+    const dropped = (): Record<string, number> =>
+      Object.fromEntries([...(metrics.series.get(EVENT_RECORDER_DROPPED_EVENTS) ?? [])].map(([l, n]) => [(JSON.parse(l) as { reason: string }).reason, n]));
+    const rec = new EventRecorder({ client, source: { component: 'test' }, metrics, queueSize: 1, concurrency: 1, maxTries: 2, retryDelayMs: 1 });
+    // Every series is there from the start.
+    expect(dropped()).toEqual({ queue_full: 0, shut_down: 0, retry_limit: 0, rejected: 0 });
+
+    const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'c' };
+    rec.event(ref, 'Normal', 'Held', 'm'); // being written: the one write slot is taken
+    rec.event(ref, 'Warning', 'Forbidden', 'm'); // queued: the queue of 1 is full
+    rec.event(ref, 'Normal', 'Lost', 'm');
+    expect(dropped()).toMatchObject({ queue_full: 1 });
+    release();
+    await rec.flush();
+    expect(dropped()).toMatchObject({ queue_full: 1, rejected: 1 });
+
+    rec.event(ref, 'Normal', 'Exists', 'm'); // already there: not counted
+    rec.event(ref, 'Normal', 'Unavailable', 'm'); // 503 twice: the retry limit
+    await rec.flush();
+    rec.shutDown();
+    rec.event(ref, 'Normal', 'Late', 'm');
+    expect(dropped()).toEqual({ queue_full: 1, shut_down: 1, retry_limit: 1, rejected: 1 });
   });
 });

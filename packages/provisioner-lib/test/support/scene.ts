@@ -273,7 +273,7 @@ export interface Scene {
 }
 
 /** Starts a {@link Scene} on the tier (its cluster is stopped after the test); the caller stops `history`. */
-export async function startScene(tier: TierContext): Promise<Scene> {
+export async function startScene(tier: Pick<TierContext, 'name' | 'start'>): Promise<Scene> {
   const cluster = await tier.start({ nodes: [], testkit: { scheduler: false, kubelet: false } });
   const api = apiOf(cluster);
   const timeline = new Timeline();

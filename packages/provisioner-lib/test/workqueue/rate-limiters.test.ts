@@ -6,6 +6,7 @@ import {
   ItemFastSlowRateLimiter,
   MaxOfRateLimiter,
   WithMaxWaitRateLimiter,
+  backoffRateLimiter,
   defaultControllerRateLimiter,
   defaultItemBasedRateLimiter,
   provisionerRateLimiter,
@@ -188,5 +189,43 @@ describe('factories', () => {
     const limiter = provisionerRateLimiter<string>(false, new FakeClock());
     expect(delays(limiter, 'claim', 4)).toEqual([15 * S, 15 * S, 15 * S, 15 * S]);
     expect(limiter.numRequeues('claim')).toBe(4);
+  });
+});
+
+describe('backoffRateLimiter', () => {
+  it('backs off each item from baseMs, doubling up to maxMs, and starts over after forget', () => {
+    const limiter = backoffRateLimiter({ baseMs: 1 * S, maxMs: 300 * S, clock: new FakeClock() });
+    expect(delays(limiter, 'claim', 11)).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map((s) => s * S));
+    expect(limiter.numRequeues('claim')).toBe(11);
+    expect(limiter.when('other')).toBe(1 * S);
+    limiter.forget('claim');
+    expect(limiter.numRequeues('claim')).toBe(0);
+    expect(limiter.when('claim')).toBe(1 * S);
+  });
+
+  it('shares a token bucket between items: qps retries per second after a burst', () => {
+    const limiter = backoffRateLimiter({ baseMs: 0, maxMs: 0, qps: 2, burst: 3, clock: new FakeClock() });
+    expect(['a', 'b', 'c', 'd', 'e'].map((item) => limiter.when(item))).toEqual([0, 0, 0, 500, 1000]);
+  });
+
+  it('without a bucket (qps 0) delays only per item', () => {
+    const limiter = backoffRateLimiter({ baseMs: 10, maxMs: 40, qps: 0 });
+    expect(Array.from({ length: 500 }, (_, i) => limiter.when(`item-${i}`)).every((d) => d === 10)).toBe(true);
+    expect(delays(limiter, 'x', 4)).toEqual([10, 20, 40, 40]);
+  });
+
+  it('is the controller default without options', () => {
+    const clock = new FakeClock();
+    const ours = backoffRateLimiter({ clock });
+    const go = provisionerRateLimiter<string>(true, clock);
+    const items = [...Array.from({ length: 120 }, (_, i) => `k${i}`), 'k1', 'k1', 'k1'];
+    expect(items.map((i) => ours.when(i))).toEqual(items.map((i) => go.when(i)));
+  });
+
+  it('refuses settings that cannot work', () => {
+    expect(() => backoffRateLimiter({ baseMs: -1 })).toThrow(RangeError);
+    expect(() => backoffRateLimiter({ baseMs: 1000, maxMs: 10 })).toThrow(/maxMs/);
+    expect(() => backoffRateLimiter({ qps: -1 })).toThrow(RangeError);
+    expect(() => backoffRateLimiter({ qps: 5, burst: 0 })).toThrow(/burst/);
   });
 });

@@ -175,7 +175,7 @@ describeTiers('two replicas with leader election', (tier) => {
     expect(attempts).toBeGreaterThan(0);
     expect(attempts).toBeLessThanOrEqual(maxTakeoverAttempts(TIMINGS.leaseDurationMs));
     // The Lease changed hands exactly once: the leader, then the follower, one transition more.
-    expect(records.map((r) => r.holder)).toEqual([leader.identity, follower.identity]);
+    await vi.waitFor(() => expect(records.map((r) => r.holder)).toEqual([leader.identity, follower.identity]), WAIT);
     expect((records[1]?.transitions ?? 0) - (records[0]?.transitions ?? 0)).toBe(1);
     const lease = await api.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'default', name: LEASE });
     expect(lease.spec?.holderIdentity).toBe(follower.identity);
@@ -216,10 +216,15 @@ describeTiers('two replicas with leader election', (tier) => {
     const attempts = (takeoverAttempts ?? 0) - attemptsAtStop;
     expect(attempts).toBeGreaterThan(0);
     expect(attempts).toBeLessThanOrEqual(maxTakeoverAttempts(1000));
-    expect(records.map((r) => [r.holder, r.durationSeconds])).toEqual([
-      [holder.identity, 1],
-      [candidate.identity, 8],
-    ]);
+    // The watch that records the Lease may deliver the new holder's write a moment after it started leading.
+    await vi.waitFor(
+      () =>
+        expect(records.map((r) => [r.holder, r.durationSeconds])).toEqual([
+          [holder.identity, 1],
+          [candidate.identity, 8],
+        ]),
+      WAIT,
+    );
   });
   it('with releaseOnCancel a stopped leader releases the Lease once its in-flight provisioning returned, and the standby takes over at once', async () => {
     scene = await startScene(tier);
@@ -276,11 +281,15 @@ describeTiers('two replicas with leader election', (tier) => {
     expect(standbyAttemptsAtRelease).toBeDefined();
     expect((takeoverAttempts ?? 0) - (standbyAttemptsAtRelease ?? 0)).toBeLessThanOrEqual(2);
     // client-go's release: empty holder, leaseDurationSeconds 1, transitions kept; the standby's acquire adds one.
-    expect(records).toEqual([
-      { holder: 'leader', durationSeconds: 8, transitions: 0 },
-      { holder: '', durationSeconds: 1, transitions: 0 },
-      { holder: 'standby', durationSeconds: 1, transitions: 1 },
-    ]);
+    await vi.waitFor(
+      () =>
+        expect(records).toEqual([
+          { holder: 'leader', durationSeconds: 8, transitions: 0 },
+          { holder: '', durationSeconds: 1, transitions: 0 },
+          { holder: 'standby', durationSeconds: 1, transitions: 1 },
+        ]),
+      WAIT,
+    );
   });
   it('a standby is ready: /readyz passes on both replicas, and /healthz/leader-election too', async () => {
     scene = await startScene(tier);

@@ -20,6 +20,11 @@ async function claimOnGoneNode(k: Kit): Promise<void> {
 }
 
 /** A kubeconfig of the provisioner: the ServiceAccount with `rules` rewritten on the real tier; the admin's on the testkit. */
+/** The manifest's rules without `pods/log`. */
+function withoutLogs(rules: { resources?: string[]; verbs?: string[] }[]): { resources?: string[]; verbs?: string[] }[] {
+  return rules.map((r) => ({ ...r, resources: (r.resources ?? []).filter((x) => x !== 'pods/log') }));
+}
+
 async function provisionerKubeconfig(k: Kit, rules?: NonNullable<Parameters<typeof serviceAccountKubeconfig>[1]>['rules']): Promise<string> {
   return k.cluster.controlPlane === undefined ? k.kubeconfig : serviceAccountKubeconfig(k, { rules });
 }
@@ -58,8 +63,6 @@ describeTiers('RBAC', () => {
   it('a failed helper pod whose log may not be read says "could not read the log" and why', async () => {
     const k = await startKit();
     k.cluster.testkit?.faults.add({ verb: 'get', resource: 'pods', subresource: 'log', action: { type: 'error', code: 403 } });
-    const withoutLogs = (rules: { resources?: string[]; verbs?: string[] }[]): { resources?: string[]; verbs?: string[] }[] =>
-      rules.map((r) => ({ ...r, resources: (r.resources ?? []).filter((x) => x !== 'pods/log') }));
     const cm = await k.core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
     cm.data = { ...cm.data, setup: '#!/bin/sh\necho boom\nexit 3\n' };
     await k.core.replaceNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE, body: cm });
@@ -71,6 +74,23 @@ describeTiers('RBAC', () => {
     expect(message).toContain('exited with code 3');
     expect(message).toMatch(/could not read the log: .*(403|[Ff]orbidden)/);
     expect(message).not.toContain('no log output');
+  });
+
+  it('falls back to the container\'s terminated message when the log may not be read (FallbackToLogsOnError)', async () => {
+    const k = await startKit();
+    k.cluster.testkit?.faults.add({ verb: 'get', resource: 'pods', subresource: 'log', action: { type: 'error', code: 403 } });
+    const cm = await k.core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
+    // The kubelet keeps the log's tail as the terminated message of a failed container with this policy.
+    const template = (cm.data?.['helperPod.yaml'] ?? '').replace('imagePullPolicy: IfNotPresent', 'imagePullPolicy: IfNotPresent\n    terminationMessagePolicy: FallbackToLogsOnError');
+    cm.data = { ...cm.data, setup: '#!/bin/sh\necho disk full >&2\nexit 3\n', 'helperPod.yaml': template };
+    await k.core.replaceNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE, body: cm });
+    const program = runMain(await provisionerKubeconfig(k, withoutLogs));
+    await waitStarted(program);
+    await k.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+    await k.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+    const message = await provisioningFailure(k);
+    expect(message).toMatch(/could not read the log: .*(403|[Ff]orbidden)/);
+    expect(message).toContain("the container's terminated message:\ndisk full");
   });
 });
 

@@ -161,6 +161,8 @@ export interface Container {
   volumeMounts?: VolumeMount[];
   /** Only on init containers: `Always` makes it a sidecar. */
   restartPolicy?: string;
+  /** `File` (default) or `FallbackToLogsOnError`. */
+  terminationMessagePolicy?: string;
 }
 
 /** `v1.KeyToPath`: a configMap/secret key written to a file path. */

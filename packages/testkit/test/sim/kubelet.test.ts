@@ -118,6 +118,17 @@ describe('kubelet', () => {
     expect(() => kubelet.readLog('default', 'fail', 'other')).toThrow(StatusError);
   });
 
+  it('gives a failed container with FallbackToLogsOnError the tail of its log as its terminated message, and others none', async () => {
+    const script = 'for i in $(seq 1 100); do echo line $i; done; exit 2';
+    store.create('pods', pod('tail', { command: ['sh', '-c', script], terminationMessagePolicy: 'FallbackToLogsOnError' }, { nodeName: 'node-1' }));
+    store.create('pods', pod('file', { command: ['sh', '-c', script] }, { nodeName: 'node-1' }));
+    await eventually(() => expect([podOf('tail').status.phase, podOf('file').status.phase]).toEqual(['Failed', 'Failed']));
+    const message = podOf('tail').status.containerStatuses[0].state.terminated.message as string;
+    // The kubelet's fallback: the last 80 lines.
+    expect(message.split('\n')).toEqual(Array.from({ length: 80 }, (_, i) => `line ${i + 21}`));
+    expect(podOf('file').status.containerStatuses[0].state.terminated.message).toBeUndefined();
+  });
+
   it('reports a command that does not exist as StartError', async () => {
     store.create('pods', pod('missing', { command: ['/no/such/binary'] }, { nodeName: 'node-1' }));
     await eventually(() => expect(podOf('missing').status.phase).toBe('Failed'));

@@ -357,9 +357,25 @@ export class PodWorker {
       finishedAt: timestamp(),
       containerID,
     };
-    c.state = { terminated: exit.startError === undefined ? terminated : { ...terminated, message: exit.startError } };
+    const message = exit.startError ?? this.fallbackMessage(c, exit.exitCode, log);
+    c.state = { terminated: message === undefined ? terminated : { ...terminated, message } };
     this.ctx.notify();
     return exit.exitCode;
+  }
+
+  /**
+   * The terminated message of a failed container whose `terminationMessagePolicy` is `FallbackToLogsOnError`: the
+   * kubelet's tail of its log (the last 80 lines, at most 2,048 bytes). `/dev/termination-log` is not simulated, so
+   * the `File` policy gives no message.
+   */
+  private fallbackMessage(c: ContainerRecord, exitCode: number, log: LogBuffer): string | undefined {
+    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
+    if (spec?.terminationMessagePolicy !== 'FallbackToLogsOnError' || exitCode === 0) return undefined;
+    const lines = log.text().split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    const tail = Buffer.from(lines.slice(-80).join('\n'));
+    const text = tail.subarray(Math.max(0, tail.length - 2048)).toString('utf8');
+    return text === '' ? undefined : text;
   }
 
   /** Mounts, environment, command line and working directory of a container, paths mapped to the host. */

@@ -44,6 +44,8 @@ ProvisionController part:
   --binder                 run the testkit PV binder (default off: claims are created with the
                            storage-provisioner annotations the binder would add; see bench/README.md)
   --no-default-agent       skip the raw runs with client-node's per-request agent
+  --controller-node-args A Node.js flags for the controller process, space-separated, e.g.
+                           "--cpu-prof --cpu-prof-dir=/tmp/prof" or "--heap-prof" (see bench/README.md)
 
 local-path part (the local-path-provisioner binary, real helper pods; see bench/README.md):
   --lp-claims LIST         PVCs per run, comma-separated (default 100,1000)
@@ -86,6 +88,7 @@ try {
       'timeout-s': { type: 'string' },
       'no-default-agent': { type: 'boolean' },
       'no-write': { type: 'boolean' },
+      'controller-node-args': { type: 'string' },
       only: { type: 'string' },
       'lp-claims': { type: 'string' },
       'lp-workers': { type: 'string' },
@@ -111,6 +114,7 @@ try {
     timeoutMs: positiveInt('timeout-s', values['timeout-s'], Math.ceil(60 + claims / 50)) * 1000,
     defaultAgent: values['no-default-agent'] !== true,
     write: values['no-write'] !== true,
+    controllerNodeArgs: (values['controller-node-args'] ?? '').split(' ').filter((a) => a !== ''),
     only: values.only,
     localPath: {
       claims: (values['lp-claims'] ?? '100,1000').split(',').map((c) => positiveInt('lp-claims', c.trim(), 100)),
@@ -290,7 +294,7 @@ async function controllerRun(threadiness) {
     });
     if (aborted) throw new Error('stopped');
     const child = fork(CONTROLLER_JS, [], {
-      execArgv: ['--expose-gc'],
+      execArgv: ['--expose-gc', ...options.controllerNodeArgs],
       env: { ...process.env, KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, expected: options.claims }) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -36,7 +36,7 @@ export {
   TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
   type AgentClientOptions,
 } from './client/agent.js';
-export { TokenBucketRateLimiter, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
+export { TokenBucketRateLimiter, type RequestPriority, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
 export {
   setClientRateLimit,
   clientRateLimiter,
@@ -60,6 +60,7 @@ export {
   DEFAULT_PAGE_SIZE,
   DEFAULT_IDLE_TIMEOUT_MS,
   type ListFn,
+  type WatchLike,
   type WatcherOptions,
   type WatcherRestart,
 } from './watch/watcher.js';

@@ -1,6 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import { watchWithAgent } from '../client/agent.js';
 import { realClock, type Clock, type TimerHandle } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { errorMessage } from '../watch/errors.js';
@@ -172,15 +171,15 @@ export interface InformerForOptions<T extends KubernetesObject> extends Omit<Inf
 }
 
 /**
- * An informer for what the provisioner controller watches, across all namespaces, with lists made by
- * `makeApiClient` and a `Watch` through the shared agent (`watchWithAgent`):
+ * An informer for what the provisioner controller watches, across all namespaces, listed and watched through the
+ * shared agent and the client-side rate limit (the library's lean JSON client, not client-node's generated one):
  *
  * - `PersistentVolumeClaim`: `/api/v1/persistentvolumeclaims`, with index `uid` (`store.byIndex('uid', uid)`);
  * - `PersistentVolume`: `/api/v1/persistentvolumes`;
  * - `StorageClass`: `/apis/storage.k8s.io/v1/storageclasses`.
  *
- * Watched objects are deserialized into the same typed models as listed ones (timestamps are `Date`s), and listed
- * ones get `apiVersion`/`kind`. Extra `indexers` are added to the defaults. Other options keep the watcher's and
+ * Listed and watched objects have the same shape, that of client-node's models (timestamps are `Date`s, listed ones
+ * get `apiVersion`/`kind`), as plain objects decoded in place rather than class instances. Extra `indexers` are added to the defaults. Other options keep the watcher's and
  * informer's defaults (resync off, page size 500, 800 ms → 30 s backoff).
  */
 export function informerFor<K extends InformerKind>(kc: KubeConfig, kind: K, options: InformerForOptions<InformerKinds[K]> = {}): Informer<InformerKinds[K]> {
@@ -189,7 +188,7 @@ export function informerFor<K extends InformerKind>(kc: KubeConfig, kind: K, opt
   return new Informer<InformerKinds[K]>({
     ...rest,
     list: spec.list,
-    watch: watchWithAgent(kc, agent === undefined ? {} : { agent }),
+    watch: spec.watch,
     path: spec.path,
     decode: spec.decode,
     indexers: { ...spec.indexers, ...indexers },

@@ -163,7 +163,7 @@ export async function controllerPart(tier, options, ctx) {
    * created by the load generator while the controller runs, then the driver waits for the last PV and takes a
    * memory snapshot after full GCs. `limit`: a client-side rate limit { qps, burst } for the controller.
    */
-  async function controllerRun(kc, server, threadiness, bursts, limit) {
+  async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0) {
     const storage = lib.makeApiClient(kc, k8s.StorageV1Api);
     await storage.createStorageClass({
       body: {
@@ -233,11 +233,38 @@ export async function controllerPart(tier, options, ctx) {
         say(`${label}: burst ${b + 1} (${claims} claims) provisioned`);
         burstResults.push({ claims, complete: true, uids, createMs, cpu, controllerCpuMs: done.cpuMs, memory: done.memory, afterGc: snapshot.memory });
       }
+      if (limit !== undefined && complete) {
+        // Under a client-side limit the Events trail the PVs (they wait at low priority): give them the time their
+        // requests take at the limit, so that the run shows whether any was lost.
+        const expected = 2 * total;
+        const until = now() + ((expected / limit.qps) * 1000 + 30_000);
+        let written = 0;
+        while (now() < until && !ctx.aborted()) {
+          written = Object.values(await eventsWritten(core)).reduce((n, e) => n + e.objects, 0);
+          if (written >= expected) break;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+        say(`${label}: ${written} of ${expected} Events written`);
+      }
+      let idle;
+      if (idleMs > 0 && complete) {
+        // RSS once the controller has been idle a while: V8 gives back young-generation space it grew during the
+        // bursts only when allocation slows down (its memory reducer), not on a forced GC.
+        say(`${label}: idle for ${idleMs / 1000} s`);
+        const samples = [];
+        const until = now() + idleMs;
+        while (now() < until && !ctx.aborted()) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          child.send({ type: 'snapshot', gc: false });
+          samples.push((await next('snapshot', 30_000)).memory);
+        }
+        idle = { ms: idleMs, end: samples.at(-1), minRss: Math.min(...samples.map((m) => m.rss)) };
+      }
       child.send({ type: 'stop' });
       result = await next('result', 60_000);
       say(`${label}: controller stopped in ${result.stopMs.toFixed(0)} ms`);
       const events = await eventsWritten(core);
-      return summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete);
+      return { ...summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete), idle: idle ?? null };
     } finally {
       if (result === undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await waitForExit(child, 15_000);
@@ -384,7 +411,7 @@ export async function controllerPart(tier, options, ctx) {
     const bursts = [];
     for (let left = options.cacheClaims; left > 0; left -= options.claims) bursts.push(Math.min(options.claims, left));
     say(`threadiness ${t}: controller until ${options.cacheClaims} claims and PVs are cached, bursts of ${options.claims}`);
-    cache = await withServer(`cache-${t}`, (kc, server) => controllerRun(kc, server, t, bursts));
+    cache = await withServer(`cache-${t}`, (kc, server) => controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000));
   }
   return { tier, runs, qps, cache };
 }
@@ -467,8 +494,8 @@ function qpsTable(q) {
       ['claims provisioned', `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`],
       ['**provisions/s**', `**${f1(b.perSecond)}**`],
       ['PVC created → PV created, p50 / p95 / p99 (ms)', `${f0(b.latencyMs.p50)} / ${f0(b.latencyMs.p95)} / ${f0(b.latencyMs.p99)}`],
-      ['API requests per provision (the Events are written after the last PV; stop waits 15 s for them)', f2(q.requests.perProvision)],
-      ["Events written by stop (the controller's, by reason)", eventsCell(q.eventsWritten)],
+      ['API requests per provision (whole run, the Events included)', f2(q.requests.perProvision)],
+      ["Events written (the controller's, by reason; they trail the PVs, and the run waits for them)", eventsCell(q.eventsWritten)],
     ],
   );
 }
@@ -479,6 +506,7 @@ function cacheTable(c) {
     return [`${f0(cached)} claims + ${f0(cached)} PVs cached`, memPair(b.memory), memPair(b.afterGc), f0(b.perSecond), f2(b.cpuMsPerProvision)];
   });
   rows.unshift(['informers synced (empty cluster)', '–', memPair(c.memory.start), '–', '–']);
+  if (c.idle !== null) rows.push([`then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`, `${mib(c.idle.minRss)} / ${mib(c.idle.end.heapUsed)}`, '–', '–', '–']);
   return grid(['', 'RSS / heap used at the burst\'s last PV (MiB)', 'after full GCs (MiB)', 'provisions/s', 'controller CPU ms per provision'], rows);
 }
 
@@ -503,7 +531,7 @@ export function controllerMarkdown(part, options, meta) {
     ...(part.qps === null ? [] : ['Under a client-side rate limit (`setClientRateLimit`, client-go\'s defaults), a fresh server:', '', qpsTable(part.qps), '']),
     ...(part.cache === null ? [] : [`Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`, '', cacheTable(part.cache), '']),
     `- Server: ${server}.`,
-    `- Controller: its own process (importing only client-node and the library), leader election off, a trivial in-memory provisioner (hostPath PV template at once). PVCs come from a load generator in the driver process, ${options.createConcurrency} creates in flight, while the controller runs. At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.`,
+    `- Controller: its own process (importing only client-node and the library), leader election off, a trivial in-memory provisioner (hostPath PV template at once). PVCs come from a load generator in the driver process, ${options.createConcurrency} creates in flight, while the controller runs.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
     '- Provisions/s: claims provisioned ÷ (first PVC create response → last PV saved), per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
     "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
     `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs.`,

@@ -10,6 +10,7 @@
 // { type: 'snapshot' }, { type: 'snapshot', memory } after two full GCs; { type: 'result', ... } after
 // { type: 'stop' }.
 import process from 'node:process';
+import v8 from 'node:v8';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 import { classify, lib, loadKubeConfig, now, PROVISIONER_NAME } from './lean.js';
 
@@ -152,10 +153,13 @@ process.on('message', (message) => {
     return;
   }
   if (message?.type === 'snapshot') {
-    // What the caches and queues keep alive once the work is done.
-    globalThis.gc?.();
-    globalThis.gc?.();
-    void send({ type: 'snapshot', memory: process.memoryUsage(), provisioned: provisioned.size });
+    // What the caches and queues keep alive once the work is done (`gc: false`: as the process is, no GC forced).
+    if (message.gc !== false) {
+      globalThis.gc?.();
+      globalThis.gc?.();
+    }
+    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+    void send({ type: 'snapshot', memory: { ...process.memoryUsage(), spaces }, provisioned: provisioned.size });
     return;
   }
   if (message?.type !== 'stop') return;

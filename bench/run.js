@@ -28,6 +28,7 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
   --qps Q, --qps-burst B   that limit (default 5 and 10, client-go's defaults)
   --cache-claims N         a run that fills the caches to N claims and N PVs in bursts of --claims, for memory
                            (default 10000; 0: skip it)
+  --idle-s S               after that run, S seconds idle with RSS sampled every second (default 30; 0: none)
   --create-concurrency N   PVC creates in flight from the load generator (default 32)
   --warmup N               untimed ConfigMap creates on each fresh server before timing (default 300)
   --raw-repeats N          raw runs per setting on one server; the median is reported (default 3)
@@ -93,6 +94,7 @@ try {
       qps: { type: 'string' },
       'qps-burst': { type: 'string' },
       'cache-claims': { type: 'string' },
+      'idle-s': { type: 'string' },
       only: { type: 'string' },
       'lp-claims': { type: 'string' },
       'lp-workers': { type: 'string' },
@@ -125,6 +127,7 @@ try {
     qps: finiteNumber('qps', values.qps, 5),
     qpsBurst: positiveInt('qps-burst', values['qps-burst'], 10),
     cacheClaims: nonNegativeInt('cache-claims', values['cache-claims'], 10_000),
+    idleS: nonNegativeInt('idle-s', values['idle-s'], 30),
     only: values.only,
     localPath: {
       claims: (values['lp-claims'] ?? '100,1000').split(',').map((c) => positiveInt('lp-claims', c.trim(), 100)),

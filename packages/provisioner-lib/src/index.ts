@@ -53,7 +53,7 @@ export {
   type ThrottleHook,
 } from './client/rate-limit/throttle-message.js';
 export { logThrottledRequests, type ThrottleLogOptions } from './client/rate-limit/throttle-log.js';
-export { Informer, informerFor, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
+export { Informer, informerFor, stripManagedFields, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
 export { createStore, metaNamespaceKey, type Store } from './cache/store.js';
 export {
   Watcher,

@@ -31,6 +31,21 @@ export interface InformerOptions<T extends KubernetesObject> extends WatcherOpti
   resyncPeriodMs?: number;
   /** Handlers registered from the start. Default none; see {@link Informer.addEventHandler}. */
   handlers?: EventHandler<T> | readonly EventHandler<T>[];
+  /**
+   * Applied to every listed and watched object before it is cached and handed to handlers (client-go's
+   * `SetTransform`), e.g. {@link stripManagedFields} to keep the cache small. It may change the object in place and
+   * return it. Default none.
+   */
+  transform?: (object: T) => T;
+}
+
+/**
+ * A transform that drops `metadata.managedFields` (server-side apply's field ownership, often the largest part of an
+ * object) in place, as controller-runtime's `TransformStripManagedFields`: for caches whose readers never look at it.
+ */
+export function stripManagedFields<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields !== undefined) delete object.metadata.managedFields;
+  return object;
 }
 
 /**
@@ -47,6 +62,7 @@ export class Informer<T extends KubernetesObject> {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly resyncPeriodMs: number;
+  private readonly transform: ((object: T) => T) | undefined;
   private readonly syncWaiters = new Set<() => void>();
   private started = false;
 
@@ -58,6 +74,7 @@ export class Informer<T extends KubernetesObject> {
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ path: options.path });
     this.resyncPeriodMs = options.resyncPeriodMs ?? 0;
+    this.transform = options.transform;
     const initial = options.handlers === undefined ? [] : Array.isArray(options.handlers) ? options.handlers : [options.handlers];
     for (const h of initial as readonly EventHandler<T>[]) this.handlers.add(h);
   }
@@ -137,7 +154,9 @@ export class Informer<T extends KubernetesObject> {
 
   private onEvent(event: WatcherEvent<T>): void {
     const wasSynced = this.store.hasSynced();
-    const changes = this.writer.apply(event);
+    const t = this.transform;
+    const transformed = t !== undefined && (event.type === 'InitApply' || event.type === 'Apply' || event.type === 'Delete') ? { ...event, object: t(event.object) } : event;
+    const changes = this.writer.apply(transformed);
     for (const change of changes) this.notify(change);
     if (!wasSynced && this.store.hasSynced()) {
       this.logger.debug({ objects: this.store.size, resourceVersion: this.store.lastSyncResourceVersion }, 'Informer synced');

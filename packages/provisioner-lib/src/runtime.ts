@@ -11,6 +11,7 @@
 export { runProvisioner } from './runtime/run-provisioner.js';
 export type {
   ControllerOverrides,
+  PreflightContext,
   ProvisionerSetup,
   RunWithFlags,
   RunWithParser,

@@ -40,18 +40,22 @@ export interface RuntimeContext {
   onStarted?: (started: StartedProvisioner) => void;
 }
 
-/** What the binary's `setup` gets: everything the runtime made from the command line. */
-export interface SetupContext<O> {
+/** What the binary's `preflight` gets: the parsed options and the logger. */
+export interface PreflightContext<O> {
   /** The binary's own options, as its flags or its parser gave them. */
   options: O;
   /** The common options, defaults filled in. */
   common: ResolvedCommonOptions;
   /** The environment the run was given. */
   env: Env;
-  /** The loaded kubeconfig, with the client-side rate limit set on it. */
-  kubeConfig: KubeConfig;
   /** The binary's logger (pino, shaped like klog's output, at `-v`'s level, in `--logging-format`). */
   logger: PinoLogger;
+}
+
+/** What the binary's `setup` gets: everything the runtime made from the command line. */
+export interface SetupContext<O> extends PreflightContext<O> {
+  /** The loaded kubeconfig, with the client-side rate limit set on it. */
+  kubeConfig: KubeConfig;
   /** The prom-client registry the controller's metrics go to, and `/metrics` renders; add the binary's own here. */
   registry: Registry;
   /** Aborts when the run stops (signal, `context.signal`, or a failure): the binary's own loops stop on it. */
@@ -101,6 +105,12 @@ export interface RuntimeOptions<O> extends RuntimeContext {
   description?: string;
   /** The binary's defaults of the common options, e.g. `{ leaderElection: false }` for a DaemonSet. Default none. */
   commonDefaults?: CommonOptions;
+  /**
+   * Checks the binary's options against this machine before anything reaches out (before the kubeconfig is loaded):
+   * a directory that must exist, a file that must be readable. A thrown error fails the run as a failed `setup`
+   * does (exit code 1, the `failed` log line). Default none.
+   */
+  preflight?: (context: PreflightContext<O>) => void | Promise<void>;
   /** Builds the provisioner from the parsed options; may be async. */
   setup: (context: SetupContext<O>) => ProvisionerSetup | Promise<ProvisionerSetup>;
   /** Arguments after the program name. Default `process.argv.slice(2)`. */

@@ -41,7 +41,8 @@ async function runAll(cleanups: (() => unknown)[]): Promise<void> {
  *
  * In order: parses the command line (`flags`), and for help or a usage error writes what the parser gave and
  * resolves with its code; builds the logger (pino via `@kprov/provisioner-lib/pino`, `--logging-format`, `-v`);
- * listens for SIGINT and SIGTERM (once: a second signal ends the process at once) and `signal`; loads the
+ * listens for SIGINT and SIGTERM (once: a second signal ends the process at once) and `signal`; runs the binary's
+ * `preflight`; loads the
  * kubeconfig and sets the client-side rate limit (`--kube-api-qps`, `--kube-api-burst`, with client-go's throttling
  * log); calls `setup` with all of that and a prom-client registry; makes the `ProvisionController` (common options,
  * then the setup's overrides); serves `/metrics`, `/healthz`, `/readyz` and `/healthz/leader-election` on
@@ -73,6 +74,7 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
   const stop = stopSignal({ signal: options.signal, handleSignals: options.handleSignals, onSignal: (name) => messages.signal(logger, name) });
   const cleanups: (() => unknown)[] = [];
   try {
+    await options.preflight?.({ options: command.options, common, env, logger });
     const kubeConfig = kubeClientConfig(common, env, logger, options.rateLimitClock);
     const registry = new Registry();
     const parts = await options.setup({

@@ -266,6 +266,32 @@ describe('runProvisioner before the controller', () => {
     expect(bad.stdout()).toBe('');
   });
 
+  it('runs preflight before loading the kubeconfig: its failure is the one reported, and setup is not called', async () => {
+    const seen: string[] = [];
+    const code = await runProvisioner({
+      name: 'test-provisioner',
+      argv: ['--kubeconfig', '/nonexistent/kubeconfig', '--logging-format', 'json'],
+      env: {},
+      stdout: { write: (l: string) => seen.push(`logged: ${String((JSON.parse(l) as Line).err)}`) },
+      handleSignals: false,
+      preflight: ({ options, common }) => {
+        expect(options).toEqual({});
+        seen.push(`preflight with --kubeconfig ${String(common.kubeconfig)}`);
+        throw new Error('no such directory');
+      },
+      setup: () => {
+        seen.push('setup');
+        return { provisionerName: PROVISIONER, provisioner };
+      },
+    });
+    expect(code).toBe(1);
+    expect(seen).toEqual(['preflight with --kubeconfig /nonexistent/kubeconfig', 'logged: no such directory']);
+    // Without preflight, the kubeconfig is what fails.
+    const program = run(['--kubeconfig', '/nonexistent/kubeconfig']);
+    expect(await program.exited).toBe(1);
+    expect(program.lines().at(-1)?.err).toMatch(/^cannot load kubeconfig "\/nonexistent\/kubeconfig"/);
+  });
+
   it('sets the client-side rate limit from the common options (none for a negative QPS)', async () => {
     const kubeconfig = await unusedKubeconfig();
     const limiters: (RequestRateLimiter | undefined)[] = [];

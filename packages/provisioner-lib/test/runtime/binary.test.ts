@@ -15,6 +15,8 @@ import { apiOf, createClaim, createClass, waitBound, WAIT } from '../support/clu
 import { Program, type ProgramLine } from '../support/program.js';
 
 const SCRIPT = fileURLToPath(new URL('program/minimal-provisioner.ts', import.meta.url));
+/** The guide's example (docs/provisioner-lib.md), a binary of about 30 lines. */
+const EXAMPLE = fileURLToPath(new URL('../../examples/hostpath.ts', import.meta.url));
 /** The environment of the program: nothing that could set one of its flags. */
 const ENV = { PATH: process.env.PATH ?? '' };
 
@@ -45,6 +47,16 @@ describe('a binary on the runtime, before it runs', () => {
     expect(await unknown.exited).toEqual({ code: 2, signal: null });
     expect(await missing.exited).toEqual({ code: 2, signal: null });
     expect(unknown.lines).toEqual([]);
+  });
+
+  it('runs the guide\'s example: its --help lists its flag beside the common ones', async () => {
+    const example = new Program(EXAMPLE, ['--help'], ENV);
+    programs.push(example);
+    expect(await example.exited).toEqual({ code: 0, signal: null });
+    expect(messages(example)[0]).toBe('Usage of example-hostpath:');
+    expect(messages(example)).toContain('  -root string');
+    expect(messages(example)).toContain('    \tdirectory holding the volumes (default "/var/lib/example-hostpath")');
+    expect(messages(example)).toContain('  -kube-api-qps float');
   });
 });
 

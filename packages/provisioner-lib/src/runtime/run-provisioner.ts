@@ -56,7 +56,11 @@ async function runAll(cleanups: (() => unknown)[]): Promise<void> {
  * library, required by this entry point).
  */
 export function runProvisioner<const T extends FlagTable>(options: RunWithFlags<T>): Promise<number>;
-/** {@inheritDoc runProvisioner} */
+/**
+ * `runProvisioner` for a binary that keeps its own command line: `flags` is its parser, which returns the common
+ * options already parsed beside the binary's own (or what to print and the exit code). Everything after the command
+ * line is as above.
+ */
 export function runProvisioner<O>(options: RunWithParser<O>): Promise<number>;
 export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> }): Promise<number> {
   const stdout = options.stdout ?? process.stdout;

@@ -101,7 +101,7 @@ export interface ProvisionerSetup {
 export interface RuntimeOptions<O> extends RuntimeContext {
   /** The program's name, for the help and usage errors of the runtime's command line. */
   name: string;
-  /** Text above the flags in the runtime command line's help. Default none. */
+  /** Text above the flags in `--help`, with a flag table (a binary with its own parser prints its own help). Default none. */
   description?: string;
   /** The binary's defaults of the common options, e.g. `{ leaderElection: false }` for a DaemonSet. Default none. */
   commonDefaults?: CommonOptions;

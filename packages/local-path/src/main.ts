@@ -1,35 +1,30 @@
 /**
  * The `local-path-provisioner` program as a function, in upstream's start-up order (reference 1.5): parse the
  * command line, build the API client, start the health server, load the config and the helper pod template, then
- * run the provisioner under a {@link ProvisionController} until SIGINT/SIGTERM (exit code 0) or until leadership is
- * lost (exit code 1).
+ * run the provisioner under a `ProvisionController` until SIGINT/SIGTERM (exit code 0) or until leadership is lost
+ * (exit code 1). The command line and the start-up after the API client are this binary's; the rest (API client and
+ * rate limit, logger, metrics and health endpoint, signals, the controller, exit codes) is
+ * `@kprov/provisioner-lib/runtime`'s.
  *
  * @packageDocumentation
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
   apiStatus,
-  controllerHealthChecks,
   describeError,
   EventRecorder,
-  LeaderElectionLostError,
-  logThrottledRequests,
   makeApiClient,
-  ProvisionController,
-  setClientRateLimit,
-  startHttpEndpoint,
   withSignal,
-  type Clock,
   type HttpEndpoint,
   type Logger,
   type ObjectReference,
+  type ProvisionController,
 } from '@kprov/provisioner-lib';
-import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
+import { runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { startHealthServer, type HealthServer } from './cli/health.js';
-import { DEFAULT_VERSION, describeUsageError, parseCommandLine, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
+import { DEFAULT_VERSION, describeUsageError, parseCommandLine, PROGRAM, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
 import {
   CONFIG_REJECTED_REASON,
   ConfigMapConfigSource,
@@ -43,8 +38,6 @@ import {
   type ConfigSource,
 } from './config/index.js';
 import { loadHelperPodTemplate } from './helper-pod/template.js';
-import { loadKubeConfig } from '@kprov/provisioner-lib';
-import { createLogger, type LogSink } from '@kprov/provisioner-lib/pino';
 import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
 import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
 
@@ -54,23 +47,15 @@ export const EVENT_COMPONENT = 'local-path-provisioner';
 /** Reason of the Warning Event for a cleanup skipped because the node is gone (one of the provisioner's `warn` reasons). */
 export const VOLUME_WARNING_REASON = VOLUME_CLEANUP_SKIPPED;
 
-/** What {@link main} uses of its surroundings; the defaults are the process's. */
-export interface MainContext {
-  /** Help, version and logs go here. Default `process.stdout`. */
-  stdout?: LogSink;
-  /** Usage errors go here. Default `process.stderr`. */
-  stderr?: LogSink;
-  /** Aborting it stops the program as SIGTERM does (for tests and embedding). */
-  signal?: AbortSignal;
-  /** Whether SIGINT and SIGTERM stop the program. Default true. */
-  handleSignals?: boolean;
+/**
+ * What {@link main} uses of its surroundings; the defaults are the process's. `stdout` (help, version, logs),
+ * `stderr` (usage errors), `signal` (aborting it stops the program as SIGTERM does), `handleSignals` (default true)
+ * and `rateLimitClock` (time source of `--kube-api-qps`, `--kube-api-burst` and their throttling log) are the
+ * runtime's.
+ */
+export interface MainContext extends Omit<RuntimeContext, 'onStarted'> {
   /** Printed by `--version`. Default {@link DEFAULT_VERSION}. */
   version?: string;
-  /**
-   * Time source of the client-side rate limit (`--kube-api-qps`, `--kube-api-burst`) and of its throttling log.
-   * Default the real clock.
-   */
-  rateLimitClock?: Clock;
   /** How often `<CONFIG_MOUNT_PATH>/helperPod.yaml` is re-read, in ms. Default 30 000 (upstream's). */
   templatePollIntervalMs?: number;
   /**
@@ -268,29 +253,45 @@ async function leaseReadable(kubeConfig: KubeConfig, options: LocalPathOptions, 
 }
 
 /**
- * client-go's `rest.Config` QPS and Burst for every client made from `kubeConfig` (health checks, config reload,
- * event writes, the controller): one token bucket; the leader election lease client gets one of its own. A negative
- * (or infinite) QPS means no limit. Waits over 1 s are logged with client-go's message.
+ * The command line as the runtime takes it: upstream's `[--debug] start [flags]` with its help, version and usage
+ * errors (`Usage error, please check your command: ...` exits 2, `Error starting daemon: ...` exits 1), and the
+ * sidecar-style flags as the common options.
  */
-function limitClientRate(kubeConfig: KubeConfig, options: LocalPathOptions, logger: Logger, clock: Clock | undefined): void {
-  const qps = options.kubeApiQps;
-  if (qps < 0 || qps === Infinity) {
-    setClientRateLimit(kubeConfig, null);
-    return;
-  }
-  const timing = clock === undefined ? {} : { clock };
-  setClientRateLimit(kubeConfig, { qps, burst: options.kubeApiBurst, ...timing, onThrottled: logThrottledRequests(logger, timing) });
-}
-
-/** Parses the command line; a usage error becomes its exit code after upstream's line on `stderr`. */
-function parse(argv: readonly string[], env: Env, version: string, stderr: LogSink): Command | number {
+function commandLine(argv: readonly string[], env: Env, version: string): CommandLine<LocalPathOptions> {
+  let command: Command;
   try {
-    return parseCommandLine(argv, env, version);
+    command = parseCommandLine(argv, env, version);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    stderr.write(`${describeUsageError(err)}\n`);
-    return err.exitCode;
+    return { kind: 'exit', code: err.exitCode, stderr: `${describeUsageError(err)}\n` };
   }
+  if (command.kind !== 'start') return { kind: 'exit', code: 0, stdout: command.text };
+  const options = command.options;
+  return {
+    kind: 'run',
+    options,
+    common: {
+      kubeconfig: options.kubeconfig,
+      leaderElection: options.leaderElection,
+      leaderElectionNamespace: options.leaderElectionNamespace,
+      leaseDurationMs: options.leaseDurationMs,
+      renewDeadlineMs: options.renewDeadlineMs,
+      retryPeriodMs: options.retryPeriodMs,
+      releaseOnCancel: options.releaseOnCancel,
+      httpEndpoint: options.httpEndpoint,
+      kubeApiQps: options.kubeApiQps,
+      kubeApiBurst: options.kubeApiBurst,
+      workerThreads: options.workerThreads,
+      loggingFormat: options.loggingFormat,
+      verbosity: options.debug ? 4 : 0,
+    },
+  };
+}
+
+/** Waits for the recorder's last events a moment, without holding the exit for the retries, then shuts it down. */
+async function flushEvents(recorder: EventRecorder): Promise<void> {
+  await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  recorder.shutDown();
 }
 
 /**
@@ -300,146 +301,88 @@ function parse(argv: readonly string[], env: Env, version: string, stderr: LogSi
  * (`Usage error, please check your command: ...`).
  */
 export async function main(argv: readonly string[], env: Env, context: MainContext = {}): Promise<number> {
-  const stdout = context.stdout ?? process.stdout;
-  const stderr = context.stderr ?? process.stderr;
-  const command = parse(argv, env, context.version ?? DEFAULT_VERSION, stderr);
-  if (typeof command === 'number') return command;
-  if (command.kind !== 'start') {
-    stdout.write(command.text);
-    return 0;
-  }
-  const options = command.options;
-  const logger = createLogger(options.loggingFormat, options.debug ? 4 : 0, stdout);
-  const stop = new AbortController();
-  const onSignal = (name: NodeJS.Signals): void => {
-    logger.info({ signal: name }, `Receive ${name} to exit`);
-    stop.abort();
-  };
-  const onAbort = (): void => stop.abort();
-  if (context.handleSignals !== false) {
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-  }
-  context.signal?.addEventListener('abort', onAbort, { once: true });
-  if (context.signal?.aborted === true) stop.abort();
-
+  const { version, templatePollIntervalMs, reconcileIntervalMs, onStarted, ...runtime } = context;
   let health: HealthServer | undefined;
-  let endpoint: HttpEndpoint | undefined;
-  let source: ConfigSource | undefined;
-  let recorder: EventRecorder | undefined;
-  let stopTemplateWatch: (() => void) | undefined;
-  try {
-    const kubeConfig = loadKubeConfig(options.kubeconfig ?? (env.KUBECONFIG === '' ? undefined : env.KUBECONFIG), env);
-    limitClientRate(kubeConfig, options, logger, context.rateLimitClock);
-    // Upstream starts the health server before loading any config.
-    health = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
+  return runProvisioner({
+    ...runtime,
+    name: PROGRAM,
+    argv,
+    env,
+    flags: (args, vars) => commandLine(args, vars, version ?? DEFAULT_VERSION),
+    messages: {
+      signal: (logger, name) => logger.info({ signal: name }, `Receive ${name} to exit`),
+      stopped: (logger) => logger.debug({}, 'Provisioner stopped'),
+      failed: (logger, err) => logger.error({}, `Error starting daemon: ${message(err)}`),
+    },
+    onStarted: (started) => onStarted?.({ ...started, health }),
+    setup: async ({ options, kubeConfig, logger, signal, defer }) => {
+      // Upstream starts the health server before loading any config.
+      const served = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
+      health = served;
+      defer(() => served?.close());
 
-    const events = new EventRecorder({ source: { component: EVENT_COMPONENT }, kubeConfig, logger });
-    recorder = events;
-    source = configSource(options, kubeConfig, logger, events);
-    await source.start(stop.signal);
-    const core = makeApiClient(kubeConfig, CoreV1Api);
-    const warnedNodes = new Set<string>();
-    const checkNodes = (config: Config): void => void warnUnknownNodes(config, core, logger, warnedNodes, stop.signal);
-    checkNodes(source.current().config);
-    source.on('changed', (snapshot, previous) => {
-      if (snapshot.config !== previous.config) checkNodes(snapshot.config);
-    });
-    const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, stop.signal), options.allowUnsafeHelperPodTemplate) };
-    stopTemplateWatch = watchTemplate(options, source, holder, logger, events, context.templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS);
-
-    const configs = source;
-    const provisioner = new LocalPathProvisioner({
-      kubeConfig,
-      namespace: options.namespace,
-      config: () => configs.current().config,
-      helperPodTemplate: () => holder.template,
-      serviceAccountName: options.serviceAccountName,
-      provisionerName: options.provisionerName,
-      configMapName: options.configmapName,
-      allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
-      logger,
-      warn: (pv: V1PersistentVolume, text: string, reason: string) => {
-        events.event(
-          {
-            kind: 'PersistentVolume',
-            apiVersion: 'v1',
-            name: pv.metadata?.name ?? '',
-            ...(pv.metadata?.uid === undefined ? {} : { uid: pv.metadata.uid }),
-            ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
-          },
-          'Warning',
-          reason,
-          text,
-        );
-      },
-    });
-    const leaderElection = options.leaderElection && (await leaseReadable(kubeConfig, options, logger, stop.signal));
-    const registry = new Registry();
-    const controller = new ProvisionController({
-      kubeConfig,
-      provisionerName: options.provisionerName,
-      provisioner,
-      threadiness: options.workerThreads,
-      failedProvisionThreshold: options.provisioningRetryCount,
-      failedDeleteThreshold: options.deletionRetryCount,
-      leaderElection,
-      leaderElectionNamespace: options.leaderElectionNamespace,
-      leaseDurationMs: options.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs,
-      releaseOnCancel: options.releaseOnCancel,
-      metrics: prometheusSink(registry),
-      logger,
-    });
-    if (options.httpEndpoint !== undefined) {
-      collectDefaultMetrics({ register: registry });
-      endpoint = await startHttpEndpoint({
-        ...options.httpEndpoint,
-        renderMetrics: () => renderRegistry(registry),
-        ...controllerHealthChecks(controller, leaderElection),
+      const events = new EventRecorder({ source: { component: EVENT_COMPONENT }, kubeConfig, logger });
+      defer(() => flushEvents(events));
+      const source = configSource(options, kubeConfig, logger, events);
+      defer(() => source.stopped());
+      await source.start(signal);
+      const core = makeApiClient(kubeConfig, CoreV1Api);
+      const warnedNodes = new Set<string>();
+      const checkNodes = (config: Config): void => void warnUnknownNodes(config, core, logger, warnedNodes, signal);
+      checkNodes(source.current().config);
+      source.on('changed', (snapshot, previous) => {
+        if (snapshot.config !== previous.config) checkNodes(snapshot.config);
       });
-      logger.info({ url: endpoint.url }, 'Serving metrics and health checks');
-    }
-    const served = { endpoint, health };
-    const reconciler = new HelperPodReconciler({
-      kubeConfig,
-      namespace: options.namespace,
-      provisioner,
-      timeoutSeconds: () => configs.current().config.cmdTimeoutSeconds,
-      logger,
-    });
-    controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
-    controller.once('started', () => {
-      void reconciler.run(context.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, stop.signal);
-      context.onStarted?.({ controller, ...served });
-    });
-    logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
-    await controller.run(stop.signal);
-    logger.debug({}, 'Provisioner stopped');
-    return 0;
-  } catch (err) {
-    if (err instanceof LeaderElectionLostError) {
-      logger.error({ err: err.message }, 'Leader election lost, exiting');
-      return 1;
-    }
-    // A stop requested while still starting (e.g. while waiting for the ConfigMap) is a clean exit.
-    if (stop.signal.aborted) return 0;
-    logger.error({}, `Error starting daemon: ${message(err)}`);
-    return 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    context.signal?.removeEventListener('abort', onAbort);
-    stop.abort();
-    stopTemplateWatch?.();
-    await source?.stopped().catch(() => undefined);
-    if (recorder !== undefined) {
-      // Give the last events a moment to be written, without holding the exit for the retries.
-      await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-      recorder.shutDown();
-    }
-    await endpoint?.close().catch(() => undefined);
-    await health?.close().catch(() => undefined);
-  }
+      const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, signal), options.allowUnsafeHelperPodTemplate) };
+      defer(watchTemplate(options, source, holder, logger, events, templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS));
+
+      const provisioner = new LocalPathProvisioner({
+        kubeConfig,
+        namespace: options.namespace,
+        config: () => source.current().config,
+        helperPodTemplate: () => holder.template,
+        serviceAccountName: options.serviceAccountName,
+        provisionerName: options.provisionerName,
+        configMapName: options.configmapName,
+        allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
+        logger,
+        warn: (pv: V1PersistentVolume, text: string, reason: string) => {
+          events.event(
+            {
+              kind: 'PersistentVolume',
+              apiVersion: 'v1',
+              name: pv.metadata?.name ?? '',
+              ...(pv.metadata?.uid === undefined ? {} : { uid: pv.metadata.uid }),
+              ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
+            },
+            'Warning',
+            reason,
+            text,
+          );
+        },
+      });
+      const leaderElection = options.leaderElection && (await leaseReadable(kubeConfig, options, logger, signal));
+      return {
+        provisionerName: options.provisionerName,
+        provisioner,
+        controller: {
+          leaderElection,
+          failedProvisionThreshold: options.provisioningRetryCount,
+          failedDeleteThreshold: options.deletionRetryCount,
+        },
+        beforeRun: (controller) => {
+          const reconciler = new HelperPodReconciler({
+            kubeConfig,
+            namespace: options.namespace,
+            provisioner,
+            timeoutSeconds: () => source.current().config.cmdTimeoutSeconds,
+            logger,
+          });
+          controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
+          controller.once('started', () => void reconciler.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal));
+          logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
+        },
+      };
+    },
+  });
 }

@@ -45,3 +45,4 @@ export { ObjectReader, recordWatch, type EventFilter, type RecordedEvent, type W
 export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
 export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
 export type { Taint } from './sim/types.js';
+export { demoMain, runDemo, type DemoContext, type DemoOptions } from './demo/runner.js';

@@ -165,7 +165,9 @@ function decodeTop(value: JsonValue): RawConfig {
       case 'storageClassConfigs':
         out.storageClassConfigs = decodeClassMap(v, out.storageClassConfigs, ctx, unknown);
         break;
-      default:
+      case 'setupCommand':
+      case 'teardownCommand':
+      case 'sharedFileSystemPath':
         out[field] = decodeString(v, out[field], ctx);
     }
   }

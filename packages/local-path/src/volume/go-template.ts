@@ -328,7 +328,8 @@ function evalField(value: GoValue, field: string, missingKey: MissingKey): GoVal
     case 'invalid':
       if (missingKey === 'error') throw new ExecError(`nil data; no entry for key "${field}"`);
       return value;
-    default:
+    case 'string':
+    case 'int':
       throw new ExecError(`can't evaluate field ${field} in type ${typeName(value)}`);
   }
 }

@@ -3,7 +3,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { startApiServer, type KubeObject, type Testkit } from '@kprov/testkit';
 import { EventRecorder, type EventRecorderOptions, type EventsApi } from '../../src/events/recorder.js';
 import type { ObjectReference } from '../../src/events/types.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import { captureLogger } from './capture-logger.js';
 
 type CreateParam = Parameters<EventsApi['createNamespacedEvent']>[0];

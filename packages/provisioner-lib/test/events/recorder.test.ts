@@ -9,7 +9,7 @@ import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { EventRecorder, type EventRecorderOptions } from '../../src/events/recorder.js';
 import type { ObjectReference } from '../../src/events/types.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import { captureLogger } from './capture-logger.js';
 
 const SOURCE = 'example.com/hostpath_node-1';

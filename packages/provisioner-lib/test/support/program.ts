@@ -23,9 +23,12 @@ export class Program {
   private readonly child: ChildProcess;
   private readonly waiters = new Set<() => void>();
 
-  /** Starts `process.execPath <script> ...args` with stdin closed and stdout, stderr piped. */
-  constructor(script: string, args: readonly string[]) {
-    this.child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  /**
+   * Starts `process.execPath <script> ...args` with stdin closed and stdout, stderr piped, in `env` (default this
+   * process's environment).
+   */
+  constructor(script: string, args: readonly string[], env?: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env === undefined ? {} : { env }) });
     const stdout = this.child.stdout;
     if (stdout === null) throw new Error('no stdout pipe');
     const lines = createInterface({ input: stdout });

@@ -1,6 +1,6 @@
 import { isPlainObject, type KubeObject } from './objects.js';
 import { resourceKey, type ResourceType } from './resources.js';
-import { canonicalQuantity, QuantityError } from './quantity.js';
+import { canonicalQuantity, QuantityError } from '@kprov/quantity';
 import { badRequest } from './status.js';
 
 /**

@@ -323,7 +323,13 @@ class Parser {
         return 'notin';
       case 'notEquals':
         return '!=';
-      default:
+      case 'closePar':
+      case 'comma':
+      case 'end':
+      case 'error':
+      case 'identifier':
+      case 'not':
+      case 'openPar':
         throw new ParseError(`found '${t.literal}', expected: ${BINARY_OPERATORS}`);
     }
   }

@@ -120,7 +120,7 @@ function faultError(action: Extract<FaultAction, { type: 'error' }>, req: FaultR
         { ...(req.name === undefined ? {} : { name: req.name }), ...(req.resource.group === '' ? {} : { group: req.resource.group }), kind: req.resource.plural },
       );
     }
-    default:
+    case 500:
       return internalError('injected fault');
   }
 }

@@ -4,6 +4,7 @@
  * semantics of its Kubernetes counterpart (`k8s.io/apimachinery/pkg/labels`, `k8s.io/component-helpers/scheduling/corev1`,
  * `pkg/apis/core/v1/helper`, `k8s.io/apimachinery/pkg/api/resource`).
  */
+import { quantityNumber } from '@kprov/quantity';
 import { labelSelectorFromObject, matchesLabels } from '../selectors/labels.js';
 import type { LabelSelector, NodeSelector, NodeSelectorTerm, SelectorRequirement, StorageClass, Taint, Toleration } from './types.js';
 
@@ -89,31 +90,11 @@ export function firstUntoleratedTaint(taints: readonly Taint[], tolerations: rea
   return taints.find((taint) => (taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') && !(tolerations ?? []).some((t) => tolerates(t, taint)));
 }
 
-const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-
-/**
- * The value of a resource quantity (`1Gi`, `500M`, `1.5e3`, `100m`, or a number), or `NaN` when it does not parse.
- * A float is precise enough to compare storage sizes.
- */
-export function parseQuantity(q: string | number | undefined): number {
-  if (typeof q === 'number') return q;
-  if (q === undefined) return Number.NaN;
-  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+|[numkMGTPE]?)$/.exec(q.trim());
-  if (m === null) return Number.NaN;
-  const num = Number(m[1]);
-  const suffix = m[2] ?? '';
-  if (suffix.startsWith('e') || suffix.startsWith('E')) return num * 10 ** Number(suffix.slice(1));
-  const factor = BINARY[suffix] ?? DECIMAL[suffix];
-  return factor === undefined ? Number.NaN : num * factor;
-}
-
 /** The `storage` entry of a resource list as a number; a missing entry counts as 0. */
 export function storageOf(list: Record<string, string | number> | undefined): number {
   const q = list?.storage;
   if (q === undefined) return 0;
-  const n = parseQuantity(q);
-  return Number.isNaN(n) ? 0 : n;
+  return quantityNumber(q) ?? 0;
 }
 
 /** Whether a volume's access modes include every mode a claim asks for (`CheckAccessModes`). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expand } from '../../src/sim/kubelet/env.js';
 import { PathMapper } from '../../src/sim/kubelet/paths.js';
-import { firstUntoleratedTaint, matchesLabelSelector, matchesNodeSelector, parseQuantity } from '../../src/sim/match.js';
+import { firstUntoleratedTaint, matchesLabelSelector, matchesNodeSelector } from '../../src/sim/match.js';
 
 describe('PathMapper', () => {
   const mapper = new PathMapper([
@@ -51,14 +51,6 @@ describe('$(VAR) expansion', () => {
 });
 
 describe('matching', () => {
-  it('parses quantities', () => {
-    expect(parseQuantity('1Gi')).toBe(2 ** 30);
-    expect(parseQuantity('500M')).toBe(5e8);
-    expect(parseQuantity('1.5e3')).toBe(1500);
-    expect(parseQuantity('100m')).toBeCloseTo(0.1);
-    expect(parseQuantity('1 Gi')).toBeNaN();
-  });
-
   it('matches label selectors and node selector terms', () => {
     const labels = { zone: 'a', disk: 'ssd', cores: '8' };
     expect(matchesLabelSelector({ matchLabels: { zone: 'a' }, matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }] }, labels)).toBe(true);

@@ -159,9 +159,13 @@ class State {
         return this.evalFunction(dot, first.name, rest, final);
       case 'nil':
         throw new EvalError('nil is not a command');
-      default:
+      case 'bool':
+      case 'dot':
+      case 'number':
+      case 'pipeline':
+      case 'string':
         this.notAFunction(rest, final);
-        return this.evalArg(dot, first!);
+        return this.evalArg(dot, first);
     }
   }
 

@@ -2,7 +2,7 @@
  * Small shared pieces for the validators: loose JSON accessors, field-path builders, the `field.Error` kinds that
  * `status.ts` has no builder for, Go-style value rendering, semantic equality and resource quantities.
  */
-
+import { quantityNumber } from '@kprov/quantity';
 import { isPlainObject } from '../objects.js';
 import type { FieldError } from '../status.js';
 
@@ -144,40 +144,8 @@ export function diffLines(typeName: string, oldValue: unknown, newValue: unknown
   return lines.join('\n');
 }
 
-const SUFFIX: Record<string, number> = {
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  '': 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$/;
-
-/**
- * The amount of a `resource.Quantity` (`"1Gi"`, `"500m"`, `"1e3"`, or a bare JSON number), as a float; `undefined`
- * when it does not parse. Precision is that of a double, enough to compare sizes.
- */
-export function parseQuantity(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value !== 'string') return undefined;
-  const m = QUANTITY.exec(value);
-  if (m === null) return undefined;
-  const base = Number(m[1]);
-  if (m[3] !== undefined) return base * 10 ** Number(m[3]);
-  return base * (SUFFIX[m[2] ?? ''] ?? 1);
-}
+/** The amount of a `resource.Quantity` as a double; `undefined` when it does not parse. */
+export const parseQuantity = quantityNumber;
 
 /** `ErrorList.ToAggregate`: drops errors whose rendered text repeats an earlier one. */
 export function dedupe(errors: readonly FieldError[]): FieldError[] {

@@ -103,8 +103,12 @@ function pow10(n: number): bigint {
   return 10n ** BigInt(n);
 }
 
-/** `ParseQuantity`. */
-export function parseQuantityExact(str: string): Quantity {
+/**
+ * `resource.ParseQuantity`: the quantity `str` spells.
+ *
+ * @throws QuantityError with apimachinery's text when it does not parse.
+ */
+export function parseQuantity(str: string): Quantity {
   if (str.length === 0) throw new QuantityError(QUANTITY_FORMAT_WRONG);
   if (str === '0') return { unscaled: 0n, scale: 0, format: 'DecimalSI', cached: str };
   const { positive, value, num, denom, suffix } = split(str);
@@ -215,5 +219,31 @@ export function canonicalQuantity(value: unknown): string {
   if (typeof value === 'string') text = value.trim();
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
   else throw new QuantityError(QUANTITY_FORMAT_WRONG);
-  return quantityString(parseQuantityExact(text));
+  return quantityString(parseQuantity(text));
+}
+
+/** `Quantity.Value`: the value rounded up to an integer, away from zero (`1.5` is 2, `-1.5` is -2, `100m` is 1). */
+export function quantityValue(q: Quantity): bigint {
+  if (q.scale <= 0) return q.unscaled * pow10(-q.scale);
+  const div = pow10(q.scale);
+  const negative = q.unscaled < 0n;
+  const magnitude = negative ? -q.unscaled : q.unscaled;
+  const rounded = (magnitude + div - 1n) / div;
+  return negative ? -rounded : rounded;
+}
+
+/**
+ * A quantity's value as a double (`"1Gi"`, `"500m"`, or a bare JSON number), for comparing sizes; `undefined` when it
+ * does not parse.
+ */
+export function quantityNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== 'string') return undefined;
+  let q: Quantity;
+  try {
+    q = parseQuantity(value.trim());
+  } catch {
+    return undefined;
+  }
+  return Number(q.unscaled) * 10 ** -q.scale;
 }

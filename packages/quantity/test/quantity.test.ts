@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalQuantity, QUANTITY_FORMAT_WRONG } from '../../src/api/quantity.js';
-import { ObjectStore } from '../../src/store/store.js';
-import { StatusError } from '../../src/api/status.js';
+import { canonicalQuantity, parseQuantity, QUANTITY_FORMAT_WRONG, quantityNumber, quantityString, quantityValue } from '../src/index.js';
 
 describe('resource.Quantity as the apiserver serves it back', () => {
   // Each pair was checked against kube-apiserver 1.32 (a PVC's storage request created and read back).
@@ -40,27 +38,34 @@ describe('resource.Quantity as the apiserver serves it back', () => {
     expect(() => canonicalQuantity(true)).toThrow(QUANTITY_FORMAT_WRONG);
     expect(() => canonicalQuantity('1iK')).toThrow("unable to parse quantity's suffix");
   });
+});
 
-  it('decodes the quantities of stored objects, and answers 400 for one that does not parse', () => {
-    const store = new ObjectStore();
-    const claim = (storage: unknown) => ({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: `c-${String(storage).toLowerCase().replace(/\W/g, '')}`, namespace: 'default' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } },
-    });
-    expect(store.create('persistentvolumeclaims', claim('1024Mi')).spec).toMatchObject({ resources: { requests: { storage: '1Gi' } } });
-    let err: unknown;
-    try {
-      store.create('persistentvolumeclaims', claim('1Gx'));
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(StatusError);
-    expect((err as StatusError).status).toMatchObject({
-      code: 400,
-      reason: 'BadRequest',
-      message: `PersistentVolumeClaim in version "v1" cannot be handled as a PersistentVolumeClaim: ${QUANTITY_FORMAT_WRONG}`,
-    });
+describe('Quantity.Value and sizes', () => {
+  it.each([
+    ['128Mi', 134217728n],
+    ['1.5Gi', 1610612736n],
+    ['1e3', 1000n],
+    ['500M', 500000000n],
+    ['100m', 1n],
+    ['1.5', 2n],
+    ['-1.5', -2n],
+    ['0', 0n],
+    ['1Ei', 1152921504606846976n],
+  ])('values %s at %s, rounded up away from zero', (text, value) => {
+    expect(quantityValue(parseQuantity(text))).toBe(value);
+  });
+
+  it('compares sizes as doubles, and has none for what does not parse', () => {
+    expect(quantityNumber('1Gi')).toBe(1073741824);
+    expect(quantityNumber(' 500m ')).toBe(0.5);
+    expect(quantityNumber(3)).toBe(3);
+    expect(quantityNumber('1.5e3')).toBe(1500);
+    expect(quantityNumber('1Gx')).toBeUndefined();
+    expect(quantityNumber('1 Gi')).toBeUndefined();
+    expect(quantityNumber(undefined)).toBeUndefined();
+  });
+
+  it('prints a parsed quantity back canonical', () => {
+    expect(quantityString(parseQuantity('2048Ki'))).toBe('2Mi');
   });
 });

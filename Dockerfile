@@ -1,0 +1,57 @@
+# syntax=docker/dockerfile:1
+#
+# The images of the provisioner binaries, one Dockerfile for all; PACKAGE names the folder under packages/:
+#
+#   docker build --build-arg PACKAGE=local-path -t ghcr.io/kprov/local-path:0.1.0 .
+#   docker build --build-arg PACKAGE=hostpath-example -t ghcr.io/kprov/hostpath-example:0.1.0 .
+#
+# The build context is the repository root (a package needs the workspace). Only the files the build needs are copied
+# (manifests, then sources), so the host's node_modules and dist never reach the image, whichever ignore file Docker
+# reads.
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# ---- build: install the workspace, build the package and the libraries it uses, then prune to production deps
+FROM ${NODE_IMAGE} AS build
+ARG PACKAGE
+RUN test -n "${PACKAGE}" || { echo 'set --build-arg PACKAGE=local-path (or hostpath-example)' >&2; exit 1; }
+# Corepack cannot be used here; pnpm comes from npm.
+RUN npm install -g pnpm@10
+WORKDIR /workspace
+
+# Dependencies first, so this layer is cached until a manifest or the lockfile changes. The root package.json brings
+# the build tools (tsup, typescript); testkit's manifest is there only so the workspace:* dev dependencies on it
+# resolve (it is not built). Other workspace packages are left out; the frozen lockfile allows that.
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json ./
+COPY packages/quantity/package.json packages/quantity/
+COPY packages/provisioner-lib/package.json packages/provisioner-lib/
+COPY packages/testkit/package.json packages/testkit/
+COPY packages/${PACKAGE}/package.json packages/${PACKAGE}/
+RUN pnpm install --frozen-lockfile
+
+COPY packages/quantity/tsconfig.json packages/quantity/tsup.config.ts packages/quantity/README.md packages/quantity/LICENSE packages/quantity/NOTICE packages/quantity/
+COPY packages/quantity/src packages/quantity/src
+COPY packages/provisioner-lib/tsconfig.json packages/provisioner-lib/tsup.config.ts packages/provisioner-lib/README.md packages/provisioner-lib/LICENSE packages/provisioner-lib/NOTICE packages/provisioner-lib/
+COPY packages/provisioner-lib/src packages/provisioner-lib/src
+COPY packages/${PACKAGE}/tsconfig.json packages/${PACKAGE}/tsup.config.ts packages/${PACKAGE}/README.md packages/${PACKAGE}/LICENSE packages/${PACKAGE}/NOTICE packages/${PACKAGE}/
+COPY packages/${PACKAGE}/src packages/${PACKAGE}/src
+RUN pnpm --filter @kprov/quantity --filter @kprov/provisioner-lib --filter "./packages/${PACKAGE}" run build \
+ && pnpm --filter "./packages/${PACKAGE}" --prod deploy --legacy /app \
+ && test -f /app/dist/cli.js
+
+# ---- runtime: the built package (dist, package.json) and its production node_modules, nothing else
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app ./
+# Each bin of the package is also on the PATH under its own name (/usr/bin): upstream local-path-provisioner's
+# manifests and chart set `command: [local-path-provisioner, ...]`, which replaces the ENTRYPOINT, so a user can
+# switch by changing only the image.
+RUN node -e 'const fs=require("fs");const bin=require("/app/package.json").bin||{};for(const [name,file] of Object.entries(bin)){fs.writeFileSync("/usr/bin/"+name,"#!/bin/sh\nexec node /app/"+file.replace(/^\.\//,"")+" \"$@\"\n",{mode:0o755});}'
+# Runs as root, as upstream local-path-provisioner's image: the hostPath example creates and removes directories in
+# a root-owned pvDir; local-path itself touches no host path (its helper pods do). Set runAsUser in the pod spec if
+# your setup allows a non-root user.
+USER root
+# The package's cli.js. ENTRYPOINT rather than CMD: a pod's `args` (e.g. `start --config ...`, or the example's flags)
+# are appended to it, where they would replace a CMD.
+ENTRYPOINT ["node", "dist/cli.js"]

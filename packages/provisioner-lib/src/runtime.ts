@@ -1,0 +1,33 @@
+/**
+ * @packageDocumentation
+ * `@kprov/provisioner-lib/runtime`: the way to write a provisioner binary. `runProvisioner({ name, flags, setup })`
+ * owns what every binary repeats: the sig-storage sidecars' common flags (`--kubeconfig`, `--leader-election*`,
+ * `--http-endpoint`, `--kube-api-qps`/`--kube-api-burst`, `--worker-threads`, `--logging-format`, `-v`), the
+ * kubeconfig and client-side rate limit, the logger, the prom-client registry, the metrics and health endpoint,
+ * signals, the graceful stop that gives the Lease up, and exit codes. The binary keeps its own flags and its setup.
+ *
+ * This entry point imports prom-client and pino, the library's optional peers: install both to use it.
+ */
+export { runProvisioner } from './runtime/run-provisioner.js';
+export type {
+  ControllerOverrides,
+  PreflightContext,
+  ProvisionerSetup,
+  RunWithFlags,
+  RunWithParser,
+  RuntimeContext,
+  RuntimeOptions,
+  SetupContext,
+  StartedProvisioner,
+} from './runtime/run-options.js';
+export { COMMON_DEFAULTS, resolveCommonOptions, type CommonOptions, type EndpointAddress, type ResolvedCommonOptions } from './runtime/common-options.js';
+export { COMMON_FLAGS, parseEndpointAddress } from './runtime/common-flags.js';
+export { flagsCommandLine, type CommandLine, type CommandLineParser, type Env, type FlagsCommandLineOptions } from './runtime/command-line.js';
+export type { FlagDefinition, FlagTable, FlagType, FlagValue, FlagValues } from './runtime/flag-table.js';
+export { CommandLineError, parseGoFlags, completeFlagValues, type ParsedFlags, type ParsedValue } from './runtime/go-flags.js';
+export { parseGoDuration } from './runtime/go-duration.js';
+export { usageText } from './runtime/usage.js';
+export { DEFAULT_MESSAGES, type RuntimeMessages } from './runtime/messages.js';
+export { stopSignal, type StopSignal, type StopSignalOptions } from './runtime/stop-signal.js';
+export { kubeClientConfig } from './runtime/kube-client.js';
+export type { LogSink } from './pino.js';

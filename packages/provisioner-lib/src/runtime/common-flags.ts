@@ -1,0 +1,173 @@
+/**
+ * The runtime's common flags, named and defaulted as the sig-storage sidecars (external-provisioner and its
+ * siblings) name them, and their reading into {@link CommonOptions}.
+ */
+import { COMMON_DEFAULTS, type CommonOptions, type EndpointAddress } from './common-options.js';
+import type { FlagTable } from './flag-table.js';
+import { CommandLineError, type ParsedValue } from './go-flags.js';
+
+function positive(value: number): void {
+  if (!(value > 0)) throw new Error('must be greater than zero');
+}
+
+/** `ADDR:PORT`, `:PORT` (every IPv4 address) or `[IPv6]:PORT`, port 0 to 65535; undefined when it is not one. */
+export function parseEndpointAddress(text: string): EndpointAddress | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text);
+  const port = m === null ? NaN : Number(m[3]);
+  if (m === null || port > 65_535) return undefined;
+  const host = m[1] ?? m[2] ?? '';
+  return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+/** The flags of {@link CommonOptions}, by the sidecars' names, with the runtime's defaults. */
+export const COMMON_FLAGS = {
+  kubeconfig: {
+    type: 'string',
+    usage: 'Path to the kubeconfig `file`; empty: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.',
+  },
+  'leader-election': {
+    type: 'boolean',
+    default: COMMON_DEFAULTS.leaderElection,
+    usage: 'Run only while holding the Lease named after the provisioner (its name with / as -).',
+  },
+  'leader-election-namespace': {
+    type: 'string',
+    usage: 'Namespace of the Lease; empty: $POD_NAMESPACE, else the service account\'s namespace, else "default".',
+  },
+  'leader-election-lease-duration': {
+    type: 'duration',
+    default: COMMON_DEFAULTS.leaseDurationMs,
+    check: positive,
+    usage: 'How long a Lease lasts without renewal.',
+  },
+  'leader-election-renew-deadline': {
+    type: 'duration',
+    default: COMMON_DEFAULTS.renewDeadlineMs,
+    check: positive,
+    usage: 'How long the leader retries renewing the Lease before it gives up.',
+  },
+  'leader-election-retry-period': {
+    type: 'duration',
+    default: COMMON_DEFAULTS.retryPeriodMs,
+    check: positive,
+    usage: 'How often candidates try to acquire the Lease and the leader renews it.',
+  },
+  'leader-election-release-on-cancel': {
+    type: 'boolean',
+    default: COMMON_DEFAULTS.releaseOnCancel,
+    usage: 'On SIGINT or SIGTERM, give the Lease up once in-flight operations finished, so that another replica takes over at once.',
+  },
+  'http-endpoint': {
+    type: 'string',
+    check: (text: string) => {
+      if (text !== '' && parseEndpointAddress(text) === undefined) throw new Error('want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"');
+    },
+    usage:
+      'The TCP network `address` of the HTTP server for metrics (/metrics) and health checks (/healthz, /readyz, /healthz/leader-election), e.g. ":8080"; empty: off.',
+  },
+  'kube-api-qps': {
+    type: 'float',
+    default: COMMON_DEFAULTS.kubeApiQps,
+    usage: 'Client-side limit of requests per second to the API server; 0: the default, negative: no limit.',
+  },
+  'kube-api-burst': {
+    type: 'int',
+    default: COMMON_DEFAULTS.kubeApiBurst,
+    check: (n: number) => {
+      if (n < 0) throw new Error('must not be negative');
+    },
+    usage: 'Requests to the API server that may go at once before the QPS limit applies; 0: the default.',
+  },
+  'worker-threads': {
+    type: 'int',
+    default: COMMON_DEFAULTS.workerThreads,
+    check: positive,
+    usage: 'Number of claim workers, and of volume workers.',
+  },
+  'logging-format': {
+    type: 'string',
+    default: COMMON_DEFAULTS.loggingFormat,
+    check: (text: string) => {
+      if (text !== 'text' && text !== 'json') throw new Error('want "text" or "json"');
+    },
+    usage: 'Log format: "text" (klog\'s lines) or "json" (one JSON object per line).',
+  },
+  v: {
+    type: 'int',
+    default: COMMON_DEFAULTS.verbosity,
+    check: (n: number) => {
+      if (n < 0) throw new Error('must not be negative');
+    },
+    usage: 'Log verbosity: 4 and up logs debug messages, 5 and up trace messages.',
+  },
+} as const satisfies FlagTable;
+
+/** The flag of each common option that has one. */
+const FLAG_OF: Readonly<Record<keyof CommonOptions, keyof typeof COMMON_FLAGS>> = {
+  kubeconfig: 'kubeconfig',
+  leaderElection: 'leader-election',
+  leaderElectionNamespace: 'leader-election-namespace',
+  leaseDurationMs: 'leader-election-lease-duration',
+  renewDeadlineMs: 'leader-election-renew-deadline',
+  retryPeriodMs: 'leader-election-retry-period',
+  releaseOnCancel: 'leader-election-release-on-cancel',
+  httpEndpoint: 'http-endpoint',
+  kubeApiQps: 'kube-api-qps',
+  kubeApiBurst: 'kube-api-burst',
+  workerThreads: 'worker-threads',
+  loggingFormat: 'logging-format',
+  verbosity: 'v',
+};
+
+/** {@link COMMON_FLAGS} with a binary's own defaults, so that its help shows them. */
+export function commonFlags(defaults: CommonOptions = {}): FlagTable {
+  const table: Record<string, FlagTable[string]> = { ...COMMON_FLAGS };
+  for (const [option, value] of Object.entries(defaults) as [keyof CommonOptions, unknown][]) {
+    if (value === undefined) continue;
+    const flag = FLAG_OF[option];
+    let text = value;
+    if (option === 'httpEndpoint') {
+      const { host, port } = value as EndpointAddress;
+      text = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    }
+    table[flag] = { ...table[flag], default: text } as FlagTable[string];
+  }
+  return table;
+}
+
+/**
+ * The common options from the values of the common flags (complete: defaults filled in). Empty texts mean unset.
+ *
+ * @throws {@link CommandLineError} when the lease timings are not in client-go's order.
+ */
+export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): CommonOptions {
+  const text = (flag: string): string | undefined => {
+    const v = values.get(flag);
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  const num = (flag: string): number => values.get(flag) as number;
+  const endpoint = text('http-endpoint');
+  const options: CommonOptions = {
+    kubeconfig: text('kubeconfig'),
+    leaderElection: values.get('leader-election') as boolean,
+    leaderElectionNamespace: text('leader-election-namespace'),
+    leaseDurationMs: num('leader-election-lease-duration'),
+    renewDeadlineMs: num('leader-election-renew-deadline'),
+    retryPeriodMs: num('leader-election-retry-period'),
+    releaseOnCancel: values.get('leader-election-release-on-cancel') as boolean,
+    httpEndpoint: endpoint === undefined ? undefined : parseEndpointAddress(endpoint),
+    kubeApiQps: num('kube-api-qps'),
+    kubeApiBurst: num('kube-api-burst'),
+    workerThreads: num('worker-threads'),
+    loggingFormat: values.get('logging-format') as 'text' | 'json',
+    verbosity: num('v'),
+  };
+  // client-go's checks in NewLeaderElector, named by flag.
+  if (!(options.leaseDurationMs! > options.renewDeadlineMs!)) {
+    throw new CommandLineError('-leader-election-lease-duration must be longer than -leader-election-renew-deadline');
+  }
+  if (!(options.renewDeadlineMs! > 1.2 * options.retryPeriodMs!)) {
+    throw new CommandLineError('-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period');
+  }
+  return options;
+}

@@ -1,0 +1,166 @@
+/**
+ * Command lines parsed as Go's `flag` package parses them, which is what the sig-storage sidecars use: `-flag` or
+ * `--flag`, `-flag=value` or `-flag value` (booleans only `-flag` or `-flag=false`), parsing ends at the first
+ * argument that is not a flag or after `--`, the last of a repeated flag wins. The messages are Go's.
+ */
+import { parseGoDuration } from './go-duration.js';
+import type { FlagDefinition, FlagTable } from './flag-table.js';
+
+/** A command line that cannot be used; the runtime prints the message and the usage, and exits with 2. */
+export class CommandLineError extends Error {
+  override readonly name = 'CommandLineError';
+}
+
+/** A parsed value: text, boolean or number (durations in ms). */
+export type ParsedValue = string | boolean | number;
+
+/** Go's `strconv.ParseBool`. */
+function parseBool(text: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return undefined;
+}
+
+/** Go's `strconv.ParseInt(text, 0, 64)` (`0x`, `0o`, `0b`, a leading `0` for octal, `_` separators) within JavaScript's safe integers. */
+function parseInt(text: string): number | 'parse error' | 'value out of range' {
+  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\d[\d_]*)$/.exec(text);
+  if (m === null) return 'parse error';
+  const digits = m[2]!.replaceAll('_', '');
+  let n: bigint;
+  try {
+    n = BigInt(/^0\d/.test(digits) ? `0o${digits.slice(1)}` : digits);
+  } catch {
+    return 'parse error';
+  }
+  if (m[1] === '-') n = -n;
+  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) return 'value out of range';
+  return Number(n);
+}
+
+/** Go's `strconv.ParseFloat(text, 64)`, decimal forms only. */
+function parseFloat(text: string): number | 'parse error' {
+  return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : 'parse error';
+}
+
+/** `text` as a value of `def`, or the reason it is not one: Go's `parse error`, `value out of range`, or `check`'s message. */
+export function convertFlagValue(def: FlagDefinition, text: string): ParsedValue | { error: string } {
+  let value: ParsedValue | undefined;
+  let error = 'parse error';
+  switch (def.type) {
+    case 'string':
+      value = text;
+      break;
+    case 'boolean':
+      value = parseBool(text);
+      break;
+    case 'int': {
+      const n = parseInt(text);
+      if (typeof n === 'number') value = n;
+      else error = n;
+      break;
+    }
+    case 'float': {
+      const n = parseFloat(text);
+      if (typeof n === 'number') value = n;
+      break;
+    }
+    case 'duration':
+      value = parseGoDuration(text);
+      break;
+  }
+  if (value === undefined) return { error };
+  try {
+    (def.check as ((v: ParsedValue) => void) | undefined)?.(value);
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+  return value;
+}
+
+/** What {@link parseGoFlags} found. */
+export interface ParsedFlags {
+  /** Values of the flags on the command line, by name. */
+  values: Map<string, ParsedValue>;
+  /** The arguments after the flags. */
+  rest: string[];
+  /** `-h`, `-help` or `--help` came (and is not a flag of the table); parsing stopped there. */
+  help: boolean;
+}
+
+/**
+ * Parses `args` against `table` as Go's `flag.FlagSet.Parse` does, up to the first argument that is not a flag.
+ *
+ * @throws {@link CommandLineError} with Go's message: `flag provided but not defined: -x`, `bad flag syntax: ---x`,
+ *   `flag needs an argument: -x`, `invalid boolean value "x" for -x: parse error`, `invalid value "x" for flag -x:
+ *   parse error` (or `value out of range`, or the reason `check` gave).
+ */
+export function parseGoFlags(args: readonly string[], table: FlagTable): ParsedFlags {
+  const values = new Map<string, ParsedValue>();
+  let i = 0;
+  while (i < args.length) {
+    const arg = args[i]!;
+    if (arg.length < 2 || !arg.startsWith('-')) break;
+    i++;
+    if (arg === '--') break;
+    let name = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
+    if (name === '' || name.startsWith('-') || name.startsWith('=')) throw new CommandLineError(`bad flag syntax: ${arg}`);
+    const eq = name.indexOf('=');
+    const inline = eq < 0 ? undefined : name.slice(eq + 1);
+    if (eq >= 0) name = name.slice(0, eq);
+    const def = Object.hasOwn(table, name) ? table[name] : undefined;
+    if (def === undefined) {
+      if (name === 'help' || name === 'h') return { values, rest: args.slice(i), help: true };
+      throw new CommandLineError(`flag provided but not defined: -${name}`);
+    }
+    if (def.type === 'boolean') {
+      const value = convertFlagValue(def, inline ?? 'true');
+      if (typeof value === 'object') {
+        throw new CommandLineError(
+          inline === undefined ? `invalid boolean flag ${name}: ${value.error}` : `invalid boolean value "${inline}" for -${name}: ${value.error}`,
+        );
+      }
+      values.set(name, value);
+      continue;
+    }
+    let text = inline;
+    if (text === undefined) {
+      if (i >= args.length) throw new CommandLineError(`flag needs an argument: -${name}`);
+      text = args[i++]!;
+    }
+    const value = convertFlagValue(def, text);
+    if (typeof value === 'object') throw new CommandLineError(`invalid value "${text}" for flag -${name}: ${value.error}`);
+    values.set(name, value);
+  }
+  return { values, rest: args.slice(i), help: false };
+}
+
+/**
+ * Fills in, for each flag of `table` not in `values`, its environment variable (an empty one counts as unset), else
+ * its default; then checks the required ones.
+ *
+ * @throws {@link CommandLineError} for an environment value that does not convert, or a missing required flag.
+ */
+export function completeFlagValues(
+  values: Map<string, ParsedValue>,
+  table: FlagTable,
+  env: Readonly<Record<string, string | undefined>>,
+): Map<string, ParsedValue> {
+  const complete = new Map(values);
+  for (const [name, def] of Object.entries(table)) {
+    if (complete.has(name)) continue;
+    const text = def.env === undefined ? undefined : env[def.env];
+    if (text !== undefined && text !== '') {
+      const value = convertFlagValue(def, text);
+      if (typeof value === 'object') {
+        throw new CommandLineError(`invalid value "${text}" of environment variable ${def.env ?? ''} for flag -${name}: ${value.error}`);
+      }
+      complete.set(name, value);
+      continue;
+    }
+    if (def.default !== undefined) complete.set(name, def.default);
+    else if (def.required === true) {
+      throw new CommandLineError(`flag -${name}${def.env === undefined ? '' : ` (or environment variable ${def.env})`} is required`);
+    }
+  }
+  return complete;
+}

@@ -1,0 +1,30 @@
+/** The binary's API client configuration: its kubeconfig and client-side rate limit. */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig } from '../client/kubeconfig.js';
+import { setClientRateLimit } from '../client/rate-limit/client-rate-limit.js';
+import { logThrottledRequests } from '../client/rate-limit/throttle-log.js';
+import type { Clock } from '../clock/clock.js';
+import type { Logger } from '../logging/logger.js';
+import type { ResolvedCommonOptions } from './common-options.js';
+import type { Env } from './command-line.js';
+
+/**
+ * Loads the kubeconfig (`kubeconfig`, else a non-empty `$KUBECONFIG`, else in-cluster, else `~/.kube/config`) and
+ * sets client-go's QPS and burst on it: one token bucket for every client made from it (the leader election client
+ * gets one of its own), no limit for a negative or infinite QPS. Waits over 1 s are logged with client-go's line.
+ *
+ * @param clock - time source of the rate limit and its log. Default the real clock.
+ * @throws Error saying what to do when no kubeconfig can be found or loaded.
+ */
+export function kubeClientConfig(common: ResolvedCommonOptions, env: Env, logger: Logger, clock?: Clock): KubeConfig {
+  const fromEnv = env.KUBECONFIG === '' ? undefined : env.KUBECONFIG;
+  const kubeConfig = loadKubeConfig(common.kubeconfig ?? fromEnv, env);
+  const qps = common.kubeApiQps;
+  if (qps < 0 || qps === Infinity) {
+    setClientRateLimit(kubeConfig, null);
+    return kubeConfig;
+  }
+  const timing = clock === undefined ? {} : { clock };
+  setClientRateLimit(kubeConfig, { qps, burst: common.kubeApiBurst, ...timing, onThrottled: logThrottledRequests(logger, timing) });
+  return kubeConfig;
+}

@@ -1,0 +1,147 @@
+/** `runProvisioner`: a provisioner binary from its flags and its setup, everything between them owned by the runtime. */
+import { Registry } from 'prom-client';
+import { LeaderElectionLostError, ProvisionController } from '../controller/controller.js';
+import type { HttpEndpoint } from '../metrics/http.js';
+import { createLogger } from '../pino.js';
+import { prometheusSink } from '../prometheus.js';
+import { flagsCommandLine, type CommandLine, type CommandLineParser } from './command-line.js';
+import { resolveCommonOptions } from './common-options.js';
+import { serveEndpoint } from './endpoint.js';
+import type { FlagTable } from './flag-table.js';
+import { kubeClientConfig } from './kube-client.js';
+import { DEFAULT_MESSAGES } from './messages.js';
+import type { RunWithFlags, RunWithParser, RuntimeOptions } from './run-options.js';
+import { stopSignal } from './stop-signal.js';
+
+/** The parser of `options.flags`: the binary's own, or the runtime's for a flag table. */
+function commandLineOf<O>(options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> }): CommandLineParser<O> {
+  const flags = options.flags ?? {};
+  if (typeof flags === 'function') return flags;
+  return flagsCommandLine(flags, {
+    name: options.name,
+    ...(options.description === undefined ? {} : { description: options.description }),
+    ...(options.commonDefaults === undefined ? {} : { commonDefaults: options.commonDefaults }),
+  }) as CommandLineParser<O>;
+}
+
+/** Runs the clean-ups, the latest first, each awaited; failures are ignored. */
+async function runAll(cleanups: (() => unknown)[]): Promise<void> {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // A clean-up that fails must not keep the others from running, nor change the exit code.
+    }
+  }
+}
+
+/**
+ * Runs a provisioner binary and resolves with its exit code; a binary's `main` is
+ * `process.exit(await runProvisioner({ name, flags, setup }))`.
+ *
+ * In order: parses the command line (`flags`), and for help or a usage error writes what the parser gave and
+ * resolves with its code; builds the logger (pino via `@kprov/provisioner-lib/pino`, `--logging-format`, `-v`);
+ * listens for SIGINT and SIGTERM (once: a second signal ends the process at once) and `signal`; runs the binary's
+ * `preflight`; loads the
+ * kubeconfig and sets the client-side rate limit (`--kube-api-qps`, `--kube-api-burst`, with client-go's throttling
+ * log); calls `setup` with all of that and a prom-client registry; makes the `ProvisionController` (common options,
+ * then the setup's overrides); serves `/metrics`, `/healthz`, `/readyz` and `/healthz/leader-election` on
+ * `--http-endpoint` when set; runs the controller until the stop. On stop the controller finishes its operations and
+ * gives the Lease up (`--leader-election-release-on-cancel`, default on), then the clean-ups run and the endpoint
+ * closes.
+ *
+ * Exit codes: 0 after help or a requested stop (also when it came during start-up); 1 when start-up or the run
+ * failed, or the Lease was lost (so that the kubelet restarts the container); 2 (or the binary parser's code) for a
+ * command line that cannot be used. The prom-client and pino packages must be installed (optional peers of the
+ * library, required by this entry point).
+ */
+export function runProvisioner<const T extends FlagTable>(options: RunWithFlags<T>): Promise<number>;
+/**
+ * `runProvisioner` for a binary that keeps its own command line: `flags` is its parser, which returns the common
+ * options already parsed beside the binary's own (or what to print and the exit code). Everything after the command
+ * line is as above.
+ */
+export function runProvisioner<O>(options: RunWithParser<O>): Promise<number>;
+export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> }): Promise<number> {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const env = options.env ?? process.env;
+  const messages = { ...DEFAULT_MESSAGES, ...options.messages };
+  const command: CommandLine<O> = commandLineOf(options)(options.argv ?? process.argv.slice(2), env);
+  if (command.kind === 'exit') {
+    if (command.stdout !== undefined) stdout.write(command.stdout);
+    if (command.stderr !== undefined) stderr.write(command.stderr);
+    return command.code;
+  }
+  const common = resolveCommonOptions(command.common, options.commonDefaults);
+  const logger = createLogger(common.loggingFormat, common.verbosity, stdout);
+  const stop = stopSignal({ signal: options.signal, handleSignals: options.handleSignals, onSignal: (name) => messages.signal(logger, name) });
+  const cleanups: (() => unknown)[] = [];
+  try {
+    await options.preflight?.({ options: command.options, common, env, logger });
+    const kubeConfig = kubeClientConfig(common, env, logger, options.rateLimitClock);
+    const registry = new Registry();
+    const parts = await options.setup({
+      options: command.options,
+      common,
+      env,
+      kubeConfig,
+      logger,
+      registry,
+      signal: stop.signal,
+      defer: (cleanup) => cleanups.push(cleanup),
+    });
+    let controller: ProvisionController;
+    try {
+      controller = new ProvisionController({
+        kubeConfig,
+        provisionerName: parts.provisionerName,
+        provisioner: parts.provisioner,
+        threadiness: common.workerThreads,
+        leaderElection: common.leaderElection,
+        ...(common.leaderElectionNamespace === undefined ? {} : { leaderElectionNamespace: common.leaderElectionNamespace }),
+        leaseDurationMs: common.leaseDurationMs,
+        renewDeadlineMs: common.renewDeadlineMs,
+        retryPeriodMs: common.retryPeriodMs,
+        releaseOnCancel: common.releaseOnCancel,
+        ...parts.controller,
+        metrics: prometheusSink(registry),
+        logger,
+      });
+    } catch (err) {
+      throw parts.controllerError === undefined ? err : parts.controllerError(err);
+    }
+    let endpoint: HttpEndpoint | undefined;
+    if (common.httpEndpoint !== undefined) {
+      const served = await serveEndpoint({
+        address: common.httpEndpoint,
+        registry,
+        controller,
+        leaderElection: parts.controller?.leaderElection ?? common.leaderElection,
+        healthChecks: parts.healthChecks,
+        readyChecks: parts.readyChecks,
+      });
+      endpoint = served;
+      cleanups.push(() => served.close());
+      messages.serving(logger, served.url);
+    }
+    parts.beforeRun?.(controller);
+    controller.once('started', () => options.onStarted?.({ controller, endpoint }));
+    await controller.run(stop.signal);
+    messages.stopped(logger);
+    return 0;
+  } catch (err) {
+    if (err instanceof LeaderElectionLostError) {
+      messages.leadershipLost(logger, err);
+      return 1;
+    }
+    // A stop requested during start-up (while waiting for the API server, say) is a clean exit.
+    if (stop.signal.aborted) return 0;
+    messages.failed(logger, err);
+    return 1;
+  } finally {
+    stop.dispose();
+    stop.abort();
+    await runAll(cleanups);
+  }
+}

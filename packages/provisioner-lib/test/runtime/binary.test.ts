@@ -1,0 +1,110 @@
+/**
+ * A minimal binary on the runtime (`program/minimal-provisioner.ts`, the built library), run as a child process as a
+ * user runs it: its flags and exit codes, its health endpoint, a claim provisioned, and SIGTERM giving the Lease up
+ * and exiting 0; a second SIGTERM during the graceful stop ends it at once. On both tiers.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ObjectReader } from '@kprov/testkit';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { apiOf, createClaim, createClass, waitBound, WAIT } from '../support/cluster.js';
+import { Program, type ProgramLine } from '../support/program.js';
+
+const SCRIPT = fileURLToPath(new URL('program/minimal-provisioner.ts', import.meta.url));
+/** The guide's example (docs/provisioner-lib.md), a binary of about 30 lines. */
+const EXAMPLE = fileURLToPath(new URL('../../examples/hostpath.ts', import.meta.url));
+/** The environment of the program: nothing that could set one of its flags. */
+const ENV = { PATH: process.env.PATH ?? '' };
+
+async function get(url: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.text() };
+}
+
+const messages = (program: Program): unknown[] => program.lines.map((l) => l.msg ?? l.text);
+
+describe('a binary on the runtime, before it runs', () => {
+  const programs: Program[] = [];
+  afterEach(async () => {
+    for (const p of programs.splice(0)) await p.dispose();
+  });
+
+  it('prints its help with exit code 0, and exits 2 for a flag it does not have or a missing required one', async () => {
+    const help = new Program(SCRIPT, ['--help'], ENV);
+    programs.push(help);
+    expect(await help.exited).toEqual({ code: 0, signal: null });
+    expect(help.lines[0]).toEqual({ text: 'A minimal provisioner: one directory under --root per volume.' });
+    expect(messages(help)).toContain('  -root directory');
+    expect(messages(help)).toContain('  -leader-election-release-on-cancel');
+
+    const unknown = new Program(SCRIPT, ['--root', '/tmp', '--no-such-flag'], ENV);
+    const missing = new Program(SCRIPT, [], ENV);
+    programs.push(unknown, missing);
+    expect(await unknown.exited).toEqual({ code: 2, signal: null });
+    expect(await missing.exited).toEqual({ code: 2, signal: null });
+    expect(unknown.lines).toEqual([]);
+  });
+
+  it('runs the guide\'s example: its --help lists its flag beside the common ones', async () => {
+    const example = new Program(EXAMPLE, ['--help'], ENV);
+    programs.push(example);
+    expect(await example.exited).toEqual({ code: 0, signal: null });
+    expect(messages(example)[0]).toBe('Usage of example-hostpath:');
+    expect(messages(example)).toContain('  -root string');
+    expect(messages(example)).toContain('    \tdirectory holding the volumes (default "/var/lib/example-hostpath")');
+    expect(messages(example)).toContain('  -kube-api-qps float');
+  });
+});
+
+describeTiers('a binary on the runtime', (tier) => {
+  /** The program against a cluster of the tier, killed after the test if it still runs. */
+  async function start(extra: string[] = []): Promise<{ program: Program; read: ObjectReader; api: ReturnType<typeof apiOf>; root: string }> {
+    const cluster = await tier.start({ nodes: [] });
+    const root = await mkdtemp(path.join(tmpdir(), 'kprov-runtime-binary-'));
+    tier.defer(() => rm(root, { recursive: true, force: true }));
+    const kubeconfig = await cluster.writeKubeconfig(path.join(root, 'kubeconfig'));
+    const args = ['--kubeconfig', kubeconfig, '--root', root, '--http-endpoint', '127.0.0.1:0', '--logging-format', 'json', '--leader-election-namespace', 'default'];
+    const program = new Program(SCRIPT, [...args, ...extra], ENV);
+    tier.defer(() => program.dispose());
+    await program.until((p) => p.count('Started provisioner controller') === 1, 'the controller started');
+    return { program, read: new ObjectReader(cluster.kubeConfig), api: apiOf(cluster), root };
+  }
+
+  const serving = (program: Program): ProgramLine => program.find('Serving metrics and health checks')[0]!;
+
+  it('serves its health checks, provisions, and on SIGTERM gives the Lease up and exits 0', async () => {
+    const { program, read, api, root } = await start();
+    const url = serving(program).url as string;
+    expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: 'ok' });
+    await vi.waitFor(async () => expect(await get(`${url}/readyz`)).toEqual({ status: 200, body: 'ok' }), WAIT);
+
+    await createClass(api, 'minimal', 'example.com/minimal');
+    const claim = await createClaim(api, 'data', 'minimal');
+    await waitBound(api, 'data');
+    expect(existsSync(path.join(root, `pvc-${claim.metadata!.uid!}`))).toBe(true);
+    const [held] = await read.leases('default');
+    expect(held?.metadata?.name).toBe('example.com-minimal');
+    expect(held?.spec?.holderIdentity).not.toBe('');
+
+    program.kill('SIGTERM');
+    expect(await program.exited).toEqual({ code: 0, signal: null });
+    expect((await read.leases('default'))[0]?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+    expect(program.find('Received signal, shutting down')).toEqual([expect.objectContaining({ signal: 'SIGTERM' })]);
+    // The clean-ups run after the controller stopped.
+    expect(messages(program).slice(-2)).toEqual(['Stopped', 'Stop delay']);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it('ends at once on a second SIGTERM during the graceful stop, the Lease already given up', async () => {
+    const { program, read } = await start(['--stop-delay', '10m']);
+    program.kill('SIGTERM');
+    await program.until((p) => p.count('Stop delay') === 1, 'the graceful stop reached its clean-ups');
+    expect((await read.leases('default'))[0]?.spec?.holderIdentity).toBe('');
+    program.kill('SIGTERM');
+    expect(await program.exited).toEqual({ code: null, signal: 'SIGTERM' });
+  });
+});

@@ -1,0 +1,139 @@
+/** The runtime's command line: the common flags with their defaults, a binary's flags beside them, help and usage errors. */
+import { describe, expect, it } from 'vitest';
+import { flagsCommandLine, type CommandLine } from '../../src/runtime/command-line.js';
+import { COMMON_FLAGS } from '../../src/runtime/common-flags.js';
+import { COMMON_DEFAULTS, resolveCommonOptions, type CommonOptions } from '../../src/runtime/common-options.js';
+import type { FlagTable } from '../../src/runtime/flag-table.js';
+
+const OWN = {
+  root: { type: 'string', env: 'ROOT', default: '/srv', usage: 'the `directory` of the volumes' },
+  'node-name': { type: 'string', env: 'NODE_NAME', usage: 'this node' },
+} as const satisfies FlagTable;
+
+const parse = flagsCommandLine(OWN, { name: 'prog', description: 'A provisioner.' });
+
+function run(argv: string[], env: Record<string, string> = {}): { common: CommonOptions; options: unknown } {
+  const result = parse(argv, env);
+  if (result.kind !== 'run') throw new Error(`expected run, got ${JSON.stringify(result)}`);
+  return result;
+}
+
+function exit(argv: string[]): Extract<CommandLine<unknown>, { kind: 'exit' }> {
+  const result = parse(argv, {});
+  if (result.kind !== 'exit') throw new Error('expected exit');
+  return result;
+}
+
+describe('flagsCommandLine', () => {
+  it('gives the common options their defaults, the sidecars\', and the binary\'s options theirs', () => {
+    expect(run([])).toEqual({
+      kind: 'run',
+      common: {
+        kubeconfig: undefined,
+        leaderElection: true,
+        leaderElectionNamespace: undefined,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        releaseOnCancel: true,
+        httpEndpoint: undefined,
+        kubeApiQps: 5,
+        kubeApiBurst: 10,
+        workerThreads: 4,
+        loggingFormat: 'text',
+        verbosity: 0,
+      },
+      options: { root: '/srv', 'node-name': undefined },
+    });
+    expect(resolveCommonOptions(run([]).common)).toEqual({ ...COMMON_DEFAULTS, kubeconfig: undefined, leaderElectionNamespace: undefined, httpEndpoint: undefined });
+  });
+
+  it('reads every common flag', () => {
+    const { common } = run([
+      '--kubeconfig=/k',
+      '--leader-election=false',
+      '--leader-election-namespace',
+      'ns',
+      '--leader-election-lease-duration=30s',
+      '--leader-election-renew-deadline=20s',
+      '--leader-election-retry-period=5s',
+      '--leader-election-release-on-cancel=false',
+      '--http-endpoint=[::1]:9090',
+      '--kube-api-qps=0.5',
+      '--kube-api-burst=3',
+      '--worker-threads=16',
+      '--logging-format=json',
+      '-v=5',
+    ]);
+    expect(common).toEqual({
+      kubeconfig: '/k',
+      leaderElection: false,
+      leaderElectionNamespace: 'ns',
+      leaseDurationMs: 30_000,
+      renewDeadlineMs: 20_000,
+      retryPeriodMs: 5_000,
+      releaseOnCancel: false,
+      httpEndpoint: { host: '::1', port: 9090 },
+      kubeApiQps: 0.5,
+      kubeApiBurst: 3,
+      workerThreads: 16,
+      loggingFormat: 'json',
+      verbosity: 5,
+    });
+    expect(run(['--http-endpoint', ':8080']).common.httpEndpoint).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(run(['--kube-api-qps=-1']).common.kubeApiQps).toBe(-1);
+  });
+
+  it('reads the binary\'s flags, with their environment variables', () => {
+    expect(run(['--root', '/data'], { NODE_NAME: 'n1' }).options).toEqual({ root: '/data', 'node-name': 'n1' });
+    expect(run([], { ROOT: '/env' }).options).toEqual({ root: '/env', 'node-name': undefined });
+  });
+
+  it('prints the description and the usage for --help, exit code 0', () => {
+    const help = exit(['-v=1', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stderr).toBeUndefined();
+    expect(help.stdout).toMatch(/^A provisioner\.\n\nUsage of prog:\n {2}-http-endpoint address\n/);
+    expect(help.stdout).toContain('  -root directory\n    \tthe directory of the volumes (env ROOT) (default "/srv")\n');
+    expect(help.stdout).toContain('  -leader-election-lease-duration duration\n    \tHow long a Lease lasts without renewal. (default 15s)\n');
+    for (const flag of [...Object.keys(COMMON_FLAGS), ...Object.keys(OWN)]) expect(help.stdout).toContain(`\n  -${flag}`);
+  });
+
+  it('prints the message and the usage on stderr for a command line it cannot use, exit code 2', () => {
+    const cases: [string[], string][] = [
+      [['--bogus'], 'flag provided but not defined: -bogus'],
+      [['--kube-api-qps', 'fast'], 'invalid value "fast" for flag -kube-api-qps: parse error'],
+      [['--kube-api-burst=-1'], 'invalid value "-1" for flag -kube-api-burst: must not be negative'],
+      [['--worker-threads=0'], 'invalid value "0" for flag -worker-threads: must be greater than zero'],
+      [['--logging-format=xml'], 'invalid value "xml" for flag -logging-format: want "text" or "json"'],
+      [['--http-endpoint=8080'], 'invalid value "8080" for flag -http-endpoint: want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"'],
+      [['--leader-election-retry-period=0s'], 'invalid value "0s" for flag -leader-election-retry-period: must be greater than zero'],
+      [['--leader-election-renew-deadline=15s'], '-leader-election-lease-duration must be longer than -leader-election-renew-deadline'],
+      [['--leader-election-retry-period=9s'], '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period'],
+      [['-v=-1'], 'invalid value "-1" for flag -v: must not be negative'],
+      [['start'], 'unexpected argument "start": prog takes flags only'],
+    ];
+    for (const [argv, message] of cases) {
+      const result = exit(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stdout).toBeUndefined();
+      expect(result.stderr, argv.join(' ')).toMatch(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nUsage of prog:\n`));
+    }
+  });
+
+  it('takes the binary\'s defaults of the common options, and shows them in the help', () => {
+    const parseNode = flagsCommandLine({}, { name: 'node', commonDefaults: { leaderElection: false, httpEndpoint: { host: '::', port: 8080 }, workerThreads: 2 } });
+    const result = parseNode([], {});
+    expect(result).toMatchObject({ kind: 'run', common: { leaderElection: false, httpEndpoint: { host: '::', port: 8080 }, workerThreads: 2 } });
+    const help = parseNode(['--help'], {});
+    expect(help.kind === 'exit' ? help.stdout : '').toContain('  -http-endpoint address\n    \tThe TCP');
+    expect(help.kind === 'exit' ? help.stdout : '').toContain('(default "[::]:8080")');
+    expect(help.kind === 'exit' ? help.stdout : '').toMatch(/ {2}-leader-election\n {4}\tRun only while holding the Lease named after the provisioner \(its name with \/ as -\)\.\n/);
+    expect(parseNode(['--leader-election'], {})).toMatchObject({ common: { leaderElection: true } });
+  });
+
+  it('refuses a binary flag that redefines a common flag or -help', () => {
+    expect(() => flagsCommandLine({ 'kube-api-qps': { type: 'float', usage: 'x' } }, { name: 'p' })).toThrow(TypeError);
+    expect(() => flagsCommandLine({ h: { type: 'boolean', usage: 'x' } }, { name: 'p' })).toThrow(/-h is one of the runtime's own flags/);
+  });
+});

@@ -1,36 +1,14 @@
-// Helpers shared by the benchmark driver (run.js) and the controller process (controller.js).
+// Helpers shared by the benchmark driver (run.js) and its parts; the controller process uses lean.js alone.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { clearTimeout, setTimeout } from 'node:timers';
-import { fileURLToPath, pathToFileURL, URL, URLSearchParams } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './lean.js';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const PROVISIONER_NAME = 'bench.kprov.dev/memory';
-export const STORAGE_CLASS = 'bench-memory';
+export { classify, k8s, lib, LIB_PATH, loadKubeConfig, now, PROVISIONER_NAME, ROOT, STORAGE_CLASS } from './lean.js';
 
-/**
- * The root package has no dependency on the workspace packages, so client-node is resolved from
- * provisioner-lib's own dependencies: the same file (and module instance) the built library imports.
- */
-const libRequire = createRequire(join(ROOT, 'packages/provisioner-lib/package.json'));
-export const k8s = await import(pathToFileURL(libRequire.resolve('@kubernetes/client-node')).href);
-export const lib = await import(pathToFileURL(join(ROOT, 'packages/provisioner-lib/dist/index.js')).href);
 export const testkit = await import(pathToFileURL(join(ROOT, 'packages/testkit/dist/index.js')).href);
-
-/** Wall-clock milliseconds with sub-millisecond resolution, comparable between processes on this machine. */
-export function now() {
-  return performance.timeOrigin + performance.now();
-}
-
-/** Loads the kubeconfig `kprov-testkit serve` wrote, with the client-node instance the built library uses. */
-export function loadKubeConfig(path) {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(path);
-  return kc;
-}
 
 /** The PV template the in-memory provisioner returns; the raw runs create the same object. */
 export function hostPathVolume(name, storage = '1Gi', accessModes = ['ReadWriteOnce'], reclaimPolicy = 'Delete') {
@@ -63,40 +41,6 @@ export async function pool(n, concurrency, fn) {
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, n)) }, worker));
-}
-
-/** `verb resource[/subresource]` of a Kubernetes API request, as the API server's audit log names it. */
-export function classify(method, path) {
-  const [pathname, query = ''] = path.split('?');
-  const params = new URLSearchParams(query);
-  let parts = pathname.split('/').filter((p) => p !== '');
-  if (parts[0] === 'api') parts = parts.slice(2);
-  else if (parts[0] === 'apis') parts = parts.slice(3);
-  else return { verb: method.toLowerCase(), resource: pathname };
-  if (parts[0] === 'namespaces' && parts.length >= 3) parts = parts.slice(2);
-  const [resource = '', name, sub] = parts;
-  const target = sub === undefined ? resource : `${resource}/${sub}`;
-  let verb;
-  switch (method.toUpperCase()) {
-    case 'GET':
-      verb = params.get('watch') === 'true' || params.get('watch') === '1' ? 'watch' : name === undefined ? 'list' : 'get';
-      break;
-    case 'POST':
-      verb = 'create';
-      break;
-    case 'PUT':
-      verb = 'update';
-      break;
-    case 'PATCH':
-      verb = 'patch';
-      break;
-    case 'DELETE':
-      verb = name === undefined ? 'deletecollection' : 'delete';
-      break;
-    default:
-      verb = method.toLowerCase();
-  }
-  return { verb, resource: target };
 }
 
 /** Nearest-rank percentile of an ascending array. */
@@ -159,6 +103,53 @@ export async function startServer(dir, { binder = true, scheduler = false, kubel
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await waitForExit(child, 10_000);
+    },
+  };
+}
+
+/** Pids of the processes whose command line mentions `text` (Linux /proc; none elsewhere). */
+export function pidsMentioning(text) {
+  const found = [];
+  let entries;
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(text)) found.push({ pid: Number(entry), command: cmdline.split('\0')[0] ?? '' });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * Starts a real control plane (the testkit's `startControlPlane`: etcd, kube-apiserver and kube-controller-manager
+ * from `$KUBEBUILDER_ASSETS`, no scheduler) with kube-controller-manager's client limit raised to `kcmQps`, so that
+ * its PV controller (which binds the provisioned PVs) keeps up with a burst. Resolves with its administrator's
+ * kubeconfig, `serverCpuMs()` (kube-apiserver + etcd, from /proc), `kcmCpuMs()` and `stop()`.
+ */
+export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, track } = {}) {
+  const cp = await testkit.startControlPlane({ scheduler: false, controllerManagerQps: { qps: kcmQps, burst: kcmBurst }, verbosity: 1 });
+  track?.add(cp);
+  const procs = pidsMentioning(cp.dataDir);
+  const pidsOf = (re) => procs.filter((p) => re.test(p.command)).map((p) => p.pid);
+  const server = pidsOf(/(kube-apiserver|etcd)$/);
+  const kcm = pidsOf(/kube-controller-manager$/);
+  const sum = (pids) => pids.reduce((total, pid) => total + procCpuMs(pid), 0);
+  return {
+    kubeconfig: cp.kubeconfigPath,
+    url: cp.url,
+    serverCpuMs: () => sum(server),
+    kcmCpuMs: () => sum(kcm),
+    async stop() {
+      await cp.stop();
+      track?.delete(cp);
     },
   };
 }

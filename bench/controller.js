@@ -1,12 +1,18 @@
 // The controller under test, in its own process (forked by run.js with IPC and --expose-gc), so that its memory,
 // CPU time and API requests are its own. Configuration comes in KPROV_BENCH_CONFIG (JSON):
-// { kubeconfig, threadiness, expected }.
+// { kubeconfig, threadiness, qps?, burst? } (qps/burst: a client-side rate limit, setClientRateLimit).
 //
-// Messages to the parent: { type: 'started' } once the informers have synced; { type: 'allProvisioned' } when
-// `expected` distinct claims were provisioned; { type: 'result', ... } after { type: 'stop' }.
+// It imports only client-node and the library (bench/lean.js), as a provisioner binary would: not the testkit.
+//
+// Messages to the parent: { type: 'started' } once the informers have synced; after { type: 'burst', expected }
+// (the total of distinct claims provisioned once the burst is done), { type: 'allProvisioned', cpuMs, wallMs,
+// memory } when that many were provisioned, CPU and wall time counted from the 'burst' message; after
+// { type: 'snapshot' }, { type: 'snapshot', memory } after two full GCs; { type: 'result', ... } after
+// { type: 'stop' }.
 import process from 'node:process';
+import v8 from 'node:v8';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
-import { classify, lib, loadKubeConfig, now, PROVISIONER_NAME } from './common.js';
+import { classify, lib, loadKubeConfig, now, PROVISIONER_NAME } from './lean.js';
 
 const config = JSON.parse(process.env.KPROV_BENCH_CONFIG ?? '{}');
 const send = (message) =>
@@ -21,6 +27,7 @@ process.on('disconnect', () => {
 });
 
 const kc = loadKubeConfig(config.kubeconfig);
+if (config.qps !== undefined) lib.setClientRateLimit(kc, { qps: config.qps, burst: config.burst });
 
 // Client-side request counts: every request the controller makes (informers' lists and watches, PV writes, Events)
 // goes through the shared keep-alive agent of its KubeConfig, so wrap that agent's dispatch.
@@ -36,11 +43,12 @@ agent.dispatch = (opts, handler) => {
 
 // A logger that only counts messages, to report retries and errors (in the JSON results).
 const logCounts = new Map();
-const count = (level) => (_fields, message) => {
-  const key = `${level}: ${message}`;
+const count = (level) => (fields, message) => {
+  const reason = typeof fields?.reason === 'string' && /watch|Relisting/.test(message) ? ` (${fields.reason})` : '';
+  const key = `${level}: ${message}${reason}`;
   logCounts.set(key, (logCounts.get(key) ?? 0) + 1);
 };
-const logger = { error: count('error'), warn: count('warn'), info: count('info'), debug: () => undefined };
+const logger = { error: count('error'), warn: count('warn'), info: count('info'), debug: count('debug') };
 logger.child = () => logger;
 
 /** The trivial provisioner: a hostPath PV template, at once; deleting does nothing. */
@@ -58,6 +66,7 @@ const provisioner = {
           capacity: { storage: pvc.spec?.resources?.requests?.storage ?? '1Gi' },
           accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
           persistentVolumeReclaimPolicy: storageClass.reclaimPolicy ?? 'Delete',
+          // Deleting the bench's PVs is the driver's business, not the controller's (it has stopped by then).
           hostPath: { path: `/var/lib/kprov-bench/${pvName}` },
         },
       },
@@ -91,12 +100,9 @@ const controller = new lib.ProvisionController({
 const provisioned = new Map();
 let duplicates = 0;
 let failures = 0;
-let cpuAtStart;
-let cpuAtEnd;
 let memAtStart;
-let memAtEnd;
-let wallAtStart = 0;
-let wallAtEnd = 0;
+/** The burst under way: { expected, cpuAtStart, wallAtStart } until its last claim is provisioned. */
+let burst;
 
 const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0 };
 const sample = () => {
@@ -107,11 +113,18 @@ const sample = () => {
 const sampler = setInterval(sample, 50);
 
 controller.on('started', () => {
-  cpuAtStart = process.cpuUsage();
-  wallAtStart = now();
+  globalThis.gc?.();
+  globalThis.gc?.();
   memAtStart = sample();
-  void send({ type: 'started' });
+  void send({ type: 'started', memory: memAtStart });
 });
+
+function burstDone() {
+  const cpu = process.cpuUsage(burst.cpuAtStart);
+  const wallMs = now() - burst.wallAtStart;
+  burst = undefined;
+  void send({ type: 'allProvisioned', cpuMs: (cpu.user + cpu.system) / 1000, wallMs, memory: sample() });
+}
 controller.on('provisionFailed', () => {
   failures += 1;
 });
@@ -123,12 +136,7 @@ controller.on('provisioned', (claim) => {
     return;
   }
   provisioned.set(uid, t);
-  if (provisioned.size === config.expected) {
-    cpuAtEnd = process.cpuUsage(cpuAtStart);
-    wallAtEnd = now();
-    memAtEnd = sample();
-    void send({ type: 'allProvisioned' });
-  }
+  if (burst !== undefined && provisioned.size >= burst.expected) burstDone();
 });
 
 const stop = new globalThis.AbortController();
@@ -139,15 +147,23 @@ running.catch((err) => {
 });
 
 process.on('message', (message) => {
+  if (message?.type === 'burst') {
+    burst = { expected: message.expected, cpuAtStart: process.cpuUsage(), wallAtStart: now() };
+    if (provisioned.size >= burst.expected) burstDone();
+    return;
+  }
+  if (message?.type === 'snapshot') {
+    // What the caches and queues keep alive once the work is done (`gc: false`: as the process is, no GC forced).
+    if (message.gc !== false) {
+      globalThis.gc?.();
+      globalThis.gc?.();
+    }
+    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+    void send({ type: 'snapshot', memory: { ...process.memoryUsage(), spaces }, provisioned: provisioned.size });
+    return;
+  }
   if (message?.type !== 'stop') return;
   void (async () => {
-    cpuAtEnd ??= process.cpuUsage(cpuAtStart);
-    wallAtEnd ||= now();
-    memAtEnd ??= sample();
-    // What the caches and queues keep alive once the work is done.
-    globalThis.gc?.();
-    globalThis.gc?.();
-    const afterGc = process.memoryUsage();
     const stopStarted = now();
     stop.abort();
     let timer;
@@ -164,9 +180,7 @@ process.on('message', (message) => {
       requests: Object.fromEntries([...requests].sort((a, b) => b[1] - a[1])),
       logs: Object.fromEntries([...logCounts].sort((a, b) => b[1] - a[1])),
       eventsDropped,
-      cpuMs: cpuAtEnd === undefined ? null : (cpuAtEnd.user + cpuAtEnd.system) / 1000,
-      wallMs: wallAtEnd - wallAtStart,
-      memory: { start: memAtStart, end: memAtEnd, afterGc, peak, gcExposed: typeof globalThis.gc === 'function' },
+      memory: { start: memAtStart, peak, gcExposed: typeof globalThis.gc === 'function' },
       stopMs,
       runError: runError === undefined ? null : lib.describeError(runError),
     });

@@ -36,7 +36,7 @@ export {
   TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
   type AgentClientOptions,
 } from './client/agent.js';
-export { TokenBucketRateLimiter, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
+export { TokenBucketRateLimiter, type RequestPriority, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
 export {
   setClientRateLimit,
   clientRateLimiter,
@@ -53,13 +53,14 @@ export {
   type ThrottleHook,
 } from './client/rate-limit/throttle-message.js';
 export { logThrottledRequests, type ThrottleLogOptions } from './client/rate-limit/throttle-log.js';
-export { Informer, informerFor, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
+export { Informer, informerFor, stripManagedFields, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
 export { createStore, metaNamespaceKey, type Store } from './cache/store.js';
 export {
   Watcher,
   DEFAULT_PAGE_SIZE,
   DEFAULT_IDLE_TIMEOUT_MS,
   type ListFn,
+  type WatchLike,
   type WatcherOptions,
   type WatcherRestart,
 } from './watch/watcher.js';

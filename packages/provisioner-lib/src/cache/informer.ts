@@ -1,6 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import { watchWithAgent } from '../client/agent.js';
 import { realClock, type Clock, type TimerHandle } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { errorMessage } from '../watch/errors.js';
@@ -32,6 +31,21 @@ export interface InformerOptions<T extends KubernetesObject> extends WatcherOpti
   resyncPeriodMs?: number;
   /** Handlers registered from the start. Default none; see {@link Informer.addEventHandler}. */
   handlers?: EventHandler<T> | readonly EventHandler<T>[];
+  /**
+   * Applied to every listed and watched object before it is cached and handed to handlers (client-go's
+   * `SetTransform`), e.g. {@link stripManagedFields} to keep the cache small. It may change the object in place and
+   * return it. Default none.
+   */
+  transform?: (object: T) => T;
+}
+
+/**
+ * A transform that drops `metadata.managedFields` (server-side apply's field ownership, often the largest part of an
+ * object) in place, as controller-runtime's `TransformStripManagedFields`: for caches whose readers never look at it.
+ */
+export function stripManagedFields<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields !== undefined) delete object.metadata.managedFields;
+  return object;
 }
 
 /**
@@ -48,6 +62,7 @@ export class Informer<T extends KubernetesObject> {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly resyncPeriodMs: number;
+  private readonly transform: ((object: T) => T) | undefined;
   private readonly syncWaiters = new Set<() => void>();
   private started = false;
 
@@ -59,6 +74,7 @@ export class Informer<T extends KubernetesObject> {
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ path: options.path });
     this.resyncPeriodMs = options.resyncPeriodMs ?? 0;
+    this.transform = options.transform;
     const initial = options.handlers === undefined ? [] : Array.isArray(options.handlers) ? options.handlers : [options.handlers];
     for (const h of initial as readonly EventHandler<T>[]) this.handlers.add(h);
   }
@@ -138,7 +154,9 @@ export class Informer<T extends KubernetesObject> {
 
   private onEvent(event: WatcherEvent<T>): void {
     const wasSynced = this.store.hasSynced();
-    const changes = this.writer.apply(event);
+    const t = this.transform;
+    const transformed = t !== undefined && (event.type === 'InitApply' || event.type === 'Apply' || event.type === 'Delete') ? { ...event, object: t(event.object) } : event;
+    const changes = this.writer.apply(transformed);
     for (const change of changes) this.notify(change);
     if (!wasSynced && this.store.hasSynced()) {
       this.logger.debug({ objects: this.store.size, resourceVersion: this.store.lastSyncResourceVersion }, 'Informer synced');
@@ -172,15 +190,15 @@ export interface InformerForOptions<T extends KubernetesObject> extends Omit<Inf
 }
 
 /**
- * An informer for what the provisioner controller watches, across all namespaces, with lists made by
- * `makeApiClient` and a `Watch` through the shared agent (`watchWithAgent`):
+ * An informer for what the provisioner controller watches, across all namespaces, listed and watched through the
+ * shared agent and the client-side rate limit (the library's lean JSON client, not client-node's generated one):
  *
  * - `PersistentVolumeClaim`: `/api/v1/persistentvolumeclaims`, with index `uid` (`store.byIndex('uid', uid)`);
  * - `PersistentVolume`: `/api/v1/persistentvolumes`;
  * - `StorageClass`: `/apis/storage.k8s.io/v1/storageclasses`.
  *
- * Watched objects are deserialized into the same typed models as listed ones (timestamps are `Date`s), and listed
- * ones get `apiVersion`/`kind`. Extra `indexers` are added to the defaults. Other options keep the watcher's and
+ * Listed and watched objects have the same shape, that of client-node's models (timestamps are `Date`s, listed ones
+ * get `apiVersion`/`kind`), as plain objects decoded in place rather than class instances. Extra `indexers` are added to the defaults. Other options keep the watcher's and
  * informer's defaults (resync off, page size 500, 800 ms → 30 s backoff).
  */
 export function informerFor<K extends InformerKind>(kc: KubeConfig, kind: K, options: InformerForOptions<InformerKinds[K]> = {}): Informer<InformerKinds[K]> {
@@ -189,7 +207,7 @@ export function informerFor<K extends InformerKind>(kc: KubeConfig, kind: K, opt
   return new Informer<InformerKinds[K]>({
     ...rest,
     list: spec.list,
-    watch: watchWithAgent(kc, agent === undefined ? {} : { agent }),
+    watch: spec.watch,
     path: spec.path,
     decode: spec.decode,
     indexers: { ...spec.indexers, ...indexers },

@@ -1,17 +1,15 @@
-import {
-  CoreV1Api,
-  loadYaml,
-  StorageV1Api,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type V1PersistentVolume,
-  type V1PersistentVolumeClaim,
-  type V1StorageClass,
+import type {
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
 } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import { makeApiClient, withSignal } from '../client/agent.js';
-import type { ListFn, ListParams } from '../watch/watcher.js';
+import { modelDecoder } from '../client/models.js';
+import { RestClient } from '../client/rest.js';
+import type { ListFn, ListParams, WatchLike } from '../watch/watcher.js';
 import { uidIndex, type IndexFunc } from './store.js';
 
 /** The kinds {@link informerFor} knows, with their object types. */
@@ -35,83 +33,71 @@ export interface ResourceSpec<T extends KubernetesObject> {
   kind: string;
   /** Collection path for the watch, across all namespaces. */
   path: string;
-  /** Page lister (through {@link makeApiClient}, so through the shared agent). */
+  /** Page lister (through a {@link RestClient}, so through the shared agent and the client-side rate limit). */
   list: ListFn<T>;
+  /** The watch, through the same client. */
+  watch: WatchLike;
   /** Default indexers. */
   indexers: Readonly<Record<string, IndexFunc<T>>>;
   /** Turns a raw watch object into the same typed model the list returns. */
   decode: (raw: unknown) => T;
 }
 
-function query(p: ListParams): { limit: number; _continue?: string; labelSelector?: string; fieldSelector?: string } {
-  return {
-    limit: p.limit,
-    ...(p.continue === undefined ? {} : { _continue: p.continue }),
-    ...(p.labelSelector === undefined ? {} : { labelSelector: p.labelSelector }),
-    ...(p.fieldSelector === undefined ? {} : { fieldSelector: p.fieldSelector }),
-  };
-}
-
-/** Items of a typed list carry no apiVersion/kind on the wire; add them so listed and watched objects look alike. */
-function withKind<T extends KubernetesObject>(list: KubernetesListObject<T>, apiVersion: string, kind: string): KubernetesListObject<T> {
-  for (const item of list.items) {
-    item.apiVersion ??= apiVersion;
-    item.kind ??= kind;
-  }
-  return list;
+function query(p: ListParams): Record<string, string | number | undefined> {
+  return { limit: p.limit, continue: p.continue, labelSelector: p.labelSelector, fieldSelector: p.fieldSelector };
 }
 
 /**
- * Deserializes a raw watch object into client-node's typed model (Date fields as `Date`), as the generated
- * list call does for its items. client-node 2.0.1 exports its ObjectSerializer only through `loadYaml`, which
- * picks the model from apiVersion/kind; JSON is YAML, and `json: true` keeps JSON.parse semantics.
+ * A kind's list and watch through one {@link RestClient}. Listed items carry no apiVersion/kind on the wire; they get
+ * them, so listed and watched objects look alike, and both are decoded in place by the same {@link modelDecoder}
+ * (timestamps become `Date`s), as client-node's generated list would give them but without its copy of every object.
  */
-function decoder<T>(apiVersion: string, kind: string): (raw: unknown) => T {
-  return (raw) => {
-    const o = raw as KubernetesObject;
-    return loadYaml<T>(JSON.stringify({ ...o, apiVersion: o.apiVersion ?? apiVersion, kind: o.kind ?? kind }), { json: true });
+function spec<T extends KubernetesObject>(
+  kc: KubeConfig,
+  agent: Dispatcher | undefined,
+  apiVersion: string,
+  kind: string,
+  path: string,
+  indexers: Readonly<Record<string, IndexFunc<T>>>,
+): ResourceSpec<T> {
+  const rest = new RestClient(kc, agent === undefined ? {} : { agent });
+  const decodeItem = modelDecoder<T>(`V1${kind}`);
+  const decodeMeta = modelDecoder<KubernetesListObject<T>['metadata']>('V1ListMeta');
+  return {
+    apiVersion,
+    kind,
+    path,
+    list: async (p, signal) => {
+      const list = await rest.json<{ metadata?: unknown; items?: unknown[] }>({ method: 'GET', path, query: query(p), signal });
+      const items = (list.items ?? []).map((raw) => {
+        const item = raw as KubernetesObject;
+        item.apiVersion ??= apiVersion;
+        item.kind ??= kind;
+        return decodeItem(item);
+      });
+      return { metadata: decodeMeta(list.metadata ?? {}), items };
+    },
+    watch: rest,
+    indexers,
+    decode: (raw) => {
+      const o = raw as KubernetesObject;
+      o.apiVersion ??= apiVersion;
+      o.kind ??= kind;
+      return decodeItem(o);
+    },
   };
 }
 
 type SpecFactories = { [K in InformerKind]: (kc: KubeConfig, agent: Dispatcher | undefined) => ResourceSpec<InformerKinds[K]> };
 
 const SPECS: SpecFactories = {
-  PersistentVolumeClaim: (kc, agent) => {
-    const core = makeApiClient(kc, CoreV1Api, agent === undefined ? {} : { agent });
-    return {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      path: '/api/v1/persistentvolumeclaims',
-      list: async (p, signal) => withKind(await core.listPersistentVolumeClaimForAllNamespaces(query(p), withSignal(signal)), 'v1', 'PersistentVolumeClaim'),
-      indexers: { uid: uidIndex },
-      decode: decoder('v1', 'PersistentVolumeClaim'),
-    };
-  },
-  PersistentVolume: (kc, agent) => {
-    const core = makeApiClient(kc, CoreV1Api, agent === undefined ? {} : { agent });
-    return {
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      path: '/api/v1/persistentvolumes',
-      list: async (p, signal) => withKind(await core.listPersistentVolume(query(p), withSignal(signal)), 'v1', 'PersistentVolume'),
-      indexers: {},
-      decode: decoder('v1', 'PersistentVolume'),
-    };
-  },
-  StorageClass: (kc, agent) => {
-    const storage = makeApiClient(kc, StorageV1Api, agent === undefined ? {} : { agent });
-    return {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      path: '/apis/storage.k8s.io/v1/storageclasses',
-      list: async (p, signal) => withKind(await storage.listStorageClass(query(p), withSignal(signal)), 'storage.k8s.io/v1', 'StorageClass'),
-      indexers: {},
-      decode: decoder('storage.k8s.io/v1', 'StorageClass'),
-    };
-  },
+  PersistentVolumeClaim: (kc, agent) =>
+    spec<V1PersistentVolumeClaim>(kc, agent, 'v1', 'PersistentVolumeClaim', '/api/v1/persistentvolumeclaims', { uid: uidIndex }),
+  PersistentVolume: (kc, agent) => spec<V1PersistentVolume>(kc, agent, 'v1', 'PersistentVolume', '/api/v1/persistentvolumes', {}),
+  StorageClass: (kc, agent) => spec<V1StorageClass>(kc, agent, 'storage.k8s.io/v1', 'StorageClass', '/apis/storage.k8s.io/v1/storageclasses', {}),
 };
 
-/** The list/watch spec of `kind`, with API clients made by {@link makeApiClient} (through `agent` if given). */
+/** The list/watch spec of `kind`, through a {@link RestClient} (and `agent` if given). */
 export function resourceSpec<K extends InformerKind>(kc: KubeConfig, kind: K, agent?: Dispatcher): ResourceSpec<InformerKinds[K]> {
   const factory: SpecFactories[K] | undefined = SPECS[kind];
   if (factory === undefined) throw new Error(`informerFor: unknown kind ${String(kind)}`);

@@ -2,6 +2,7 @@ import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim } from
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../clock/clock.js';
 import { makeApiClient } from '../client/agent.js';
+import { hotPathApi } from '../client/hot-path.js';
 import { DEFAULT_EVENT_WRITE_CONCURRENCY, EventRecorder } from '../events/recorder.js';
 import { LeaderElector } from '../leaderelection/elector.js';
 import { LeaseLock } from '../leaderelection/lease-lock.js';
@@ -82,9 +83,13 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     this.logger = o.logger.child({ provisioner: o.provisionerName });
     this.knownNames = new Set([o.provisionerName, ...o.additionalProvisionerNames]);
     this.core = makeApiClient(o.kubeConfig, CoreV1Api);
+    // The writes of every provision (the PV, its two Events) go through the lean client; Events at low priority
+    // under a client-side rate limit, as client-go's single event writer never competes with the workers.
+    const writes = hotPathApi(o.kubeConfig);
+    const eventWrites = hotPathApi(o.kubeConfig, {}, 'low');
     this.metrics = createControllerMetrics(o.metrics);
     this.recorder = new EventRecorder({
-      client: this.core,
+      client: eventWrites,
       source: { component: `${o.provisionerName}_${o.identity}` },
       clock: o.clock,
       logger: this.logger,
@@ -100,8 +105,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       this.claimEvent(claim, type, reason, message);
     this.volumeStore =
       o.createProvisionedPVLimiter === undefined
-        ? new BackoffVolumeStore(this.core, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger)
-        : new QueueVolumeStore(this.core, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
+        ? new BackoffVolumeStore(writes, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger)
+        : new QueueVolumeStore(writes, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
   }
 

@@ -1,5 +1,5 @@
 import type { KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { informerFor } from '../cache/informer.js';
+import { informerFor, stripManagedFields } from '../cache/informer.js';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -31,7 +31,8 @@ export interface InformerHooks {
  * on add and update, volumes by name on add and update (forgotten on delete); classes are a cache only.
  */
 export function startInformers(kc: KubeConfig, signal: AbortSignal, hooks: InformerHooks): ControllerInformers {
-  const common = { resyncPeriodMs: hooks.resyncPeriodMs, clock: hooks.clock };
+  // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory.
+  const common = { resyncPeriodMs: hooks.resyncPeriodMs, clock: hooks.clock, transform: stripManagedFields };
   const claims = informerFor(kc, 'PersistentVolumeClaim', {
     ...common,
     logger: hooks.logger.child({ informer: 'claims' }),
@@ -46,7 +47,7 @@ export function startInformers(kc: KubeConfig, signal: AbortSignal, hooks: Infor
       delete: (v) => hooks.onVolumeDeleted(v),
     },
   });
-  const classes = informerFor(kc, 'StorageClass', { clock: hooks.clock, logger: hooks.logger.child({ informer: 'classes' }) });
+  const classes = informerFor(kc, 'StorageClass', { clock: hooks.clock, transform: stripManagedFields, logger: hooks.logger.child({ informer: 'classes' }) });
   const done = Promise.all([claims.run(signal), volumes.run(signal), classes.run(signal)]).then(() => undefined);
   return {
     claimByUid: (uid) => claims.store.byIndex('uid', uid)[0],

@@ -11,13 +11,16 @@ import type { Provisioner } from './provisioner.js';
 /** Reports claim events for a volume store. */
 export type ClaimEventSink = (claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string) => void;
 
+/** The one call the stores make. */
+type VolumeApi = Pick<CoreV1Api, 'createPersistentVolume'>;
+
 /** Saves provisioned PVs (Go `VolumeStore`). */
 export interface VolumeStore {
   storeVolume(claim: V1PersistentVolumeClaim, volume: V1PersistentVolume): Promise<void>;
   run(signal: AbortSignal, workers: number): Promise<void>;
 }
 
-async function createVolume(api: CoreV1Api, volume: V1PersistentVolume, logger: Logger): Promise<void> {
+async function createVolume(api: VolumeApi, volume: V1PersistentVolume, logger: Logger): Promise<void> {
   try {
     await api.createPersistentVolume({ body: volume });
   } catch (err) {
@@ -33,7 +36,7 @@ async function createVolume(api: CoreV1Api, volume: V1PersistentVolume, logger: 
  */
 export class BackoffVolumeStore implements VolumeStore {
   constructor(
-    private readonly api: CoreV1Api,
+    private readonly api: VolumeApi,
     private readonly provisioner: Provisioner,
     private readonly attempts: number,
     private readonly intervalMs: number,
@@ -99,7 +102,7 @@ export class QueueVolumeStore implements VolumeStore {
   readonly queue: RateLimitingQueue<string>;
 
   constructor(
-    private readonly api: CoreV1Api,
+    private readonly api: VolumeApi,
     limiter: RateLimiter<string>,
     private readonly emit: ClaimEventSink,
     private readonly logger: Logger,

@@ -1,6 +1,6 @@
-import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiException, PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
-import { makeApiClient } from '../client/agent.js';
+import { hotPathApi } from '../client/hot-path.js';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { noopMetrics, type Counter, type MetricsSink } from '../metrics/sink.js';
@@ -17,8 +17,9 @@ export interface EventRecorderOptions {
   /** API client for the writes. One of `client` or `kubeConfig` is required; `client` wins. */
   client?: EventsApi;
   /**
-   * Used to make a `CoreV1Api` when no `client` is given, with the library's `makeApiClient`: through the shared
-   * keep-alive agent and the KubeConfig's client-side rate limit, if one is set.
+   * Used to make a client when no `client` is given: the library's lean JSON client, through the shared keep-alive
+   * agent and the KubeConfig's client-side rate limit, if one is set, at low priority (other requests waiting for
+   * a token go first).
    */
   kubeConfig?: KubeConfig;
   /** Where write failures and dropped events are logged. Default {@link silentLogger}. */
@@ -183,7 +184,7 @@ export class EventRecorder {
    */
   constructor(options: EventRecorderOptions) {
     if (options.client !== undefined) this.client = options.client;
-    else if (options.kubeConfig !== undefined) this.client = makeApiClient(options.kubeConfig, CoreV1Api);
+    else if (options.kubeConfig !== undefined) this.client = hotPathApi(options.kubeConfig, {}, 'low');
     else throw new Error('EventRecorder needs a client or a kubeConfig');
     this.source = options.source;
     this.logger = options.logger ?? silentLogger;

@@ -33,6 +33,9 @@ export interface ListParams {
  */
 export type ListFn<T extends KubernetesObject> = (params: ListParams, signal: AbortSignal) => Promise<KubernetesListObject<T>>;
 
+/** What the watcher needs of client-node's `Watch`: its `watch` method (the library's own JSON client has one too). */
+export type WatchLike = Pick<Watch, 'watch'>;
+
 /** Something that yields growing delays: `next()` the next delay in ms, `reset()` after success. */
 export interface BackoffLike {
   next(): number;
@@ -77,8 +80,8 @@ const SHORT_WATCH_MS = 1000;
 export interface WatcherOptions<T extends KubernetesObject> {
   /** Lists a page; see {@link ListFn}. */
   list: ListFn<T>;
-  /** The client-node `Watch` to use (e.g. `watchWithAgent(kc)`). */
-  watch: Watch;
+  /** The client-node `Watch` to use (e.g. `watchWithAgent(kc)`), or anything with its `watch` method. */
+  watch: WatchLike;
   /** Collection path to watch, e.g. `/api/v1/persistentvolumeclaims`. */
   path: string;
   /** Label selector, passed to both list and watch. Default none. */

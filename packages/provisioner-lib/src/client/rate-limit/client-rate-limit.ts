@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { realClock, type Clock } from '../../clock/clock.js';
 import { throttleMessage, type ThrottleHook } from './throttle-message.js';
-import { TokenBucketRateLimiter, type RequestRateLimiter } from './token-bucket.js';
+import { TokenBucketRateLimiter, type RequestPriority, type RequestRateLimiter } from './token-bucket.js';
 
 /** client-go's `rest.DefaultQPS`: used when {@link ClientRateLimitOptions.qps} is 0 or not given. */
 export const DEFAULT_CLIENT_QPS = 5;
@@ -99,14 +99,21 @@ export interface RateLimitOverride {
 }
 
 /**
- * Waits for a token for one request of a client made from `kc`, then reports the wait to the hook. Rejects with
- * `signal.reason` when aborted while waiting.
+ * Waits for a token for one request of a client made from `kc` (at `priority`, default `normal`), then reports the
+ * wait to the hook. Rejects with `signal.reason` when aborted while waiting.
  */
-export async function throttleRequest(kc: KubeConfig, override: RateLimitOverride, verb: string, url: string, signal?: AbortSignal): Promise<void> {
+export async function throttleRequest(
+  kc: KubeConfig,
+  override: RateLimitOverride,
+  verb: string,
+  url: string,
+  signal?: AbortSignal,
+  priority?: RequestPriority,
+): Promise<void> {
   const registered = registry.get(kc);
   const limiter = override.rateLimiter === undefined ? registered?.limiter : override.rateLimiter;
   if (limiter === undefined || limiter === null) return;
-  const waitedMs = await limiter.accept(signal);
+  const waitedMs = await (priority === undefined ? limiter.accept(signal) : limiter.accept(signal, priority));
   const hook = override.onThrottled ?? registered?.onThrottled;
   if (waitedMs <= 0 || hook === undefined) return;
   try {

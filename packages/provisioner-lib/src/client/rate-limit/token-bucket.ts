@@ -1,6 +1,14 @@
 import { realClock, type Clock, type TimerHandle } from '../../clock/clock.js';
 
 /**
+ * How a request waits for a token. `normal` requests are served first come, first served; `low` ones (the event
+ * recorder's writes) get a token only when no `normal` request waits for one, so a burst of Events never delays the
+ * writes the Events are about. client-go gets the same effect from its single event-writing goroutine, which never
+ * has more than one request waiting.
+ */
+export type RequestPriority = 'normal' | 'low';
+
+/**
  * What a client waits on before each request: client-go's `flowcontrol.RateLimiter`, with the waiting form as a
  * promise. The work queue's `RateLimiter` (which returns a delay per item) is a different thing.
  */
@@ -10,9 +18,10 @@ export interface RequestRateLimiter {
   /**
    * Waits for a token; waiters are served in the order they called. Resolves with how long the caller waited, in
    * ms on the limiter's clock (0 when a token was free). Rejects with `signal.reason` when `signal` aborts first;
-   * an aborted waiter takes no token.
+   * an aborted waiter takes no token. A limiter that knows priorities serves `low` waiters only when no `normal`
+   * one waits; one that does not may ignore `priority`.
    */
-  accept(signal?: AbortSignal): Promise<number>;
+  accept(signal?: AbortSignal, priority?: RequestPriority): Promise<number>;
   /** Tokens added per second. */
   readonly qps: number;
 }
@@ -29,6 +38,7 @@ export interface TokenBucketOptions {
 
 interface Waiter {
   readonly since: number;
+  readonly queue: Waiter[];
   readonly resolve: (waitedMs: number) => void;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
@@ -41,7 +51,8 @@ const EPSILON = 1e-6;
  * client-go's `NewTokenBucketRateLimiter(qps, burst)`: a `golang.org/x/time/rate` bucket that starts full with
  * `burst` tokens and refills at `qps` tokens per second, where every request waits for a token. Waiters are served
  * first come, first served; {@link TokenBucketRateLimiter.tryAccept} fails while anyone waits, as a Go reservation
- * queue would.
+ * queue would. `low` priority waiters (see {@link RequestPriority}) come after every `normal` one, and a `low`
+ * request takes even a free token only when nobody waits.
  *
  * Hand-written rather than taken from npm: the maintained token buckets there (`limiter`, `p-throttle`,
  * `bottleneck`) either read the system time (no injectable clock for tests), cannot cancel a waiter through an
@@ -53,7 +64,9 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
   readonly #clock: Clock;
   #tokens: number;
   #last: number;
+  /** `normal` waiters, then `low` ones: each first come, first served. */
   readonly #waiters: Waiter[] = [];
+  readonly #lowWaiters: Waiter[] = [];
   /** The timer for the head waiter (boxed: a `TimerHandle` may be any value). */
   #timer: { handle: TimerHandle } | undefined;
 
@@ -78,36 +91,45 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
 
   /** Callers waiting for a token. */
   get waiting(): number {
-    return this.#waiters.length;
+    return this.#waiters.length + this.#lowWaiters.length;
   }
 
   tryAccept(): boolean {
-    if (this.#waiters.length > 0) return false;
+    if (this.#waiters.length > 0 || this.#lowWaiters.length > 0) return false;
     this.#refill();
     if (this.#tokens < 1 - EPSILON) return false;
     this.#tokens -= 1;
     return true;
   }
 
-  accept(signal?: AbortSignal): Promise<number> {
+  accept(signal?: AbortSignal, priority: RequestPriority = 'normal'): Promise<number> {
     if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
     if (this.tryAccept()) return Promise.resolve(0);
     return new Promise<number>((resolve, reject) => {
+      const queue = priority === 'low' ? this.#lowWaiters : this.#waiters;
       const waiter: Waiter = {
         since: this.#clock.now(),
+        queue,
         resolve,
         signal,
         onAbort: () => {
-          const index = this.#waiters.indexOf(waiter);
-          if (index >= 0) this.#waiters.splice(index, 1);
-          if (index === 0) this.#schedule();
+          const wasHead = this.#head() === waiter;
+          const index = queue.indexOf(waiter);
+          if (index >= 0) queue.splice(index, 1);
+          if (wasHead) this.#schedule();
           reject(signal?.reason as Error);
         },
       };
-      this.#waiters.push(waiter);
+      const wasEmpty = this.#head() === undefined;
+      queue.push(waiter);
       signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      if (this.#waiters.length === 1) this.#schedule();
+      if (wasEmpty) this.#schedule();
     });
+  }
+
+  /** The waiter served next. */
+  #head(): Waiter | undefined {
+    return this.#waiters[0] ?? this.#lowWaiters[0];
   }
 
   #refill(): void {
@@ -120,7 +142,7 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
   #schedule(): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer.handle);
     this.#timer = undefined;
-    if (this.#waiters.length === 0) return;
+    if (this.#head() === undefined) return;
     this.#refill();
     const missing = 1 - this.#tokens;
     // Truncated to whole nanoseconds, like x/time/rate (EPSILON absorbs the remainder).
@@ -137,8 +159,9 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
   #grant(): void {
     this.#refill();
     while (this.#tokens >= 1 - EPSILON) {
-      const waiter = this.#waiters.shift();
+      const waiter = this.#head();
       if (waiter === undefined) break;
+      waiter.queue.shift();
       this.#tokens -= 1;
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       waiter.resolve(this.#clock.now() - waiter.since);

@@ -1,0 +1,542 @@
+// The ProvisionController part of `pnpm bench` (run.js), on one kind of server: `kprov-testkit serve` (tier
+// `testkit`) or a real control plane from $KUBEBUILDER_ASSETS (tier `real`). See bench/README.md.
+import { fork } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { fileURLToPath, URL } from 'node:url';
+import {
+  hostPathVolume,
+  k8s,
+  lib,
+  loadKubeConfig,
+  now,
+  percentile,
+  pool,
+  procCpuMs,
+  PROVISIONER_NAME,
+  startRealServer,
+  startServer,
+  STORAGE_CLASS,
+  waitForExit,
+} from './common.js';
+
+const CONTROLLER_JS = fileURLToPath(new URL('./controller.js', import.meta.url));
+
+/**
+ * client-node's default agent leaves every connection open until the server's keep-alive timeout (60 s for the
+ * testkit, so about 58 s), one per request: 10,000 requests run out of file descriptors (EMFILE). Its runs are capped.
+ */
+export const DEFAULT_AGENT_CREATES = 1000;
+
+/**
+ * Without the binder, the claim carries what the binder would add for an Immediate class of an external provisioner
+ * (kube-controller-manager's PV controller does the same), which is what tells the provisioner to act.
+ */
+const PROVISIONER_ANNOTATIONS = {
+  'volume.kubernetes.io/storage-provisioner': PROVISIONER_NAME,
+  'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER_NAME,
+};
+
+/** Buffers a child's IPC messages by type, so none is missed between waits. */
+function messagesOf(child) {
+  const got = new Map();
+  const waiting = new Map();
+  child.on('message', (m) => {
+    const w = waiting.get(m.type);
+    if (w === undefined) got.set(m.type, [...(got.get(m.type) ?? []), m]);
+    else {
+      waiting.delete(m.type);
+      w.resolve(m);
+    }
+  });
+  child.once('exit', (code, signal) => {
+    for (const w of waiting.values()) w.reject(new Error(`controller process exited (${code ?? signal})`));
+    waiting.clear();
+  });
+  return (type, ms) => {
+    const queued = got.get(type);
+    if (queued !== undefined && queued.length > 0) return Promise.resolve(queued.shift());
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error('controller process has exited'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting.delete(type);
+        reject(new Error(`timed out after ${ms} ms waiting for "${type}" from the controller process`));
+      }, ms);
+      waiting.set(type, {
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+    });
+  };
+}
+
+const dist = (xs) => {
+  xs.sort((a, b) => a - b);
+  return { p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), max: xs.at(-1) ?? NaN };
+};
+
+/**
+ * Runs the controller part on one tier. `ctx`: { tmpRoot, live (a Set of what to stop on Ctrl-C), log, aborted() }.
+ * Returns { tier, runs, qps, cache }: one run per threadiness (raw ceilings and controller bursts), the rate-limited
+ * run and the cache-filling run (null when skipped).
+ */
+export async function controllerPart(tier, options, ctx) {
+  const { log } = ctx;
+  const say = (m) => log(`${tier}: ${m}`);
+
+  /** A fresh server for one setting, warmed up, stopped and removed afterwards. */
+  async function withServer(name, fn) {
+    if (ctx.aborted()) throw new Error('stopped');
+    const dir = await mkdtemp(join(ctx.tmpRoot, `${tier}-${name}-`));
+    let server;
+    if (tier === 'real') {
+      say(`${name}: starting a control plane`);
+      server = await startRealServer({ track: ctx.live });
+    } else {
+      const s = await startServer(dir, { binder: options.binder, track: ctx.live });
+      server = { kubeconfig: s.kubeconfig, serverCpuMs: () => procCpuMs(s.child.pid), kcmCpuMs: () => NaN, stop: async () => {
+        await s.stop();
+        ctx.live.delete(s.child);
+      } };
+    }
+    const kc = loadKubeConfig(server.kubeconfig);
+    try {
+      if (options.warmup > 0) {
+        const core = lib.makeApiClient(kc, k8s.CoreV1Api);
+        await pool(options.warmup, 8, (i) =>
+          core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `warmup-${i}` }, data: { i: String(i) } } }),
+        );
+      }
+      return await fn(kc, server);
+    } finally {
+      await lib.sharedAgent(kc).close().catch(() => undefined);
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Raw PV creates straight to the server, `inFlight` at a time: the ceiling for the controller's PV writes. */
+  async function rawRun(kc, server, inFlight, agentKind, prefix) {
+    const creates = agentKind === 'shared' ? options.claims : Math.min(options.claims, DEFAULT_AGENT_CREATES);
+    const core = agentKind === 'shared' ? lib.makeApiClient(kc, k8s.CoreV1Api) : kc.makeApiClient(k8s.CoreV1Api);
+    await pool(inFlight, inFlight, () => core.readNamespace({ name: 'default' })); // open the connections
+    const reps = [];
+    for (let r = 0; r < options.rawRepeats; r++) {
+      const serverCpu = server.serverCpuMs();
+      const ownCpu = process.cpuUsage();
+      const start = now();
+      await pool(creates, inFlight, (i) => core.createPersistentVolume({ body: hostPathVolume(`${prefix}-${agentKind}-${r}-${i}`) }));
+      const ms = now() - start;
+      const own = process.cpuUsage(ownCpu);
+      reps.push({
+        ms,
+        perSecond: (creates / ms) * 1000,
+        serverCpuMsPerCreate: (server.serverCpuMs() - serverCpu) / creates,
+        clientCpuMsPerCreate: (own.user + own.system) / 1000 / creates,
+      });
+    }
+    const median = [...reps].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(reps.length / 2)];
+    return { agent: agentKind, inFlight, creates, ...median, repeats: reps };
+  }
+
+  function claimBody(name) {
+    const annotations = options.binder && tier === 'testkit' ? {} : { annotations: PROVISIONER_ANNOTATIONS };
+    return {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default', ...annotations },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: STORAGE_CLASS, resources: { requests: { storage: '1Gi' } } },
+    };
+  }
+
+  /**
+   * One ProvisionController (its own process) through `bursts` of claims, one after another: each burst's claims are
+   * created by the load generator while the controller runs, then the driver waits for the last PV and takes a
+   * memory snapshot after full GCs. `limit`: a client-side rate limit { qps, burst } for the controller.
+   */
+  async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0) {
+    const storage = lib.makeApiClient(kc, k8s.StorageV1Api);
+    await storage.createStorageClass({
+      body: {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: STORAGE_CLASS },
+        provisioner: PROVISIONER_NAME,
+        reclaimPolicy: 'Delete',
+        volumeBindingMode: 'Immediate',
+      },
+    });
+    if (ctx.aborted()) throw new Error('stopped');
+    const child = fork(CONTROLLER_JS, [], {
+      execArgv: ['--expose-gc', ...options.controllerNodeArgs],
+      env: { ...process.env, KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, ...(limit ?? {}) }) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    ctx.live.add(child);
+    const next = messagesOf(child);
+    const label = `threadiness ${threadiness}${limit === undefined ? '' : `, QPS ${limit.qps}/burst ${limit.burst}`}`;
+    let result;
+    try {
+      const started = await next('started', 60_000);
+      say(`${label}: controller started`);
+      const core = lib.makeApiClient(kc, k8s.CoreV1Api);
+      const created = new Map();
+      const burstResults = [];
+      let total = 0;
+      let complete = true;
+      for (const [b, claims] of bursts.entries()) {
+        total += claims;
+        child.send({ type: 'burst', expected: total });
+        const serverCpu = server.serverCpuMs();
+        const kcmCpu = server.kcmCpuMs();
+        const driverCpu = process.cpuUsage();
+        const wallStart = now();
+        const uids = new Set();
+        const createStart = now();
+        await pool(claims, options.createConcurrency, async (i) => {
+          const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-${b}-${i}`) });
+          const uid = pvc.metadata?.uid ?? '';
+          created.set(uid, now());
+          uids.add(uid);
+        });
+        const createMs = now() - createStart;
+        let done;
+        const timeoutMs = limit === undefined ? options.timeoutMs : Math.ceil(60 + (claims * 3) / limit.qps) * 1000;
+        try {
+          done = await next('allProvisioned', timeoutMs);
+        } catch (err) {
+          complete = false;
+          say(`${label}: burst ${b + 1}: ${err instanceof Error ? err.message : String(err)}; stopping with partial results`);
+        }
+        const driver = process.cpuUsage(driverCpu);
+        const cpu = {
+          wallMs: now() - wallStart,
+          serverMs: server.serverCpuMs() - serverCpu,
+          kcmMs: server.kcmCpuMs() - kcmCpu,
+          driverMs: (driver.user + driver.system) / 1000,
+        };
+        if (done === undefined) {
+          burstResults.push({ claims, complete: false, uids, createMs, cpu });
+          break;
+        }
+        child.send({ type: 'snapshot' });
+        const snapshot = await next('snapshot', 30_000);
+        say(`${label}: burst ${b + 1} (${claims} claims) provisioned`);
+        burstResults.push({ claims, complete: true, uids, createMs, cpu, controllerCpuMs: done.cpuMs, memory: done.memory, afterGc: snapshot.memory });
+      }
+      if (limit !== undefined && complete) {
+        // Under a client-side limit the Events trail the PVs (they wait at low priority): give them the time their
+        // requests take at the limit, so that the run shows whether any was lost.
+        const expected = 2 * total;
+        const until = now() + ((expected / limit.qps) * 1000 + 30_000);
+        let written = 0;
+        while (now() < until && !ctx.aborted()) {
+          written = Object.values(await eventsWritten(core)).reduce((n, e) => n + e.objects, 0);
+          if (written >= expected) break;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+        say(`${label}: ${written} of ${expected} Events written`);
+      }
+      let idle;
+      if (idleMs > 0 && complete) {
+        // RSS once the controller has been idle a while: V8 gives back young-generation space it grew during the
+        // bursts only when allocation slows down (its memory reducer), not on a forced GC.
+        say(`${label}: idle for ${idleMs / 1000} s`);
+        const samples = [];
+        const until = now() + idleMs;
+        while (now() < until && !ctx.aborted()) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          child.send({ type: 'snapshot', gc: false });
+          samples.push((await next('snapshot', 30_000)).memory);
+        }
+        idle = { ms: idleMs, end: samples.at(-1), minRss: Math.min(...samples.map((m) => m.rss)) };
+      }
+      child.send({ type: 'stop' });
+      result = await next('result', 60_000);
+      say(`${label}: controller stopped in ${result.stopMs.toFixed(0)} ms`);
+      const events = await eventsWritten(core);
+      return { ...summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete), idle: idle ?? null };
+    } finally {
+      if (result === undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await waitForExit(child, 15_000);
+      ctx.live.delete(child);
+    }
+  }
+
+  /** The controller's Events in `default`: objects and their total count, by reason. */
+  async function eventsWritten(core) {
+    const byReason = {};
+    let token;
+    do {
+      const page = await core.listNamespacedEvent({ namespace: 'default', limit: 500, ...(token === undefined ? {} : { _continue: token }) });
+      for (const e of page.items) {
+        if (!(e.source?.component ?? '').startsWith(PROVISIONER_NAME)) continue;
+        const r = (byReason[e.reason ?? ''] ??= { objects: 0, count: 0 });
+        r.objects += 1;
+        r.count += e.count ?? 1;
+      }
+      token = page.metadata?._continue || undefined;
+    } while (token !== undefined);
+    return byReason;
+  }
+
+  function summarize(threadiness, limit, result, created, bursts, startMemory, events, complete) {
+    const provisionedAt = new Map(result.provisioned);
+    const called = new Map(result.provisionCalled);
+    const burstSummaries = bursts.map((b) => {
+      const latencies = [];
+      const toCall = [];
+      const toSave = [];
+      let first = Infinity;
+      let last = 0;
+      let provisioned = 0;
+      for (const uid of b.uids) {
+        const c = created.get(uid);
+        first = Math.min(first, c);
+        const t = provisionedAt.get(uid);
+        if (t === undefined) continue;
+        provisioned += 1;
+        last = Math.max(last, t);
+        latencies.push(t - c);
+        const p = called.get(uid);
+        if (p !== undefined) {
+          toCall.push(p - c);
+          toSave.push(t - p);
+        }
+      }
+      const spanMs = last - first;
+      return {
+        claims: b.claims,
+        provisioned,
+        complete: b.complete,
+        spanMs,
+        perSecond: (provisioned / spanMs) * 1000,
+        latencyMs: dist(latencies),
+        latencySplitMs: { createdToProvisionCall: dist(toCall), provisionCallToSaved: dist(toSave) },
+        loadGenerator: { concurrency: options.createConcurrency, ms: b.createMs, perSecond: (b.claims / b.createMs) * 1000 },
+        cpuMsPerProvision: (b.controllerCpuMs ?? NaN) / provisioned,
+        cpu: {
+          ...b.cpu,
+          controllerMs: b.controllerCpuMs ?? NaN,
+          serverMsPerProvision: b.cpu.serverMs / provisioned,
+          kcmMsPerProvision: b.cpu.kcmMs / provisioned,
+          driverMsPerProvision: b.cpu.driverMs / provisioned,
+          coresBusy: (b.cpu.serverMs + (Number.isNaN(b.cpu.kcmMs) ? 0 : b.cpu.kcmMs) + b.cpu.driverMs + (b.controllerCpuMs ?? 0)) / b.cpu.wallMs,
+        },
+        memory: b.memory,
+        afterGc: b.afterGc,
+      };
+    });
+    const provisioned = result.provisioned.length;
+    const byVerb = {};
+    let total = 0;
+    for (const [key, n] of Object.entries(result.requests)) {
+      const verb = key.split(' ')[0];
+      byVerb[verb] = (byVerb[verb] ?? 0) + n;
+      total += n;
+    }
+    return {
+      threadiness,
+      limit: limit ?? null,
+      complete: complete && burstSummaries.every((b) => b.complete),
+      provisioned,
+      duplicates: result.duplicates,
+      failures: result.failures,
+      bursts: burstSummaries,
+      requests: { total, perProvision: total / provisioned, byVerb, byVerbResource: result.requests },
+      eventsDropped: result.eventsDropped.queue_full ?? 0,
+      eventsDroppedByReason: result.eventsDropped,
+      eventsWritten: events,
+      logs: result.logs,
+      memory: { start: startMemory, peak: result.memory.peak },
+      stopMs: result.stopMs,
+      runError: result.runError,
+    };
+  }
+
+  const runs = [];
+  for (const t of options.threadiness) {
+    const bursts = t === Math.max(...options.threadiness) && options.latencyClaims > 0 ? [options.claims, options.latencyClaims, options.claims, options.latencyClaims] : [options.claims];
+    let raw;
+    let rawDefault = null;
+    let controller;
+    if (tier === 'testkit') {
+      say(`threadiness ${t}: raw PV creates, shared agent`);
+      raw = await withServer(`raw-${t}`, (kc, server) => rawRun(kc, server, t, 'shared', 'raw'));
+      if (options.defaultAgent) {
+        say(`threadiness ${t}: raw PV creates, client-node default agent`);
+        // For context only: a failure here (EMFILE on a low descriptor limit) is reported, not fatal.
+        rawDefault = await withServer(`raw-default-${t}`, (kc, server) => rawRun(kc, server, t, 'default', 'raw')).catch((err) => {
+          const message = err instanceof Error ? err.message : String(err);
+          say(`threadiness ${t}: default agent run failed: ${message}`);
+          return { agent: 'default', inFlight: t, error: message, perSecond: NaN };
+        });
+      }
+      say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
+      controller = await withServer(`controller-${t}`, (kc, server) => controllerRun(kc, server, t, bursts));
+    } else {
+      // One control plane per threadiness: the controller first (its informers list an empty cluster), then the raw
+      // PV creates on the same server.
+      ({ controller, raw } = await withServer(`threadiness-${t}`, async (kc, server) => {
+        say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
+        const c = await controllerRun(kc, server, t, bursts);
+        say(`threadiness ${t}: raw PV creates, shared agent`);
+        const r = await rawRun(kc, server, t, 'shared', 'raw');
+        return { controller: c, raw: r };
+      }));
+    }
+    runs.push({ threadiness: t, controller, raw: { shared: raw, default: rawDefault }, ratio: controller.bursts[0].perSecond / raw.perSecond });
+  }
+
+  let qps = null;
+  if (options.qpsClaims > 0) {
+    const t = Math.max(...options.threadiness);
+    const limit = { qps: options.qps, burst: options.qpsBurst };
+    say(`threadiness ${t}, QPS ${limit.qps}/burst ${limit.burst}: controller, ${options.qpsClaims} claims`);
+    qps = await withServer(`qps-${t}`, (kc, server) => controllerRun(kc, server, t, [options.qpsClaims], limit));
+  }
+
+  let cache = null;
+  if (options.cacheClaims > 0) {
+    const t = Math.max(...options.threadiness);
+    const bursts = [];
+    for (let left = options.cacheClaims; left > 0; left -= options.claims) bursts.push(Math.min(options.claims, left));
+    say(`threadiness ${t}: controller until ${options.cacheClaims} claims and PVs are cached, bursts of ${options.claims}`);
+    cache = await withServer(`cache-${t}`, (kc, server) => controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000));
+  }
+  return { tier, runs, qps, cache };
+}
+
+const MiB = 1024 * 1024;
+const f0 = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
+const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+const f2 = (n) => (Number.isFinite(n) ? n.toFixed(2) : '–');
+const mib = (n) => f1(n / MiB);
+const line = (cells) => `| ${cells.join(' | ')} |`;
+const grid = (head, rows) => [line(head), line(head.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+const memPair = (m) => (m === undefined ? '–' : `${mib(m.rss)} / ${mib(m.heapUsed)}`);
+const eventsCell = (events) =>
+  Object.entries(events)
+    .sort()
+    .map(([reason, e]) => `${reason} ${f0(e.objects)}${e.count === e.objects ? '' : ` (count ${f0(e.count)})`}`)
+    .join(', ') || 'none';
+
+function mainTable(part, options) {
+  const { runs } = part;
+  const head = ['', ...runs.map((r) => `threadiness ${r.threadiness}`)];
+  const rows = [];
+  const row = (label, fn) => rows.push([label, ...runs.map(fn)]);
+  const first = (r) => r.controller.bursts[0];
+  row(`claims provisioned (first burst of ${f0(options.claims)})`, (r) => `${f0(first(r).provisioned)} / ${f0(first(r).claims)}${first(r).complete ? '' : ' (timed out)'}`);
+  row('**provisions/s** (first PVC created → last PV created)', (r) => `**${f0(first(r).perSecond)}**`);
+  row('PVC created → PV created, p50 / p95 / p99 (ms)', (r) => {
+    const l = first(r).latencyMs;
+    return `${f1(l.p50)} / ${f1(l.p95)} / ${f1(l.p99)}`;
+  });
+  row('↳ PVC created → provision() called, p50 / p95 (ms)', (r) => {
+    const l = first(r).latencySplitMs.createdToProvisionCall;
+    return `${f1(l.p50)} / ${f1(l.p95)}`;
+  });
+  row('↳ provision() called → PV created, p50 / p95 (ms)', (r) => {
+    const l = first(r).latencySplitMs.provisionCallToSaved;
+    return `${f1(l.p50)} / ${f1(l.p95)}`;
+  });
+  row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling, same server)', (r) => f0(r.raw.shared.perSecond));
+  row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
+  if (part.tier === 'testkit' && options.defaultAgent) {
+    row(`raw PV creates/s, client-node default agent (new connection per request; ${f0(Math.min(options.claims, DEFAULT_AGENT_CREATES))} creates)`, (r) =>
+      r.raw.default?.error === undefined ? f0(r.raw.default?.perSecond) : 'failed, see JSON',
+    );
+  }
+  row(`load generator PVC creates/s (${options.createConcurrency} in flight)`, (r) => f0(first(r).loadGenerator.perSecond));
+  row('later bursts: claims → provisions/s, latency p50 / p99 (ms)', (r) =>
+    r.controller.bursts.length < 2
+      ? '–'
+      : r.controller.bursts
+          .slice(1)
+          .map((b) => `${f0(b.claims)} → ${f0(b.perSecond)}/s, ${f1(b.latencyMs.p50)} / ${f1(b.latencyMs.p99)}`)
+          .join('<br>'),
+  );
+  row('API requests per provision (controller, client side, whole run)', (r) => f2(r.controller.requests.perProvision));
+  const keys = [...new Set(runs.flatMap((r) => Object.keys(r.controller.requests.byVerbResource)))].sort();
+  for (const k of keys) row(`↳ ${k} (requests in all)`, (r) => f0(r.controller.requests.byVerbResource[k] ?? 0));
+  row(`CPU ms per provision (first burst): controller / server${part.tier === 'real' ? ' (kube-apiserver + etcd) / kube-controller-manager' : ''} / load generator`, (r) => {
+    const c = first(r).cpu;
+    return [first(r).cpuMsPerProvision, c.serverMsPerProvision, ...(part.tier === 'real' ? [c.kcmMsPerProvision] : []), c.driverMsPerProvision].map(f2).join(' / ');
+  });
+  row('controller CPU ms per provision, later bursts', (r) => (r.controller.bursts.length < 2 ? '–' : r.controller.bursts.slice(1).map((b) => f2(b.cpuMsPerProvision)).join(' / ')));
+  row('server CPU ms per raw PV create', (r) => f2(r.raw.shared.serverCpuMsPerCreate));
+  row(`cores busy during the first burst (of ${os.availableParallelism()})`, (r) => f2(first(r).cpu.coresBusy));
+  row('controller RSS / heap used (MiB): informers synced (after GC)', (r) => memPair(r.controller.memory.start));
+  row('↳ at the last PV of each burst', (r) => r.controller.bursts.map((b) => memPair(b.memory)).join('<br>'));
+  row('↳ after each burst, after full GCs', (r) => r.controller.bursts.map((b) => memPair(b.afterGc)).join('<br>'));
+  row('↳ peak RSS / heap used (50 ms samples)', (r) => memPair(r.controller.memory.peak));
+  row("Events written (the controller's, in the namespace, by reason)", (r) => eventsCell(r.controller.eventsWritten));
+  row('Events dropped, recorder queue full (`event_recorder_dropped_events_total`)', (r) => f0(r.controller.eventsDropped));
+  row('duplicate provisions / failed attempts', (r) => `${r.controller.duplicates} / ${r.controller.failures}`);
+  return grid(head, rows);
+}
+
+function qpsTable(q) {
+  const b = q.bursts[0];
+  return grid(
+    ['', `threadiness ${q.threadiness}, client QPS ${q.limit.qps} / burst ${q.limit.burst}`],
+    [
+      ['claims provisioned', `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`],
+      ['**provisions/s**', `**${f1(b.perSecond)}**`],
+      ['PVC created → PV created, p50 / p95 / p99 (ms)', `${f0(b.latencyMs.p50)} / ${f0(b.latencyMs.p95)} / ${f0(b.latencyMs.p99)}`],
+      ['API requests per provision (whole run, the Events included)', f2(q.requests.perProvision)],
+      ["Events written (the controller's, by reason; they trail the PVs, and the run waits for them)", eventsCell(q.eventsWritten)],
+    ],
+  );
+}
+
+function cacheTable(c) {
+  const rows = c.bursts.map((b, i) => {
+    const cached = c.bursts.slice(0, i + 1).reduce((n, x) => n + x.provisioned, 0);
+    return [`${f0(cached)} claims + ${f0(cached)} PVs cached`, memPair(b.memory), memPair(b.afterGc), f0(b.perSecond), f2(b.cpuMsPerProvision)];
+  });
+  rows.unshift(['informers synced (empty cluster)', '–', memPair(c.memory.start), '–', '–']);
+  if (c.idle !== null) rows.push([`then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`, `${mib(c.idle.minRss)} / ${mib(c.idle.end.heapUsed)}`, '–', '–', '–']);
+  return grid(['', 'RSS / heap used at the burst\'s last PV (MiB)', 'after full GCs (MiB)', 'provisions/s', 'controller CPU ms per provision'], rows);
+}
+
+export const CONTROLLER_HEADINGS = {
+  testkit: '## kprov ProvisionController benchmark',
+  real: '## kprov ProvisionController benchmark, real control plane',
+};
+
+/** The markdown section of one tier. */
+export function controllerMarkdown(part, options, meta) {
+  const server =
+    part.tier === 'real'
+      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates). The controller runs first; the raw PV creates follow on the same server`
+      : `\`kprov-testkit serve --no-scheduler --no-kubelet\`, a fresh child process for each raw setting and each controller run, warmed up with ${options.warmup} untimed ConfigMap creates. ${options.binder ? 'PV binder **on**' : 'PV binder **off** (`--no-binder`): claims are created with the storage-provisioner annotations the binder would add, and stay Pending'}`;
+  return [
+    CONTROLLER_HEADINGS[part.tier],
+    '',
+    `${meta.date} · ${options.claims.toLocaleString('en-US')} claims · Node ${meta.node} · ${meta.cpus} × ${meta.cpuModel} · ${meta.platform} · load average at start ${meta.loadAverage} · commit ${meta.commit}`,
+    '',
+    part.runs.length > 0 ? mainTable(part, options) : '_no complete run_',
+    '',
+    ...(part.qps === null ? [] : ['Under a client-side rate limit (`setClientRateLimit`, client-go\'s defaults), a fresh server:', '', qpsTable(part.qps), '']),
+    ...(part.cache === null ? [] : [`Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`, '', cacheTable(part.cache), '']),
+    `- Server: ${server}.`,
+    `- Controller: its own process (importing only client-node and the library), leader election off, a trivial in-memory provisioner (hostPath PV template at once). PVCs come from a load generator in the driver process, ${options.createConcurrency} creates in flight, while the controller runs.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
+    '- Provisions/s: claims provisioned ÷ (first PVC create response → last PV saved), per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
+    "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
+    `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs.`,
+    "- CPU: user + system time of a burst, from the driver's message that starts it to its last provision (controller: `process.cpuUsage`; servers: `/proc/<pid>/stat`; load generator: the driver process).",
+    '- Memory: `process.memoryUsage()` of the controller; "after full GCs" is after two `gc()` calls (`--expose-gc`).',
+    '',
+  ].join('\n');
+}

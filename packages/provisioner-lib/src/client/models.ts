@@ -1,0 +1,100 @@
+import * as k8s from '@kubernetes/client-node';
+
+/** What client-node's generated models say about one attribute (`static attributeTypeMap`). */
+interface AttributeType {
+  name: string;
+  baseName: string;
+  type: string;
+}
+
+/** In-place conversion of one JSON value; `undefined` where nothing needs converting. */
+type Convert = (value: unknown) => unknown;
+
+const NULLABLE = ' | null';
+const OPTIONAL = ' | undefined';
+const ARRAY = 'Array<';
+const MAP = '{ [key: string]: ';
+
+const compiled = new Map<string, Convert | null>();
+
+function modelAttributes(type: string): readonly AttributeType[] | undefined {
+  const model = (k8s as unknown as Record<string, { attributeTypeMap?: readonly AttributeType[] } | undefined>)[type];
+  return model?.attributeTypeMap;
+}
+
+const toDate: Convert = (value) => (value === null || value === undefined ? value : new Date(value as string));
+
+/**
+ * The conversion of a value of `type` (a client-node type string such as `V1ObjectMeta`, `Array<V1Volume>` or
+ * `Date`), or null when values of that type are kept as they are: primitives, free-form objects and models none of
+ * whose attributes (recursively) is a `Date` or renamed.
+ */
+function converter(type: string): Convert | null {
+  if (type.endsWith(NULLABLE)) return converter(type.slice(0, -NULLABLE.length));
+  if (type.endsWith(OPTIONAL)) return converter(type.slice(0, -OPTIONAL.length));
+  if (type === 'Date') return toDate;
+  if (type.startsWith(ARRAY)) {
+    const item = converter(type.slice(ARRAY.length, -1));
+    if (item === null) return null;
+    return (value) => {
+      if (!Array.isArray(value)) return value;
+      const list = value as unknown[];
+      for (let i = 0; i < list.length; i++) list[i] = item(list[i]);
+      return list;
+    };
+  }
+  if (type.startsWith(MAP)) {
+    const item = converter(type.slice(MAP.length, -3));
+    if (item === null) return null;
+    return (value) => {
+      if (typeof value !== 'object' || value === null) return value;
+      const record = value as Record<string, unknown>;
+      for (const key of Object.keys(record)) record[key] = item(record[key]);
+      return value;
+    };
+  }
+  const cached = compiled.get(type);
+  if (cached !== undefined) return cached;
+  const attributes = modelAttributes(type);
+  if (attributes === undefined) return null;
+  // A cycle in the models (JSONSchemaProps) goes through here again: start as "nothing to convert" and let the
+  // recursion use a forwarding function once this model turns out to need one.
+  let self: Convert | null = null;
+  compiled.set(type, (value) => (self === null ? value : self(value)));
+  const steps: { name: string; baseName: string; convert: Convert | null }[] = [];
+  for (const a of attributes) {
+    const convert = converter(a.type);
+    if (convert !== null || a.name !== a.baseName) steps.push({ name: a.name, baseName: a.baseName, convert });
+  }
+  if (steps.length > 0) {
+    self = (value) => {
+      if (typeof value !== 'object' || value === null) return value;
+      const o = value as Record<string, unknown>;
+      for (const step of steps) {
+        const raw = o[step.baseName];
+        if (raw === undefined) continue;
+        if (step.name !== step.baseName) delete o[step.baseName];
+        o[step.name] = step.convert === null ? raw : step.convert(raw);
+      }
+      return value;
+    };
+  }
+  compiled.set(type, self);
+  return self;
+}
+
+/**
+ * Turns a freshly parsed JSON object of client-node model `type` (e.g. `V1PersistentVolumeClaim`) into the shape
+ * client-node's `ObjectSerializer.deserialize` gives it, in place: `date-time` fields become `Date`s and attributes
+ * whose JSON name is not a JavaScript name are renamed (`continue` → `_continue`). Every other value is kept as
+ * parsed: no copy, no class instances (the objects are plain, their fields and types those of the model), and
+ * fields the model does not know are kept rather than dropped.
+ *
+ * The conversion is compiled once per type from the model's `attributeTypeMap`; types with nothing to convert cost
+ * nothing per object.
+ */
+export function modelDecoder<T>(type: string): (json: unknown) => T {
+  const convert = converter(type);
+  if (modelAttributes(type) === undefined) throw new Error(`modelDecoder: client-node has no model named ${type}`);
+  return convert === null ? (json) => json as T : (json) => convert(json) as T;
+}

@@ -1,0 +1,269 @@
+import { ApiException, type KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { STATUS_CODES } from 'node:http';
+import { clearTimeout, setTimeout } from 'node:timers';
+import type { Dispatcher } from 'undici';
+import { DEFAULT_USER_AGENT, sharedAgent, type AgentClientOptions } from './agent.js';
+import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
+import type { RequestPriority } from './rate-limit/token-bucket.js';
+
+/** Query parameters; `undefined` values are left out. */
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** One request of a {@link RestClient}. */
+export interface RestRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path below the cluster's server URL, e.g. `/api/v1/persistentvolumes`. */
+  path: string;
+  query?: Query;
+  /** Sent as JSON (`JSON.stringify`: `Date`s as ISO strings, `undefined` fields left out). */
+  body?: unknown;
+  /** Content type of the body. Default `application/json`. */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** How the request waits for a client-side rate limit token. Default `normal`. */
+  priority?: RequestPriority;
+}
+
+/** The per-user part of client-node's `applySecurityAuthentication`: headers only, no dispatcher. */
+interface AuthHeaderSource {
+  applyAuthorizationHeader?: (opts: { headers?: Record<string, string> }) => Promise<void>;
+  custom_authenticators?: readonly unknown[];
+}
+
+/** Static headers per KubeConfig and context, for users whose credentials cannot change (no plugin, no file). */
+const staticHeaders = new WeakMap<KubeConfig, { key: string; headers: Readonly<Record<string, string>> }>();
+
+function contextKey(kc: KubeConfig): string {
+  const cluster = kc.getCurrentCluster();
+  const user = kc.getCurrentUser();
+  return `${kc.getCurrentContext()}\u0000${cluster?.server ?? ''}\u0000${user?.name ?? ''}\u0000${user?.token ?? ''}`;
+}
+
+/**
+ * The authentication headers client-node would send for the current user. Users with a token, basic auth or a
+ * client certificate only (the certificate is the dispatcher's) get headers computed once; users with an auth
+ * provider or exec plugin (including in-cluster token files) go through client-node's authenticators per request,
+ * as client-node does, so refreshed credentials are picked up.
+ */
+async function authHeaders(kc: KubeConfig): Promise<Record<string, string>> {
+  const key = contextKey(kc);
+  const cached = staticHeaders.get(kc);
+  if (cached?.key === key) return { ...cached.headers };
+  const user = kc.getCurrentUser();
+  const headers: Record<string, string> = {};
+  if (user === null) return headers;
+  if (user.username !== undefined && user.username !== '') {
+    headers.Authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
+  }
+  if (user.impersonateUser !== undefined && user.impersonateUser !== null) headers['Impersonate-User'] = user.impersonateUser;
+  const source = kc as unknown as AuthHeaderSource;
+  const dynamic = user.exec !== undefined || user.authProvider !== undefined || (source.custom_authenticators?.length ?? 0) > 0;
+  if (!dynamic) {
+    if (user.token !== undefined && user.token !== '') headers.Authorization = `Bearer ${user.token}`;
+    staticHeaders.set(kc, { key, headers: { ...headers } });
+    return headers;
+  }
+  if (typeof source.applyAuthorizationHeader === 'function') {
+    const opts: { headers?: Record<string, string> } = { headers: {} };
+    await source.applyAuthorizationHeader.call(kc, opts);
+    return { ...headers, ...opts.headers };
+  }
+  // A client-node without that method: its full authentication, keeping only the headers.
+  const collected: Record<string, string> = { ...headers };
+  const context = {
+    setHeaderParam: (name: string, value: string) => {
+      collected[name] = value;
+    },
+    setDispatcher: () => undefined,
+  };
+  await kc.applySecurityAuthentication(context as unknown as RequestContext);
+  return collected;
+}
+
+function searchOf(query: Query | undefined): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  const s = params.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+/** Response headers as client-node's fetch library gives them: one string per name. */
+function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+/** How a {@link RestClient.watch} reports: events as client-node's `Watch` does, and its end once. */
+export type WatchCallback = (type: string, object: unknown) => void;
+export type WatchDone = (err: unknown) => void;
+
+/** client-node's `Watch` inactivity limit: 30 s without a byte aborts the watch with a `TimeoutError`. */
+export const WATCH_INACTIVITY_TIMEOUT_MS = 30_000;
+
+/**
+ * A small JSON client for the few calls on the controller's hot path (list and watch the informers' kinds, create
+ * PVs, write Events), straight on the shared undici dispatcher (`dispatcher.request`): one request is a header
+ * object, a `JSON.stringify` and a `JSON.parse`. client-node's generated clients build a fetch `Request`, web
+ * streams, an rxjs-style middleware chain, a new undici `Agent` in `applySecurityAuthentication` (then replaced by
+ * ours), and copy every object through its `ObjectSerializer` both ways; that was most of the controller's CPU per
+ * provision.
+ *
+ * It keeps what makes it a drop-in for those clients: the server URL (with any path prefix) and credentials of the
+ * KubeConfig's current context, the shared keep-alive agent, the User-Agent, the client-side rate limit (with a
+ * priority), abort signals, and errors as client-node's `ApiException` (code, the raw body text, the headers), so
+ * `apiStatus`, `isAlreadyExists` and the recorder's retry rules read them as before. Responses are parsed JSON,
+ * not converted: callers decode what they keep (see `modelDecoder`).
+ */
+export class RestClient {
+  private readonly kc: KubeConfig;
+  private readonly agent: Dispatcher;
+  private readonly userAgent: string;
+  private readonly override: RateLimitOverride;
+
+  /**
+   * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
+   * @param options - `agent` (default the shared agent of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as
+   *   for `makeApiClient`.
+   */
+  constructor(kc: KubeConfig, options: AgentClientOptions = {}) {
+    this.kc = kc;
+    this.agent = options.agent ?? sharedAgent(kc);
+    this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+    this.override = {
+      ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+      ...(options.onThrottled === undefined ? {} : { onThrottled: options.onThrottled }),
+    };
+  }
+
+  private target(path: string, query: Query | undefined): { origin: string; path: string; url: string } {
+    const cluster = this.kc.getCurrentCluster();
+    if (cluster === null) throw new Error('RestClient: the KubeConfig has no current cluster');
+    const server = new URL(cluster.server);
+    const full = `${server.pathname.replace(/\/+$/, '')}${path}${searchOf(query)}`;
+    return { origin: server.origin, path: full, url: `${server.origin}${full}` };
+  }
+
+  private async headers(contentType: string | undefined): Promise<Record<string, string>> {
+    const headers = await authHeaders(this.kc);
+    headers['user-agent'] = this.userAgent;
+    headers.accept = 'application/json';
+    if (contentType !== undefined) headers['content-type'] = contentType;
+    return headers;
+  }
+
+  /**
+   * Sends one request and resolves with the parsed JSON of a 2xx answer. Rejects with an `ApiException` for any
+   * other status (401: message `Unauthorized` and no body, as client-node; otherwise the body text), and with the
+   * network error or `signal.reason` otherwise.
+   */
+  async json<T>(request: RestRequest): Promise<T> {
+    const { origin, path, url } = this.target(request.path, request.query);
+    await throttleRequest(this.kc, this.override, request.method, url, request.signal, request.priority);
+    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+    const headers = await this.headers(body === undefined ? undefined : (request.contentType ?? 'application/json'));
+    const response = await this.agent.request({
+      origin,
+      path,
+      method: request.method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      ...(request.signal === undefined ? {} : { signal: request.signal }),
+    });
+    const text = await response.body.text();
+    const status = response.statusCode;
+    if (status >= 200 && status < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
+    const responseHeaders = flatHeaders(response.headers);
+    if (status === 401) throw new ApiException(status, 'Unauthorized', undefined, responseHeaders);
+    throw new ApiException(status, 'Unknown API Status Code!', text, responseHeaders);
+  }
+
+  /**
+   * Watches `path` (`watch=true` and `query` added) with the semantics of client-node's `Watch.watch`: `callback`
+   * gets each event's type and object (lines that are not JSON are skipped), `done` is called once, with `null` when
+   * the server ended the stream, an error with `statusCode` for a non-200 answer, a `TimeoutError` after
+   * {@link WATCH_INACTIVITY_TIMEOUT_MS} without data, or the network error. Resolves with a controller that aborts
+   * the watch (then `done` is called with the abort error, unless it was called already).
+   */
+  async watch(path: string, query: Query, callback: WatchCallback, done: WatchDone): Promise<AbortController> {
+    const { origin, path: fullPath, url } = this.target(path, { ...query, watch: true });
+    await throttleRequest(this.kc, this.override, 'GET', url);
+    const headers = await this.headers(undefined);
+    const controller = new AbortController();
+    let timedOut = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let finished = false;
+    const clearTimer = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    };
+    const finish = (err: unknown): void => {
+      if (finished) return;
+      finished = true;
+      clearTimer();
+      controller.abort();
+      done(err !== null && err !== undefined && timedOut ? new DOMException('The operation was aborted due to timeout', 'TimeoutError') : err);
+    };
+    const resetTimer = (): void => {
+      clearTimer();
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+      }, WATCH_INACTIVITY_TIMEOUT_MS);
+      timer.unref();
+    };
+    resetTimer();
+    const started = this.agent.request({ origin, path: fullPath, method: 'GET', headers, signal: controller.signal });
+    started.then(
+      (response) => {
+        const body = response.body;
+        if (response.statusCode !== 200) {
+          body.resume();
+          const error = new Error(STATUS_CODES[response.statusCode] ?? 'Internal Server Error') as Error & { statusCode: number };
+          error.statusCode = response.statusCode;
+          finish(error);
+          return;
+        }
+        resetTimer();
+        body.setEncoding('utf8');
+        let partial = '';
+        body.on('data', (chunk: string) => {
+          resetTimer();
+          let start = 0;
+          for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+            const line = partial === '' ? chunk.slice(start, end) : partial + chunk.slice(start, end);
+            partial = '';
+            start = end + 1;
+            if (line.trim() === '') continue;
+            let event: { type?: unknown; object?: unknown };
+            try {
+              event = JSON.parse(line) as { type?: unknown; object?: unknown };
+            } catch {
+              continue; // as client-node: a line that is not JSON is skipped
+            }
+            if (finished) return;
+            callback(String(event.type), event.object);
+          }
+          partial += chunk.slice(start);
+        });
+        body.on('error', finish);
+        body.on('end', () => {
+          // A last line without its newline, as readline would still hand it out.
+          if (partial.trim() !== '' && !finished) {
+            try {
+              const event = JSON.parse(partial) as { type?: unknown; object?: unknown };
+              callback(String(event.type), event.object);
+            } catch {
+              // not JSON: skipped
+            }
+          }
+          finish(null);
+        });
+        body.on('close', () => finish(null));
+      },
+      (err: unknown) => finish(err),
+    );
+    return controller;
+  }
+}

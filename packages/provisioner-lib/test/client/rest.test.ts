@@ -1,0 +1,93 @@
+import { ApiException, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
+import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sharedAgent } from '../../src/client/agent.js';
+import { apiStatus, isAlreadyExists } from '../../src/client/api-errors.js';
+import { hotPathApi } from '../../src/client/hot-path.js';
+import { RestClient } from '../../src/client/rest.js';
+
+const volume = (name: string): V1PersistentVolume => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolume',
+  metadata: { name },
+  spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/tmp/${name}` } },
+});
+
+describe('RestClient against the testkit', () => {
+  let kit: Testkit;
+  let kc: KubeConfig;
+
+  beforeEach(async () => {
+    kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false });
+    kc = kubeConfigFor(kit.url);
+  });
+
+  afterEach(async () => {
+    await sharedAgent(kc).close();
+    await kit.stop();
+  });
+
+  it('sends JSON and reads JSON through the shared agent, with query parameters', async () => {
+    const rest = new RestClient(kc);
+    await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume('a') });
+    await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume('b') });
+    const page = await rest.json<{ items: V1PersistentVolume[]; metadata: { continue?: string } }>({
+      method: 'GET',
+      path: '/api/v1/persistentvolumes',
+      query: { limit: 1, labelSelector: undefined },
+    });
+    expect(page.items.map((v) => v.metadata?.name)).toEqual(['a']);
+    expect(page.metadata.continue).toBeTruthy();
+    expect(kit.server.requestCounts()['create persistentvolumes']).toBe(2);
+  });
+
+  it("rejects with client-node's ApiException, whose body is the Status text", async () => {
+    const api = hotPathApi(kc);
+    await api.createPersistentVolume({ body: volume('a') });
+    const err: unknown = await api.createPersistentVolume({ body: volume('a') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiException);
+    expect(isAlreadyExists(err)).toBe(true);
+    expect(apiStatus(err)).toMatchObject({ code: 409, reason: 'AlreadyExists' });
+    const missing: unknown = await new RestClient(kc).json({ method: 'GET', path: '/api/v1/persistentvolumes/nope' }).catch((e: unknown) => e);
+    expect(apiStatus(missing)).toMatchObject({ code: 404, reason: 'NotFound' });
+  });
+
+  it('decodes what the hot-path calls return into the model shape', async () => {
+    const api = hotPathApi(kc);
+    const pv = await api.createPersistentVolume({ body: volume('a') });
+    expect(pv.metadata?.creationTimestamp).toBeInstanceOf(Date);
+    const event = await api.createNamespacedEvent({
+      namespace: 'default',
+      body: { metadata: { name: 'e1', namespace: 'default' }, involvedObject: { kind: 'PersistentVolume', name: 'a' }, reason: 'Test', message: 'm', count: 1, firstTimestamp: new Date('2026-01-01T00:00:00Z') },
+    });
+    expect(event.firstTimestamp).toEqual(new Date('2026-01-01T00:00:00Z'));
+    const patched = await api.patchNamespacedEvent({ name: 'e1', namespace: 'default', body: { count: 2 } });
+    expect(patched.count).toBe(2);
+  });
+
+  it('watches: events in order, then done once when aborted', async () => {
+    const rest = new RestClient(kc);
+    const seen: string[] = [];
+    const done = vi.fn();
+    const controller = await rest.watch(
+      '/api/v1/persistentvolumes',
+      {},
+      (type, object) => seen.push(`${type} ${(object as V1PersistentVolume).metadata?.name ?? ''}`),
+      done,
+    );
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    kit.store.create('persistentvolumes', { ...volume('a'), metadata: { name: 'a' } });
+    kit.store.delete('persistentvolumes', '', 'a');
+    await vi.waitFor(() => expect(seen).toEqual(['ADDED a', 'DELETED a']));
+    controller.abort();
+    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1));
+  });
+
+  it('reports a refused watch with its status code', async () => {
+    kit.faults.add({ verb: 'watch', resource: 'persistentvolumes', action: { type: 'error', code: 403 } });
+    const done = vi.fn();
+    await new RestClient(kc).watch('/api/v1/persistentvolumes', {}, () => undefined, done);
+    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1));
+    expect((done.mock.calls[0]?.[0] as { statusCode?: number }).statusCode).toBe(403);
+  });
+});

@@ -6,6 +6,7 @@ import type { MetricsSink } from '../metrics/sink.js';
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError, isAlreadyExists } from '../client/api-errors.js';
 import { claimKey } from './claims.js';
+import { runWorker, type WorkerSpec } from './worker.js';
 import type { Provisioner } from './provisioner.js';
 
 /** Reports claim events for a volume store. */
@@ -131,31 +132,27 @@ export class QueueVolumeStore implements VolumeStore {
 
   async run(signal: AbortSignal, workers: number): Promise<void> {
     signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
-    const worker = async (): Promise<void> => {
-      for (;;) {
-        const next = await this.queue.get();
-        if (next.shutdown) return;
-        const name = next.item;
-        try {
-          const entry = this.unsaved.get(name);
-          if (entry === undefined) {
-            this.queue.forget(name);
-            continue;
-          }
-          try {
-            await createVolume(this.api, entry.volume, this.logger);
-            this.unsaved.delete(name);
-            this.queue.forget(name);
-            this.emit(entry.claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
-          } catch (err) {
-            this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume');
-            this.queue.addRateLimited(name);
-          }
-        } finally {
-          this.queue.done(name);
-        }
-      }
+    const spec: WorkerSpec = {
+      queue: this.queue,
+      sync: (name) => this.save(name),
+      threshold: 0,
+      timeoutMs: 0,
+      onSuccess: () => {},
+      onError: (name, err) => this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume'),
+      onGiveUp: () => {},
+      busy: () => {},
     };
-    await Promise.all(Array.from({ length: workers }, () => worker()));
+    // The stop shuts the queue down, and its workers still save the volumes already queued: their signal never aborts.
+    const running = new AbortController().signal;
+    await Promise.all(Array.from({ length: workers }, () => runWorker(spec, running)));
+  }
+
+  /** One background attempt to save the volume named `name`; throwing requeues it with the limiter. */
+  private async save(name: string): Promise<void> {
+    const entry = this.unsaved.get(name);
+    if (entry === undefined) return;
+    await createVolume(this.api, entry.volume, this.logger);
+    this.unsaved.delete(name);
+    this.emit(entry.claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
   }
 }

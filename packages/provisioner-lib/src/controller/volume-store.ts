@@ -1,6 +1,6 @@
 import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import pRetry from 'p-retry';
-import type { Clock } from '../clock/clock.js';
+import { sleep, type Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
@@ -43,17 +43,22 @@ export class BackoffVolumeStore implements VolumeStore {
     private readonly intervalMs: number,
     private readonly emit: ClaimEventSink,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   private retry<T>(fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
       retries: Math.max(0, this.attempts - 1),
-      factor: 1,
-      minTimeout: this.intervalMs,
-      maxTimeout: this.intervalMs,
+      // p-retry's own timers stay unused: the pause between attempts runs on the controller's clock.
+      minTimeout: 0,
+      maxTimeout: 0,
       randomize: false,
-      // Any failure is retried: programming errors surface as the final error all the same.
-      shouldRetry: () => true,
+      // Any failure is retried: programming errors surface as the final error all the same. p-retry asks only
+      // while attempts remain.
+      shouldRetry: async () => {
+        await sleep(this.clock, this.intervalMs);
+        return true;
+      },
     });
   }
 
@@ -107,7 +112,7 @@ export class QueueVolumeStore implements VolumeStore {
     limiter: RateLimiter<string>,
     private readonly emit: ClaimEventSink,
     private readonly logger: Logger,
-    clock: Clock,
+    private readonly clock: Clock,
     metrics: MetricsSink,
   ) {
     this.queue = newRateLimitingQueue<string>({ name: 'unsavedpvs', rateLimiter: limiter, clock, metrics });
@@ -137,6 +142,7 @@ export class QueueVolumeStore implements VolumeStore {
       sync: (name) => this.save(name),
       threshold: 0,
       timeoutMs: 0,
+      clock: this.clock,
       onSuccess: () => {},
       onError: (name, err) => this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume'),
       onGiveUp: () => {},

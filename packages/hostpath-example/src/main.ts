@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { describeError } from '@kprov/provisioner-lib';
-import { runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
+import { pickCommonOptions, runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { parseOptions, type CliOptions } from './options.js';
 import { HostPathProvisioner } from './provisioner.js';
 
@@ -28,20 +28,8 @@ function commandLine(argv: readonly string[], env: Readonly<Record<string, strin
   return {
     kind: 'run',
     options,
-    common: {
-      kubeconfig: options.kubeconfig,
-      leaderElection: options.leaderElection,
-      leaderElectionNamespace: options.leaderElectionNamespace,
-      leaseDurationMs: options.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs,
-      releaseOnCancel: options.releaseOnCancel,
-      httpEndpoint: options.httpEndpoint,
-      // kprov-hostpath has no --kube-api-qps: its API requests are not limited client-side.
-      kubeApiQps: -1,
-      loggingFormat: options.loggingFormat,
-      verbosity: options.verbosity,
-    },
+    // kprov-hostpath has no --kube-api-qps: its API requests are not limited client-side.
+    common: pickCommonOptions(options, { kubeApiQps: -1 }),
   };
 }
 

@@ -22,7 +22,7 @@ import {
   type ObjectReference,
   type ProvisionController,
 } from '@kprov/provisioner-lib';
-import { runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
+import { pickCommonOptions, runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import { DEFAULT_VERSION, describeUsageError, parseCommandLine, PROGRAM, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
 import {
@@ -266,21 +266,8 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
   return {
     kind: 'run',
     options,
-    common: {
-      kubeconfig: options.kubeconfig,
-      leaderElection: options.leaderElection,
-      leaderElectionNamespace: options.leaderElectionNamespace,
-      leaseDurationMs: options.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs,
-      releaseOnCancel: options.releaseOnCancel,
-      httpEndpoint: options.httpEndpoint,
-      kubeApiQps: options.kubeApiQps,
-      kubeApiBurst: options.kubeApiBurst,
-      workerThreads: options.workerThreads,
-      loggingFormat: options.loggingFormat,
-      verbosity: options.debug ? 4 : 0,
-    },
+    // --debug is klog's verbosity 4: debug messages.
+    common: pickCommonOptions(options, { verbosity: options.debug ? 4 : 0 }),
   };
 }
 

@@ -22,7 +22,7 @@ import { LeaderElectionLostError } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter } from '../../src/workqueue/rate-limiters.js';
 import { driveClock } from '../support/clock-driver.js';
-import { createClass } from '../support/cluster.js';
+import { createClass, type VolumeHistory } from '../support/cluster.js';
 import { type RunningController, type Scene, startController, startScene } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/chaos';
@@ -97,6 +97,20 @@ function claimsInStore(kit: Testkit): V1PersistentVolumeClaim[] {
 
 function volumesInStore(kit: Testkit): V1PersistentVolume[] {
   return kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[];
+}
+
+/**
+ * Waits until the history (a watch of PVs, cut by the watch drops like every other) has seen what the store holds: a
+ * creation for every PV there, and a deletion for each of `deleted`.
+ */
+async function historyCaughtUp(kit: Testkit, history: VolumeHistory, deleted: readonly string[] = []): Promise<void> {
+  await vi.waitFor(
+    () => {
+      for (const pv of volumesInStore(kit)) expect(history.createdByClaim.get(pv.spec?.claimRef?.uid ?? '') ?? []).toContain(pv.metadata?.name);
+      for (const pv of deleted) expect(history.deleted.has(pv), pv).toBe(true);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
 }
 
 function unbound(kit: Testkit, names: readonly string[]): string[] {
@@ -179,6 +193,7 @@ describeTiers('chaos', (tier) => {
     expect(history.createdByClaim.get(poisonUid)).toBeUndefined();
     stopFailingCreates();
     await vi.waitFor(() => expect(unbound(k, ['unsaveable-0'])).toEqual([]), { timeout: 30_000, interval: 50 });
+    await historyCaughtUp(k, history);
     expect(history.createdByClaim.get(poisonUid)).toEqual([poisonPV]);
     // The backend's view of that volume: provision, cleanup, provision, cleanup, ..., provision: every attempt before
     // the PV could be saved found the previous attempt's volume gone again, so nothing was left behind. Once the PV was
@@ -210,6 +225,7 @@ describeTiers('chaos', (tier) => {
       await pause(WAVE_PAUSE_MS);
     }
     await vi.waitFor(() => expect(unbound(k, names)).toEqual([]), { timeout: 40_000, interval: 100 });
+    await historyCaughtUp(k, history);
     const claims = claimsInStore(k);
     expect(claims).toHaveLength(CLAIMS + 1);
     for (const c of claims) expect(c.spec?.volumeName).toBe(`pvc-${c.metadata?.uid ?? ''}`);
@@ -235,6 +251,7 @@ describeTiers('chaos', (tier) => {
       },
       { timeout: 40_000, interval: 100 },
     );
+    await historyCaughtUp(k, history, pvNames);
     const deletes = backend.deletesByVolume();
     for (const pv of pvNames) {
       // The backend removed each volume exactly once (for the unsaveable claim: once more after its cleanups). Delete

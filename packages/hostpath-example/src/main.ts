@@ -4,16 +4,13 @@
  * and health, until SIGINT/SIGTERM (exit code 0) or until leadership is lost (exit code 1).
  */
 import { stat } from 'node:fs/promises';
-import { runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
+import { describeError } from '@kprov/provisioner-lib';
+import { pickCommonOptions, runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { parseOptions, type CliOptions } from './options.js';
 import { HostPathProvisioner } from './provisioner.js';
 
 /** What {@link main} uses of its surroundings (output, stop signal, signal handling, `onStarted`); the defaults are the process's. */
 export type MainContext = RuntimeContext;
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 async function checkHostRoot(hostRoot: string): Promise<void> {
   const s = await stat(hostRoot).catch(() => undefined);
@@ -31,20 +28,8 @@ function commandLine(argv: readonly string[], env: Readonly<Record<string, strin
   return {
     kind: 'run',
     options,
-    common: {
-      kubeconfig: options.kubeconfig,
-      leaderElection: options.leaderElection,
-      leaderElectionNamespace: options.leaderElectionNamespace,
-      leaseDurationMs: options.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs,
-      releaseOnCancel: options.releaseOnCancel,
-      httpEndpoint: options.httpEndpoint,
-      // kprov-hostpath has no --kube-api-qps: its API requests are not limited client-side.
-      kubeApiQps: -1,
-      loggingFormat: options.loggingFormat,
-      verbosity: options.verbosity,
-    },
+    // kprov-hostpath has no --kube-api-qps: its API requests are not limited client-side.
+    common: pickCommonOptions(options, { kubeApiQps: -1 }),
   };
 }
 
@@ -67,7 +52,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
         provisionerName: options.provisionerName,
         provisioner,
         // The controller refuses a malformed name: say which flag gave it.
-        controllerError: (err) => (/provisionerName/.test(message(err)) ? new Error(`invalid --provisioner-name: ${message(err)}`, { cause: err }) : err),
+        controllerError: (err) => (/provisionerName/.test(describeError(err)) ? new Error(`invalid --provisioner-name: ${describeError(err)}`, { cause: err }) : err),
         beforeRun: () => {
           // The library logs "Started provisioner controller" once the workers run.
           logger.info(

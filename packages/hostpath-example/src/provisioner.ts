@@ -6,6 +6,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import {
+  describeError,
   IgnoredError,
   InfeasibleError,
   silentLogger,
@@ -34,10 +35,6 @@ export interface HostPathProvisionerOptions {
   hostRoot?: string;
   /** Where to log. Default: discarded. */
   logger?: Logger;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function quoteList(names: readonly string[]): string {
@@ -120,7 +117,7 @@ export class HostPathProvisioner implements Provisioner {
       if (created !== undefined) await rm(created, { recursive: true, force: true }).catch(() => undefined);
       const where = local === nodePath ? `"${nodePath}"` : `"${nodePath}" (at "${local}" in this process)`;
       throw new Error(
-        `cannot create volume directory ${where}: ${errorMessage(err)}; ` +
+        `cannot create volume directory ${where}: ${describeError(err)}; ` +
           `make sure the PV directory "${this.pvDir}" (--pv-dir, PV_DIR) is, or can be created as, a writable directory on the node`,
         { cause: err },
       );

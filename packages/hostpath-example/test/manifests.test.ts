@@ -1,10 +1,10 @@
 // The manifests in deploy/: every document parses, validates against the Kubernetes OpenAPI schemas (no cluster
 // needed), and the objects refer to each other correctly.
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { loadManifestFiles, manifestValidator, rulesAllow, type Manifest } from '@kprov/testkit';
+import { describeManifestFiles } from '@kprov/testkit/vitest';
 import ValidationError from '@kubernetes-models/validate/runtime/validation_error';
 import {
   PersistentVolumeClaim,
@@ -14,17 +14,7 @@ import {
   type IPod,
   type IServiceAccount,
 } from 'kubernetes-models/v1';
-import {
-  ClusterRole,
-  ClusterRoleBinding,
-  Role,
-  RoleBinding,
-  type IClusterRole,
-  type IClusterRoleBinding,
-  type IPolicyRule,
-  type IRole,
-  type IRoleBinding,
-} from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { ClusterRole, ClusterRoleBinding, Role, RoleBinding, type IClusterRole, type IClusterRoleBinding, type IRole, type IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { StorageClass, type IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseOptions, type CliOptions } from '../src/index.js';
 
@@ -33,65 +23,12 @@ const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.me
   version: string;
 };
 
-interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata?: { name?: string; namespace?: string };
-}
-
-/** A kubernetes-models class: its static apiVersion and kind, and instances that validate against the schema. */
-type ModelClass<T> = { apiVersion: string; kind: string } & (new (data?: T) => { validate(): void });
-
-function entry<T>(model: ModelClass<T>): [string, (doc: object) => void] {
-  return [`${model.apiVersion}/${model.kind}`, (doc) => new model(doc as T).validate()];
-}
-
 /** Every kind allowed in deploy/. A document of any other kind fails the test instead of going unchecked. */
-const validators = new Map([
-  entry(ServiceAccount),
-  entry(ClusterRole),
-  entry(ClusterRoleBinding),
-  entry(Role),
-  entry(RoleBinding),
-  entry(Pod),
-  entry(StorageClass),
-  entry(PersistentVolumeClaim),
-]);
-
-function validate(doc: Manifest): void {
-  const run = validators.get(`${doc.apiVersion}/${doc.kind}`);
-  if (run === undefined) throw new Error(`no schema for apiVersion ${doc.apiVersion} kind ${doc.kind}`);
-  run(doc);
-}
-
-function load(file: string): Manifest[] {
-  const docs = parseAllDocuments(readFileSync(join(deployDir, file), 'utf8'), { prettyErrors: true, uniqueKeys: true });
-  if (!Array.isArray(docs)) throw new Error(`${file}: not a YAML stream`);
-  const out: Manifest[] = [];
-  for (const [i, doc] of docs.entries()) {
-    const problems = [...doc.errors, ...doc.warnings];
-    if (problems.length > 0) throw new Error(`${file} document ${i + 1}: ${problems.map((p) => p.message).join('; ')}`);
-    const value: unknown = doc.toJS();
-    if (value === null) continue; // an empty document, as kubectl skips it
-    if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${file} document ${i + 1}: not a mapping`);
-    out.push(value as Manifest);
-  }
-  return out;
-}
+const validate = manifestValidator([ServiceAccount, ClusterRole, ClusterRoleBinding, Role, RoleBinding, Pod, StorageClass, PersistentVolumeClaim]);
 
 const files = readdirSync(deployDir).filter((f) => /\.ya?ml$/.test(f)).sort();
-/** Parse errors are kept for the per-file test to report, so one bad file does not hide the other tests. */
-const parseErrors = new Map<string, Error>();
-const byFile = new Map(
-  files.map((f): [string, Manifest[]] => {
-    try {
-      return [f, load(f)];
-    } catch (e) {
-      parseErrors.set(f, e instanceof Error ? e : new Error(String(e)));
-      return [f, []];
-    }
-  }),
-);
+const manifests = loadManifestFiles(deployDir, files);
+const { byFile } = manifests;
 
 function only<T>(file: string, kind: string): T {
   const found = (byFile.get(file) ?? []).filter((d) => d.kind === kind);
@@ -103,45 +40,13 @@ function all<T>(file: string, kind: string): T[] {
   return (byFile.get(file) ?? []).filter((d) => d.kind === kind) as T[];
 }
 
-/** Whether one of `rules` grants `verb` on `resource` of API group `group` (wildcards included). */
-function allows(rules: IPolicyRule[] | undefined, group: string, resource: string, verb: string): boolean {
-  const has = (list: string[] | undefined, v: string): boolean =>
-    list !== undefined && (list.includes(v) || list.includes('*'));
-  return (rules ?? []).some((r) => has(r.apiGroups, group) && has(r.resources, resource) && has(r.verbs, verb));
-}
-
 describe('deploy/ manifests', () => {
   it('has the five files of the guide, each with documents', () => {
     expect(files).toEqual(['claim.yaml', 'class.yaml', 'pod.yaml', 'rbac.yaml', 'test-pod.yaml']);
     for (const [file, docs] of byFile) expect(docs.length, file).toBeGreaterThan(0);
   });
 
-  describe.each(files)('%s', (file) => {
-    const docs = byFile.get(file) ?? [];
-
-    it('parses as YAML', () => {
-      const error = parseErrors.get(file);
-      if (error !== undefined) throw error;
-      expect(docs.length).toBeGreaterThan(0);
-    });
-
-    it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name ?? '(no name)'}`, d] as const))(
-      '%s validates against the Kubernetes schema',
-      (_, doc) => {
-        expect(doc.metadata?.name, 'metadata.name').toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
-        expect(() => validate(doc)).not.toThrow();
-      },
-    );
-
-    it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name ?? '(no name)'}`, d] as const))(
-      'a broken copy of %s fails validation',
-      (_, doc) => {
-        // Proves the schema check is wired for this kind (an unregistered validator would accept anything).
-        const broken = { ...structuredClone(doc), metadata: 'not an object' } as unknown as Manifest;
-        expect(() => validate(broken)).toThrow(ValidationError);
-      },
-    );
-  });
+  describeManifestFiles(manifests, validate, ValidationError);
 
   it('rejects a pod whose container has no name', () => {
     const pod = structuredClone(only<IPod>('pod.yaml', 'Pod'));
@@ -264,7 +169,7 @@ describe('deploy/ manifests', () => {
         ['', 'events', ['create', 'update', 'patch', 'list', 'watch']],
       ];
       for (const [group, resource, verbs] of cluster) {
-        for (const verb of verbs) expect(allows(clusterRules, group, resource, verb), `${verb} ${resource}`).toBe(true);
+        for (const verb of verbs) expect(rulesAllow(clusterRules, group, resource, verb), `${verb} ${resource}`).toBe(true);
       }
 
       // The Lease lives in POD_NAMESPACE, the pod's namespace: a Role there, bound to the account.
@@ -278,7 +183,7 @@ describe('deploy/ manifests', () => {
             : (clusterRoles.find((r) => r.metadata?.name === b.roleRef.name)?.rules ?? []),
         );
       for (const verb of ['get', 'create', 'update']) {
-        expect(allows(leaseRules, 'coordination.k8s.io', 'leases', verb), `${verb} leases`).toBe(true);
+        expect(rulesAllow(leaseRules, 'coordination.k8s.io', 'leases', verb), `${verb} leases`).toBe(true);
       }
     });
 

@@ -22,7 +22,7 @@ import {
   type ObjectReference,
   type ProvisionController,
 } from '@kprov/provisioner-lib';
-import { runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
+import { pickCommonOptions, runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import { DEFAULT_VERSION, describeUsageError, parseCommandLine, PROGRAM, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
 import {
@@ -69,10 +69,6 @@ export interface MainContext extends Omit<RuntimeContext, 'onStarted'> {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** A config that never changes (`--config` with inline JSON). */
 function staticSource(snapshot: ConfigSnapshot): ConfigSource {
   return {
@@ -110,7 +106,7 @@ async function initialTemplateText(options: LocalPathOptions, source: ConfigSour
     try {
       return await readFile(options.helperPodFile, 'utf8');
     } catch (err) {
-      throw new Error(`could not open file ${options.helperPodFile} with err: ${message(err)}`, { cause: err });
+      throw new Error(`could not open file ${options.helperPodFile} with err: ${describeError(err)}`, { cause: err });
     }
   }
   if (source instanceof ConfigMapConfigSource) {
@@ -124,7 +120,7 @@ async function initialTemplateText(options: LocalPathOptions, source: ConfigSour
     const cm = await makeApiClient(kubeConfig, CoreV1Api).readNamespacedConfigMap({ name: configmapName, namespace }, withSignal(signal));
     data = cm.data;
   } catch (err) {
-    throw fromConfigMap(message(err));
+    throw fromConfigMap(describeError(err));
   }
   const text = data?.[HELPER_POD_KEY];
   if (text === undefined) throw fromConfigMap(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
@@ -154,16 +150,16 @@ function watchTemplate(
       logger.debug({}, 'Applied helper pod template');
     } catch (err) {
       if (text !== undefined && text === refused) {
-        logger.debug({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+        logger.debug({ err: describeError(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
         return;
       }
       refused = text;
-      logger.error({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+      logger.error({ err: describeError(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
       recorder.event(
         configMapRef(options),
         'Warning',
         CONFIG_REJECTED_REASON,
-        `New ${HELPER_POD_KEY} refused, the previous helper pod template stays in force: ${message(err)}`,
+        `New ${HELPER_POD_KEY} refused, the previous helper pod template stays in force: ${describeError(err)}`,
       );
     }
   };
@@ -180,7 +176,7 @@ function watchTemplate(
     const file = path.join(mount, HELPER_POD_KEY);
     const timer = setInterval(() => {
       readFile(file, 'utf8').then(apply, (err: unknown) => {
-        logger.error({ err: message(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+        logger.error({ err: describeError(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
       });
     }, intervalMs);
     timer.unref();
@@ -270,21 +266,8 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
   return {
     kind: 'run',
     options,
-    common: {
-      kubeconfig: options.kubeconfig,
-      leaderElection: options.leaderElection,
-      leaderElectionNamespace: options.leaderElectionNamespace,
-      leaseDurationMs: options.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs,
-      releaseOnCancel: options.releaseOnCancel,
-      httpEndpoint: options.httpEndpoint,
-      kubeApiQps: options.kubeApiQps,
-      kubeApiBurst: options.kubeApiBurst,
-      workerThreads: options.workerThreads,
-      loggingFormat: options.loggingFormat,
-      verbosity: options.debug ? 4 : 0,
-    },
+    // --debug is klog's verbosity 4: debug messages.
+    common: pickCommonOptions(options, { verbosity: options.debug ? 4 : 0 }),
   };
 }
 
@@ -312,7 +295,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
     messages: {
       signal: (logger, name) => logger.info({ signal: name }, `Receive ${name} to exit`),
       stopped: (logger) => logger.debug({}, 'Provisioner stopped'),
-      failed: (logger, err) => logger.error({}, `Error starting daemon: ${message(err)}`),
+      failed: (logger, err) => logger.error({}, `Error starting daemon: ${describeError(err)}`),
     },
     onStarted: (started) => onStarted?.({ ...started, health }),
     setup: async ({ options, kubeConfig, logger, signal, defer }) => {

@@ -20,11 +20,11 @@ export type {
   SetupContext,
   StartedProvisioner,
 } from './runtime/run-options.js';
-export { COMMON_DEFAULTS, resolveCommonOptions, type CommonOptions, type EndpointAddress, type ResolvedCommonOptions } from './runtime/common-options.js';
+export { COMMON_DEFAULTS, pickCommonOptions, resolveCommonOptions, type CommonOptions, type EndpointAddress, type ResolvedCommonOptions } from './runtime/common-options.js';
 export { COMMON_FLAGS, parseEndpointAddress } from './runtime/common-flags.js';
 export { flagsCommandLine, type CommandLine, type CommandLineParser, type Env, type FlagsCommandLineOptions } from './runtime/command-line.js';
 export type { FlagDefinition, FlagTable, FlagType, FlagValue, FlagValues } from './runtime/flag-table.js';
-export { CommandLineError, parseGoFlags, completeFlagValues, type ParsedFlags, type ParsedValue } from './runtime/go-flags.js';
+export { CommandLineError, parseGoFlags, completeFlagValues, convertFlagValue, type GoFlagsOptions, type ParsedFlags, type ParsedValue } from './runtime/go-flags.js';
 export { parseGoDuration } from './runtime/go-duration.js';
 export { usageText } from './runtime/usage.js';
 export { DEFAULT_MESSAGES, type RuntimeMessages } from './runtime/messages.js';

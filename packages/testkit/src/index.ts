@@ -46,3 +46,14 @@ export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOption
 export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
 export type { Taint } from './sim/types.js';
 export { demoMain, runDemo, type DemoContext, type DemoOptions } from './demo/runner.js';
+export {
+  OBJECT_NAME,
+  loadManifestFiles,
+  manifestValidator,
+  parseManifests,
+  rulesAllow,
+  type Manifest,
+  type ManifestFiles,
+  type ManifestModel,
+  type PolicyRuleLike,
+} from './manifests/manifests.js';

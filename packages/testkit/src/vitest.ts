@@ -3,7 +3,8 @@
  * Vitest helpers for running one suite on both tiers: the in-process testkit and, when `KUBEBUILDER_ASSETS` is
  * set, a real control plane.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { OBJECT_NAME, type Manifest, type ManifestFiles } from './manifests/manifests.js';
 import { startTestkitCluster, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
 import { RealTier, type RealTierOptions } from './tiers/real.js';
 import { availableTiers } from './tiers/tiers.js';
@@ -121,4 +122,36 @@ export function describeTiers(title: string, body: (tier: TierContext) => void, 
       body(context);
     });
   }
+}
+
+/**
+ * For each of the manifest files: it parses as YAML, each object has a valid name and validates against its schema,
+ * and a broken copy of each object fails validation with `validationError` (which proves the check is wired for
+ * that kind: a validator that is not would accept anything).
+ */
+export function describeManifestFiles(
+  manifests: ManifestFiles,
+  validate: (doc: Manifest) => void,
+  validationError: new (...args: never[]) => Error,
+): void {
+  describe.each([...manifests.byFile.keys()])('%s', (file) => {
+    const docs = manifests.byFile.get(file) ?? [];
+    const named = docs.map((d) => [`${d.kind} ${d.metadata?.name ?? '(no name)'}`, d] as const);
+
+    it('parses as YAML', () => {
+      const error = manifests.parseErrors.get(file);
+      if (error !== undefined) throw error;
+      expect(docs.length).toBeGreaterThan(0);
+    });
+
+    it.each(named)('%s validates against the Kubernetes schema', (_, doc) => {
+      expect(doc.metadata?.name, 'metadata.name').toMatch(OBJECT_NAME);
+      expect(() => validate(doc)).not.toThrow();
+    });
+
+    it.each(named)('a broken copy of %s fails validation', (_, doc) => {
+      const broken = { ...structuredClone(doc), metadata: 'not an object' } as unknown as Manifest;
+      expect(() => validate(broken)).toThrow(validationError);
+    });
+  });
 }

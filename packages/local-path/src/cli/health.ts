@@ -62,13 +62,6 @@ function send(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-/** The error text of a failed API call, with the network cause (`connect ECONNREFUSED ...`) when there is one. */
-function reasonOf(err: unknown): string {
-  const text = describeError(err);
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
-  return cause === undefined || text.includes(cause) ? text : `${text}: ${cause}`;
-}
-
 async function ready(checks: readonly [string, ReadinessCheck][], req: IncomingMessage, res: ServerResponse, logger: Logger): Promise<void> {
   // The checks stop when the prober hangs up, as the Go handler's request context is cancelled then.
   const gone = new AbortController();
@@ -77,7 +70,7 @@ async function ready(checks: readonly [string, ReadinessCheck][], req: IncomingM
     try {
       await check(gone.signal);
     } catch (err) {
-      const message = `readiness check ${name} failed: ${reasonOf(err)}`;
+      const message = `readiness check ${name} failed: ${describeError(err, { cause: true })}`;
       logger.warn({}, message);
       send(res, 503, message);
       return;
@@ -111,7 +104,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     if (path === '/health') health(req, res);
     else if (path === '/ready') {
       ready(checks, req, res, logger).catch((err: unknown) => {
-        if (!res.headersSent) send(res, 500, reasonOf(err));
+        if (!res.headersSent) send(res, 500, describeError(err, { cause: true }));
         else res.destroy();
       });
     } else send(res, 404, '404 page not found\n');

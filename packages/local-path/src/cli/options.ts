@@ -13,6 +13,15 @@
 /** The binary's name, used in help and version output. */
 export const PROGRAM = 'local-path-provisioner';
 
+import {
+  CommandLineError,
+  convertFlagValue,
+  parseGoFlags,
+  type FlagDefinition,
+  type FlagTable,
+  type FlagType,
+  type ParsedFlags,
+} from '@kprov/provisioner-lib/runtime';
 import packageJson from '../../package.json' with { type: 'json' };
 
 /** The version `--version` prints: this package's (upstream prints the git tag stamped in at build time). */
@@ -239,107 +248,47 @@ A flag wins over its environment variable. Values go as "--flag value" or "--fla
 booleans take "--flag" or "--flag=false", never a separate value.
 `;
 
-/** Go's strconv.ParseBool. */
-function parseGoBool(value: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
-  return undefined;
-}
-
-/** Go's strconv.ParseInt(value, 0, 64) restricted to what is safe in JavaScript; the error text as Go's. */
-function parseGoInt(value: string): number | 'invalid syntax' | 'value out of range' {
-  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\d[\d_]*)$/.exec(value);
-  if (m === null) return 'invalid syntax';
-  const digits = m[2]!.replaceAll('_', '');
-  let n: bigint;
-  try {
-    n = BigInt(/^0\d/.test(digits) ? `0o${digits.slice(1)}` : digits);
-  } catch {
-    return 'invalid syntax';
-  }
-  if (m[1] === '-') n = -n;
-  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) return 'value out of range';
-  return Number(n);
-}
-
-/** Go's strconv.ParseFloat(value, 64), decimal forms only. */
-function parseGoFloat(value: string): number | 'invalid syntax' {
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value)) return 'invalid syntax';
-  return Number(value);
-}
-
 const GO_TYPE: Record<FlagKind, string> = { string: 'string', bool: 'bool', int: 'int64', float: 'float64' };
 const GO_PARSER: Record<Exclude<FlagKind, 'string'>, string> = { bool: 'ParseBool', int: 'ParseInt', float: 'ParseFloat' };
+const FLAG_TYPE: Record<FlagKind, FlagType> = { string: 'string', bool: 'boolean', int: 'int', float: 'float' };
 
-/** A value of `spec` converted from text, or the reason (Go's wording) it does not parse. */
-function convert(spec: FlagSpec, raw: string): string | number | boolean | { error: string } {
-  switch (spec.kind) {
-    case 'string':
-      return raw;
-    case 'bool':
-      return parseGoBool(raw) ?? { error: 'invalid syntax' };
-    case 'int': {
-      const n = parseGoInt(raw);
-      return typeof n === 'number' ? n : { error: n };
-    }
-    case 'float': {
-      const n = parseGoFloat(raw);
-      return typeof n === 'number' ? n : { error: n };
-    }
+/** `specs` as the runtime's flag table, and their aliases. */
+function flagTable(specs: readonly FlagSpec[]): { table: FlagTable; aliases: Record<string, string> } {
+  const table: Record<string, FlagDefinition> = {};
+  const aliases: Record<string, string> = {};
+  for (const spec of specs) {
+    table[spec.name] = { type: FLAG_TYPE[spec.kind], usage: spec.usage };
+    for (const alias of spec.aliases ?? []) aliases[alias] = spec.name;
   }
+  return { table, aliases };
 }
 
 type Values = Map<string, string | number | boolean>;
 
-/** Parses flags of `specs` Go-style from `args` until the first non-flag; returns the rest. */
-function parseFlagSet(args: readonly string[], specs: readonly FlagSpec[], values: Values): { rest: string[]; help: boolean; version: boolean } {
-  const byName = new Map<string, FlagSpec>();
-  for (const spec of specs) for (const n of [spec.name, ...(spec.aliases ?? [])]) byName.set(n, spec);
-  let i = 0;
-  let help = false;
-  let version = false;
-  while (i < args.length) {
-    const arg = args[i]!;
-    if (arg.length < 2 || !arg.startsWith('-')) break;
-    i++;
-    if (arg === '--') break;
-    const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
-    if (body === '' || body.startsWith('-') || body.startsWith('=')) throw new UsageError(`bad flag syntax: ${arg}`, undefined, 2);
-    const eq = body.indexOf('=');
-    const name = eq < 0 ? body : body.slice(0, eq);
-    const inline = eq < 0 ? undefined : body.slice(eq + 1);
-    const spec = byName.get(name);
-    if (spec === undefined) {
-      if (name === 'help' || name === 'h') {
-        help = true;
-        continue;
-      }
-      if (specs === GLOBAL_FLAGS && (name === 'version' || name === 'v')) {
-        version = true;
-        continue;
-      }
-      throw new UsageError(`flag provided but not defined: -${name}`, name, 2);
-    }
-    let raw = inline;
-    if (spec.kind === 'bool') {
-      raw ??= 'true';
-      const b = parseGoBool(raw);
-      if (b === undefined) throw new UsageError(`invalid boolean value "${raw}" for -${name}: parse error`, spec.name, 2);
-      values.set(spec.name, b);
-      continue;
-    }
-    if (raw === undefined) {
-      if (i >= args.length) throw new UsageError(`flag needs an argument: -${name}`, spec.name, 2);
-      raw = args[i++]!;
-    }
-    const value = convert(spec, raw);
-    if (typeof value === 'object') {
-      const reason = value.error === 'value out of range' ? 'value out of range' : 'parse error';
-      throw new UsageError(`invalid value "${raw}" for flag -${name}: ${reason}`, spec.name, 2);
-    }
-    values.set(spec.name, value);
+/** Help and version are urfave/cli flags: noted wherever they come, while parsing goes on. */
+const HELP_REQUESTS = { help: 'help', h: 'help' };
+const ROOT_REQUESTS = { ...HELP_REQUESTS, version: 'version', v: 'version' };
+
+/**
+ * Parses flags of `specs` Go-style from `args` until the first non-flag, into `values`; returns the rest and the
+ * requests among help and version (`requests`) that came.
+ */
+function parseFlagSet(
+  args: readonly string[],
+  specs: readonly FlagSpec[],
+  requests: Readonly<Record<string, string>>,
+  values: Values,
+): { rest: string[]; help: boolean; version: boolean } {
+  const { table, aliases } = flagTable(specs);
+  let parsed: ParsedFlags;
+  try {
+    parsed = parseGoFlags(args, table, { aliases, requests });
+  } catch (err) {
+    if (err instanceof CommandLineError) throw new UsageError(err.message, err.flag, 2);
+    throw err;
   }
-  return { rest: args.slice(i), help, version };
+  for (const [name, value] of parsed.values) values.set(name, value);
+  return { rest: parsed.rest, help: parsed.requests?.has('help') === true, version: parsed.requests?.has('version') === true };
 }
 
 /**
@@ -356,12 +305,14 @@ function applyEnv(specs: readonly FlagSpec[], values: Values, env: Readonly<Reco
       if (spec.kind === 'bool') values.set(spec.name, false);
       continue;
     }
-    const value = convert(spec, raw);
+    const value = convertFlagValue({ type: FLAG_TYPE[spec.kind], usage: spec.usage }, raw);
     if (typeof value === 'object') {
       const parser = GO_PARSER[spec.kind as Exclude<FlagKind, 'string'>];
+      // strconv's wording of the flag package's `parse error`.
+      const reason = value.error === 'parse error' ? 'invalid syntax' : value.error;
       throw new UsageError(
         `could not parse "${raw}" as ${GO_TYPE[spec.kind]} value from environment variable "${spec.env}" for flag ${spec.name}: ` +
-          `strconv.${parser}: parsing "${raw}": ${value.error}`,
+          `strconv.${parser}: parsing "${raw}": ${reason}`,
         spec.name,
         2,
       );
@@ -413,13 +364,13 @@ function nonEmpty(name: string, value: string): string {
  */
 export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, version = DEFAULT_VERSION): Command {
   const values: Values = new Map();
-  const root = parseFlagSet(argv, GLOBAL_FLAGS, values);
+  const root = parseFlagSet(argv, GLOBAL_FLAGS, ROOT_REQUESTS, values);
   if (root.help) return { kind: 'help', text: HELP };
   if (root.version) return { kind: 'version', text: `${PROGRAM} version ${version}\n` };
   const [command, ...rest] = root.rest;
   if (command === undefined) return { kind: 'help', text: HELP };
   if (command !== 'start') throw new UsageError(`unrecognized command: ${command}`, undefined, 2);
-  const start = parseFlagSet(rest, [...GLOBAL_FLAGS, ...START_FLAGS], values);
+  const start = parseFlagSet(rest, [...GLOBAL_FLAGS, ...START_FLAGS], HELP_REQUESTS, values);
   if (start.help) return { kind: 'help', text: HELP };
   if (start.rest.length > 0) throw new UsageError(`unexpected argument "${start.rest[0]}": start takes no arguments`, undefined, 2);
   applyEnv([...GLOBAL_FLAGS, ...START_FLAGS], values, env);

@@ -21,6 +21,7 @@ import {
   ProvisioningState,
   silentLogger,
   withSignal,
+  type Clock,
   type Logger,
   type ProvisionOptions,
   type ProvisionResult,
@@ -80,6 +81,8 @@ export interface LocalPathProvisionerOptions {
   readonly random?: RandomSource | undefined;
   /** Interval between looks at a leftover helper pod being deleted, in ms (helper pods are watched). Default 200. */
   readonly pollIntervalMs?: number | undefined;
+  /** Time source of the helper pods' waits (tests). Default the real clock. */
+  readonly clock?: Clock | undefined;
 }
 
 /** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
@@ -141,7 +144,7 @@ export class LocalPathProvisioner implements Provisioner {
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.storage = makeApiClient(options.kubeConfig, StorageV1Api);
     this.logger = options.logger ?? silentLogger;
-    this.runner = new HelperPodRunner({ kubeConfig: options.kubeConfig, logger: this.logger, pollIntervalMs: options.pollIntervalMs });
+    this.runner = new HelperPodRunner({ kubeConfig: options.kubeConfig, logger: this.logger, pollIntervalMs: options.pollIntervalMs, clock: options.clock });
   }
 
   /** Block volumes are not supported (the controller rejects Block claims before calling {@link provision}). */

@@ -10,8 +10,9 @@
  *
  * Everything else — pipelines (`|`), variables (`$x`), parentheses, control structures (`if`, `range`, `with`,
  * `define`, `template`, `block`, …), other functions (`printf`, `lower`, …), numbers and constants — is rejected
- * when the template is parsed, with an error naming the construct. Nothing is ever evaluated beyond reading the
- * data, so a template cannot call code or reach outside the data it is given.
+ * when the template is parsed, with an error naming the construct: the template is read by text/template's parser
+ * (text-template.ts), and only then is the subset kept. Nothing is ever evaluated beyond reading the data, so a
+ * template cannot call code or reach outside the data it is given.
  *
  * Semantics follow Go where they apply: a missing map key read by field syntax prints `<no value>` (or is an
  * error with `missingkey=error`), `index` of a missing key yields the empty string, maps print as
@@ -19,6 +20,7 @@
  *
  * @module
  */
+import { lex, parseTemplate, TemplateError, type Item, type Operand as TemplateOperand, type ParsedFile, type Pipeline, type Token } from './text-template.js';
 
 /** A value as the template sees it, mirroring the Go types of upstream's data. */
 export type GoValue =
@@ -62,32 +64,157 @@ type TemplateNode =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'action'; readonly source: string; readonly line: number; readonly command: Command };
 
-type Token =
-  | Operand
-  | { readonly kind: 'ident'; readonly name: string; readonly source: string };
-
 const CONTROL_KEYWORDS = new Set(['if', 'else', 'end', 'range', 'with', 'define', 'template', 'block', 'break', 'continue']);
-const CONSTANTS = new Set(['true', 'false', 'nil']);
 const SUPPORTED = 'only field access (such as .PVC.Name), index and string literals are supported';
+/** What a construct is called in messages, by the character it starts with. */
+const CONSTRUCTS: Readonly<Record<string, string>> = {
+  $: 'variable',
+  '|': 'pipeline',
+  '(': 'parenthesized expression',
+  ')': 'parenthesized expression',
+  ':': 'variable declaration',
+  '=': 'variable assignment',
+  ',': 'range variable list',
+  "'": 'character constant',
+};
 
-function isSpace(c: string | undefined): boolean {
-  return c === ' ' || c === '\t' || c === '\r' || c === '\n';
+/** A string literal as JSON reads it: JSON's escapes, a subset of Go's (`\x41`, `\101` and the like are refused). */
+function unquoteJson(quoted: string): string {
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    throw new Error(`unsupported escape sequence in string literal ${quoted}`);
+  }
 }
 
-function isIdentChar(c: string | undefined): boolean {
-  return c !== undefined && /^[\p{L}\p{N}_]$/u.test(c);
+type Fail = (line: number, message: string) => never;
+
+/** Reads `text` with text/template's parser, then keeps what the subset allows and names anything else. */
+function parseSubset(name: string, text: string): TemplateNode[] {
+  const fail: Fail = (line, message) => {
+    throw new GoTemplateError(`template: ${name}:${line}: ${message}`);
+  };
+  let items: Item[];
+  let parsed: ParsedFile;
+  try {
+    items = lex(name, text, { unquote: unquoteJson });
+    // The first construct outside the subset, in the order of the text, is the one the error names.
+    for (const item of items) if (item.kind === 'action') for (const token of item.tokens) checkToken(token, item.line, fail);
+    // Every name parses as a function here: the tokens above were index at most.
+    parsed = parseTemplate(name, text, { isFunction: () => true, unquote: unquoteJson });
+  } catch (err) {
+    if (err instanceof TemplateError) throw new GoTemplateError(err.message);
+    throw err;
+  }
+  const control = (line: number, word: string): never => unsupported(fail, line, word, 'control structures are not supported');
+  if (parsed.defines.length > 0) control(1, 'define');
+  return parsed.root.map((node): TemplateNode => {
+    switch (node.kind) {
+      case 'text':
+        return node;
+      case 'if':
+      case 'with':
+      case 'range':
+        return control(node.line, node.kind);
+      case 'template':
+        return control(node.line, 'template');
+      case 'action':
+        return { kind: 'action', source: innerSource(node.source), line: node.pipe.line, command: subsetCommand(node.pipe, node.source, fail) };
+    }
+  });
 }
 
-function isIdentStart(c: string | undefined): boolean {
-  return c !== undefined && /^[\p{L}_]$/u.test(c);
+/** Refuses a token that only constructs outside the subset have. */
+function checkToken(token: Token, line: number, fail: Fail): void {
+  switch (token.kind) {
+    case 'variable':
+      unsupported(fail, line, '$', 'variable');
+      break;
+    case 'punct':
+      unsupported(fail, line, token.value[0]!, CONSTRUCTS[token.value[0]!]!);
+      break;
+    case 'char':
+      unsupported(fail, line, "'", 'character constant');
+      break;
+    case 'number':
+      unsupported(fail, line, token.text[0]!, 'number constant');
+      break;
+    case 'bool':
+      unsupported(fail, line, String(token.value), 'constants are not supported');
+      break;
+    case 'nil':
+      unsupported(fail, line, 'nil', 'constants are not supported');
+      break;
+    case 'identifier':
+      if (CONTROL_KEYWORDS.has(token.name)) unsupported(fail, line, token.name, 'control structures are not supported');
+      if (token.name !== 'index') fail(line, `unsupported template function "${token.name}" (${SUPPORTED})`);
+      break;
+    case 'dot':
+    case 'field':
+    case 'string':
+      break;
+  }
 }
 
-function trimLeadingSpace(s: string): string {
-  return s.replace(/^[ \t\r\n]+/, '');
+function unsupported(fail: Fail, line: number, what: string, why: string): never {
+  return fail(line, `unsupported template construct "${what}" (${why}; ${SUPPORTED})`);
 }
 
-function trimTrailingSpace(s: string): string {
-  return s.replace(/[ \t\r\n]+$/, '');
+/** The action without its delimiters and trim markers, as execution errors quote it. */
+function innerSource(source: string): string {
+  return source.replace(/^\{\{-? ?/, '').replace(/ ?-?\}\}$/, '').trim();
+}
+
+/** One operand of the subset: a field chain or a string literal. */
+function subsetOperand(term: TemplateOperand, line: number, fail: Fail): Operand {
+  switch (term.kind) {
+    case 'dot':
+      return { kind: 'field', path: [], source: '.' };
+    case 'field':
+      return { kind: 'field', path: term.names, source: `.${term.names.join('.')}` };
+    case 'string':
+      return { kind: 'string', value: term.value, source: term.source };
+    case 'variable':
+      return unsupported(fail, line, '$', 'variable');
+    case 'pipeline':
+    case 'chain':
+      return unsupported(fail, line, '(', 'parenthesized expression');
+    case 'bool':
+      return unsupported(fail, line, String(term.value), 'constants are not supported');
+    case 'nil':
+      return unsupported(fail, line, 'nil', 'constants are not supported');
+    case 'number': {
+      const c = term.text[0] ?? '';
+      return unsupported(fail, line, c, CONSTRUCTS[c] ?? 'number constant');
+    }
+    case 'identifier':
+      if (CONTROL_KEYWORDS.has(term.name)) return unsupported(fail, line, term.name, 'control structures are not supported');
+      return fail(line, `unsupported template function "${term.name}" (${SUPPORTED})`);
+  }
+}
+
+/** The action's command in the subset: one operand, or `index` of operands. */
+function subsetCommand(pipe: Pipeline, source: string, fail: Fail): Command {
+  const { line } = pipe;
+  if (pipe.decl.length > 0) unsupported(fail, line, '$', 'variable');
+  if (pipe.cmds.length > 1) unsupported(fail, line, '|', 'pipeline');
+  const [first, ...rest] = pipe.cmds[0]!.args;
+  if (first?.kind === 'identifier') {
+    if (first.name !== 'index') subsetOperand(first, line, fail);
+    if (rest.length === 0) fail(line, `wrong number of args for index: want at least 1 got 0 in ${source}`);
+    const operands = rest.map((t) => {
+      if (t.kind === 'identifier') fail(line, `unsupported nested function call "${t.name}" in ${source} (${SUPPORTED})`);
+      return subsetOperand(t, line, fail);
+    });
+    return { kind: 'index', target: operands[0]!, keys: operands.slice(1) };
+  }
+  const value = subsetOperand(first!, line, fail);
+  const extra = rest[0];
+  if (extra !== undefined) {
+    const given = extra.kind === 'identifier' ? extra.name : subsetOperand(extra, line, fail).source;
+    fail(line, `can't give argument ${given} to non-function ${value.source} in ${source}`);
+  }
+  return { kind: 'operand', operand: value };
 }
 
 /** A parsed template; {@link GoTemplate.execute} renders it over some data. */
@@ -105,7 +232,7 @@ export class GoTemplate {
    * supported subset, naming it.
    */
   static parse(name: string, text: string): GoTemplate {
-    return new GoTemplate(name, text, new Parser(name, text).parse());
+    return new GoTemplate(name, text, parseSubset(name, text));
   }
 
   /**
@@ -131,170 +258,6 @@ export class GoTemplate {
 }
 
 class ExecError extends Error {}
-
-class Parser {
-  private pos = 0;
-  private readonly nodes: TemplateNode[] = [];
-
-  constructor(
-    private readonly name: string,
-    private readonly text: string,
-  ) {}
-
-  parse(): TemplateNode[] {
-    let trimNext = false;
-    while (this.pos < this.text.length) {
-      const open = this.text.indexOf('{{', this.pos);
-      let before = this.text.slice(this.pos, open < 0 ? undefined : open);
-      if (trimNext) before = trimLeadingSpace(before);
-      if (open < 0) {
-        this.pushText(before);
-        break;
-      }
-      let p = open + 2;
-      if (this.text[p] === '-' && isSpace(this.text[p + 1])) {
-        before = trimTrailingSpace(before);
-        p += 2;
-      }
-      this.pushText(before);
-      const action = this.action(open, p);
-      trimNext = action.trimRight;
-      this.pos = action.end;
-    }
-    return this.nodes;
-  }
-
-  private pushText(text: string): void {
-    if (text !== '') this.nodes.push({ kind: 'text', text });
-  }
-
-  private lineAt(offset: number): number {
-    let line = 1;
-    for (let i = 0; i < offset; i++) if (this.text[i] === '\n') line++;
-    return line;
-  }
-
-  private fail(offset: number, message: string): never {
-    throw new GoTemplateError(`template: ${this.name}:${this.lineAt(offset)}: ${message}`);
-  }
-
-  /** Parses one action whose content starts at `p`; returns where the text after its closing delimiter starts. */
-  private action(open: number, start: number): { end: number; trimRight: boolean } {
-    const text = this.text;
-    const tokens: Token[] = [];
-    let p = start;
-    for (;;) {
-      const hadSpace = isSpace(text[p]);
-      while (isSpace(text[p])) p++;
-      if (p >= text.length) this.fail(open, 'unclosed action');
-      if (hadSpace && text.startsWith('-}}', p)) {
-        return this.finish(open, tokens, p + 3, true, text.slice(open, p + 3));
-      }
-      if (text.startsWith('}}', p)) {
-        return this.finish(open, tokens, p + 2, false, text.slice(open, p + 2));
-      }
-      if (text.startsWith('/*', p) && tokens.length === 0) {
-        const close = text.indexOf('*/', p + 2);
-        if (close < 0) this.fail(open, 'unclosed comment');
-        let q = close + 2;
-        if (text.startsWith('}}', q)) return { end: q + 2, trimRight: false };
-        if (isSpace(text[q]) && text.startsWith('-}}', q + 1)) return { end: q + 4, trimRight: true };
-        while (isSpace(text[q])) q++;
-        this.fail(open, 'comment ends before closing delimiter');
-      }
-      const [token, next] = this.token(open, p);
-      tokens.push(token);
-      p = next;
-    }
-  }
-
-  private token(open: number, p: number): [Token, number] {
-    const text = this.text;
-    const c = text[p];
-    if (c === '"') {
-      let q = p + 1;
-      while (q < text.length && text[q] !== '"') {
-        if (text[q] === '\n') break;
-        q += text[q] === '\\' ? 2 : 1;
-      }
-      if (text[q] !== '"') this.fail(open, 'unterminated quoted string');
-      const source = text.slice(p, q + 1);
-      let value: unknown;
-      try {
-        value = JSON.parse(source);
-      } catch {
-        this.fail(open, `unsupported escape sequence in string literal ${source}`);
-      }
-      return [{ kind: 'string', value: value as string, source }, q + 1];
-    }
-    if (c === '`') {
-      const close = text.indexOf('`', p + 1);
-      if (close < 0) this.fail(open, 'unterminated raw quoted string');
-      return [{ kind: 'string', value: text.slice(p + 1, close), source: text.slice(p, close + 1) }, close + 1];
-    }
-    if (c === '.') {
-      const path: string[] = [];
-      let q = p;
-      if (!isIdentChar(text[q + 1])) {
-        q++;
-      } else {
-        while (text[q] === '.' && isIdentChar(text[q + 1])) {
-          let r = q + 1;
-          while (isIdentChar(text[r])) r++;
-          path.push(text.slice(q + 1, r));
-          q = r;
-        }
-      }
-      if (text[q] === '.' || text[q] === '(' || text[q] === '$') this.fail(open, `unexpected "${text[q]}" after ${text.slice(p, q)}`);
-      return [{ kind: 'field', path, source: text.slice(p, q) }, q];
-    }
-    if (isIdentStart(c)) {
-      let q = p;
-      while (isIdentChar(text[q])) q++;
-      const name = text.slice(p, q);
-      if (CONTROL_KEYWORDS.has(name)) this.fail(open, `unsupported template construct "${name}" (control structures are not supported; ${SUPPORTED})`);
-      if (CONSTANTS.has(name)) this.fail(open, `unsupported template construct "${name}" (constants are not supported; ${SUPPORTED})`);
-      if (name !== 'index') this.fail(open, `unsupported template function "${name}" (${SUPPORTED})`);
-      if (text[q] === '.') this.fail(open, `unexpected "." after ${name}`);
-      return [{ kind: 'ident', name, source: name }, q];
-    }
-    const unsupported: Record<string, string> = {
-      $: 'variable',
-      '|': 'pipeline',
-      '(': 'parenthesized expression',
-      ')': 'parenthesized expression',
-      ':': 'variable declaration',
-      '=': 'variable assignment',
-      "'": 'character constant',
-      ',': 'range variable list',
-    };
-    const what = c === undefined ? undefined : (unsupported[c] ?? (/[0-9+-]/.test(c) ? 'number constant' : undefined));
-    if (what !== undefined) this.fail(open, `unsupported template construct "${c}" (${what}; ${SUPPORTED})`);
-    this.fail(open, `unexpected "${c}" in action`);
-  }
-
-  private finish(open: number, tokens: Token[], end: number, trimRight: boolean, source: string): { end: number; trimRight: boolean } {
-    const [first, ...rest] = tokens;
-    if (first === undefined) this.fail(open, `missing value for command in ${source}`);
-    let command: Command;
-    if (first.kind === 'ident') {
-      const [target, ...keys] = rest;
-      if (target === undefined) this.fail(open, `wrong number of args for index: want at least 1 got 0 in ${source}`);
-      const operands = [target, ...keys].map((t) => {
-        if (t.kind === 'ident') this.fail(open, `unsupported nested function call "${t.name}" in ${source} (${SUPPORTED})`);
-        return t;
-      });
-      command = { kind: 'index', target: operands[0]!, keys: operands.slice(1) };
-    } else {
-      const extra = rest[0];
-      if (extra !== undefined) this.fail(open, `can't give argument ${extra.source} to non-function ${first.source} in ${source}`);
-      command = { kind: 'operand', operand: first };
-    }
-    const inner = source.replace(/^\{\{-? ?/, '').replace(/ ?-?\}\}$/, '').trim();
-    this.nodes.push({ kind: 'action', source: inner, line: this.lineAt(open), command });
-    return { end, trimRight };
-  }
-}
 
 function typeName(value: GoValue): string {
   switch (value.kind) {

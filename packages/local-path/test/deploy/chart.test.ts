@@ -7,7 +7,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { parse as parseYaml } from 'yaml';
+import { parseManifests } from '@kprov/testkit';
 import ValidationError from '@kubernetes-models/validate/runtime/validation_error';
 import type { IConfigMap, ISecret, IServiceAccount } from 'kubernetes-models/v1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
@@ -18,19 +19,7 @@ import { parseConfig, selectClassConfig, storageModeOf } from '../../src/config/
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { loadChart, renderChart, type RenderedChart } from './helm/chart.js';
 import type { GoMap } from './helm/go-values.js';
-import {
-  CLUSTER_GRANTS,
-  NAMESPACE_GRANTS,
-  OBJECT_NAME,
-  containerOf,
-  expectAllowed,
-  expectUsableConfigMapData,
-  grantedRules,
-  mountedConfigMapName,
-  startOptions,
-  validate,
-  type Manifest,
-} from './validate.js';
+import { CLUSTER_GRANTS, NAMESPACE_GRANTS, OBJECT_NAME, containerOf, expectAllowed, expectUsableConfigMapData, grantedRules, mountedConfigMapName, startOptions, validate, type Manifest } from './validate.js';
 
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
@@ -40,9 +29,7 @@ const RELEASE = 'local-path-provisioner';
 const NAMESPACE = 'local-path-storage';
 
 /** The objects of deploy/local-path-storage.yaml, which the chart should agree with. */
-const manifest = parseAllDocuments(readFileSync(join(packageDir, 'deploy/local-path-storage.yaml'), 'utf8'))
-  .map((d) => d.toJS() as Manifest | null)
-  .filter((d): d is Manifest => d !== null);
+const manifest = parseManifests('deploy/local-path-storage.yaml', readFileSync(join(packageDir, 'deploy/local-path-storage.yaml'), 'utf8'));
 const manifestOnly = <T>(kind: string): T => manifest.find((d) => d.kind === kind) as T;
 
 /** `helm template local-path-provisioner <chart> --namespace local-path-storage -f <values>`. */

@@ -6,7 +6,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { loadManifestFiles } from '@kprov/testkit';
+import { describeManifestFiles } from '@kprov/testkit/vitest';
 import ValidationError from '@kubernetes-models/validate/runtime/validation_error';
 import type { IConfigMap, IContainer, IPersistentVolumeClaim, IPod, IServiceAccount } from 'kubernetes-models/v1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
@@ -25,55 +26,19 @@ import { HelperPodTemplateError, loadHelperPodTemplate, validateHelperPodTemplat
 import { parseVolumeParameters } from '../../src/volume/parameters.js';
 import { folderFromPattern } from '../../src/volume/path-pattern.js';
 import { SETUP_SCRIPT, TEARDOWN_SCRIPT } from '../provisioner/helpers.js';
-import {
-  CLUSTER_GRANTS,
-  NAMESPACE_GRANTS,
-  OBJECT_NAME,
-  expectAllowed,
-  expectUsableConfigMapData,
-  grantedRules,
-  mountedConfigMapName,
-  startOptions,
-  validate,
-  type Manifest,
-} from './validate.js';
+import { CLUSTER_GRANTS, NAMESPACE_GRANTS, expectAllowed, expectUsableConfigMapData, grantedRules, mountedConfigMapName, startOptions, validate, type Manifest } from './validate.js';
 
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
 const MANIFEST = 'deploy/local-path-storage.yaml';
-
-function loadText(file: string, text: string): Manifest[] {
-  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
-  if (!Array.isArray(docs)) throw new Error(`${file}: not a YAML stream`);
-  const out: Manifest[] = [];
-  for (const [i, doc] of docs.entries()) {
-    const problems = [...doc.errors, ...doc.warnings];
-    if (problems.length > 0) throw new Error(`${file} document ${i + 1}: ${problems.map((p) => p.message).join('; ')}`);
-    const value: unknown = doc.toJS();
-    if (value === null) continue; // an empty document, as kubectl skips it
-    if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${file} document ${i + 1}: not a mapping`);
-    out.push(value as Manifest);
-  }
-  return out;
-}
 
 const exampleFiles = readdirSync(join(packageDir, 'examples'))
   .filter((f) => /\.ya?ml$/.test(f))
   .sort()
   .map((f) => `examples/${f}`);
 const files = [MANIFEST, ...exampleFiles];
-/** Parse errors are kept for the per-file test to report, so one bad file does not hide the other tests. */
-const parseErrors = new Map<string, Error>();
-const byFile = new Map(
-  files.map((f): [string, Manifest[]] => {
-    try {
-      return [f, loadText(f, readFileSync(join(packageDir, f), 'utf8'))];
-    } catch (e) {
-      parseErrors.set(f, e instanceof Error ? e : new Error(String(e)));
-      return [f, []];
-    }
-  }),
-);
+const manifests = loadManifestFiles(packageDir, files);
+const { byFile } = manifests;
 
 function all<T>(file: string, kind: string): T[] {
   return (byFile.get(file) ?? []).filter((d) => d.kind === kind) as T[];
@@ -111,32 +76,9 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
     for (const [file, docs] of byFile) expect(docs.length, file).toBeGreaterThan(0);
   });
 
-  describe.each(files)('%s', (file) => {
-    const docs = byFile.get(file) ?? [];
+  describeManifestFiles(manifests, validate, ValidationError);
 
-    it('parses as YAML', () => {
-      const error = parseErrors.get(file);
-      if (error !== undefined) throw error;
-      expect(docs.length).toBeGreaterThan(0);
-    });
-
-    it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name ?? '(no name)'}`, d] as const))(
-      '%s validates against the Kubernetes schema',
-      (_, doc) => {
-        expect(doc.metadata?.name, 'metadata.name').toMatch(OBJECT_NAME);
-        expect(() => validate(doc)).not.toThrow();
-      },
-    );
-
-    it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name ?? '(no name)'}`, d] as const))(
-      'a broken copy of %s fails validation',
-      (_, doc) => {
-        // Proves the schema check is wired for this kind (an unregistered validator would accept anything).
-        const broken = { ...structuredClone(doc), metadata: 'not an object' } as unknown as Manifest;
-        expect(() => validate(broken)).toThrow(ValidationError);
-      },
-    );
-
+  describe.each(files.filter((f) => all(f, 'ConfigMap').length > 0))('%s', (file) => {
     it.each(all<IConfigMap>(file, 'ConfigMap').map((c) => [c.metadata?.name, c] as const))(
       'ConfigMap %s: the four keys, config.json, helperPod.yaml and the scripts are usable',
       (_, cm) => expectUsableConfigMapData(cm.data ?? {}, file === 'examples/quota.yaml'),

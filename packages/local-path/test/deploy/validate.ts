@@ -2,6 +2,7 @@
 // validation with kubernetes-models, the ConfigMap's keys through the provisioner's own parsers, the Deployment's
 // command through the binary's parseCommandLine, and the RBAC grants the provisioner needs.
 import { execFileSync } from 'node:child_process';
+import { manifestValidator, rulesAllow, type Manifest } from '@kprov/testkit';
 import { expect } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ConfigMap, Namespace, PersistentVolumeClaim, Pod, Secret, ServiceAccount, type IContainer } from 'kubernetes-models/v1';
@@ -23,55 +24,28 @@ import { parseCommandLine, type LocalPathOptions } from '../../src/cli/options.j
 import { parseConfig } from '../../src/config/index.js';
 import { loadHelperPodTemplate, validateHelperPodTemplate } from '../../src/helper-pod/template.js';
 
-export interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
-}
+export { OBJECT_NAME, type Manifest } from '@kprov/testkit';
 
-/** A kubernetes-models class: its static apiVersion and kind, and instances that validate against the schema. */
-type ModelClass<T> = { apiVersion: string; kind: string } & (new (data?: T) => { validate(): void });
-
-function entry<T>(model: ModelClass<T>): [string, (doc: object) => void] {
-  return [`${model.apiVersion}/${model.kind}`, (doc) => new model(doc as T).validate()];
-}
-
-/** Every kind allowed in the manifests and the chart. A document of any other kind fails instead of going unchecked. */
-const validators = new Map([
-  entry(Namespace),
-  entry(ServiceAccount),
-  entry(ClusterRole),
-  entry(ClusterRoleBinding),
-  entry(Role),
-  entry(RoleBinding),
-  entry(Deployment),
-  entry(ConfigMap),
-  entry(Pod),
-  entry(StorageClass),
-  entry(PersistentVolumeClaim),
-  entry(Secret),
-  entry(PodDisruptionBudget),
+/** Validates `doc` against the Kubernetes OpenAPI schema of its apiVersion and kind: every kind allowed in the manifests and the chart. */
+export const validate = manifestValidator([
+  Namespace,
+  ServiceAccount,
+  ClusterRole,
+  ClusterRoleBinding,
+  Role,
+  RoleBinding,
+  Deployment,
+  ConfigMap,
+  Pod,
+  StorageClass,
+  PersistentVolumeClaim,
+  Secret,
+  PodDisruptionBudget,
 ]);
-
-/** Validates `doc` against the Kubernetes OpenAPI schema of its apiVersion and kind. */
-export function validate(doc: Manifest): void {
-  const run = validators.get(`${doc.apiVersion}/${doc.kind}`);
-  if (run === undefined) throw new Error(`no schema for apiVersion ${doc.apiVersion} kind ${doc.kind}`);
-  run(doc);
-}
-
-/** A DNS-1123 subdomain, what metadata.name must be for these kinds. */
-export const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
-/** Whether one of `rules` grants `verb` on `resource` of API group `group` (wildcards included). */
-export function allows(rules: IPolicyRule[] | undefined, group: string, resource: string, verb: string): boolean {
-  const has = (list: string[] | undefined, v: string): boolean => list !== undefined && (list.includes(v) || list.includes('*'));
-  return (rules ?? []).some((r) => has(r.apiGroups, group) && has(r.resources, resource) && has(r.verbs, verb));
-}
 
 export function expectAllowed(rules: IPolicyRule[], grants: [string, string, string[]][]): void {
   for (const [group, resource, verbs] of grants) {
-    for (const verb of verbs) expect(allows(rules, group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    for (const verb of verbs) expect(rulesAllow(rules, group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
   }
 }
 

@@ -5,7 +5,7 @@
  * at once with a clear message instead of waiting for the timeout.
  */
 import { writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { FakeClock } from '@kprov/provisioner-lib/testing';
 import { describeTiers } from '@kprov/testkit/vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
@@ -47,8 +47,9 @@ function podRequests(e: Env): Record<string, number> {
 describeTiers('waiting for a helper pod', () => {
   it('creates and watches the helper pod with one request each, sends none while the script runs, and binds at its end', async () => {
     // With cmdTimeoutSeconds 3600 only the pod's end can finish the wait.
-    // No reconciler: its list of helper pods would be counted.
-    const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600, reconcile: false });
+    // No reconciler: its list of helper pods would be counted. The provisioner's waits run on a fake clock.
+    const clock = new FakeClock();
+    const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600, reconcile: false, clock });
     await e.storage.createStorageClass({ body: storageClass() });
     // The consumer pod first (it waits for its claim), so that every pod request counted below is the provisioner's.
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
@@ -57,8 +58,10 @@ describeTiers('waiting for a helper pod', () => {
     await runningHelper(e);
     expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
 
-    // A poller (upstream: every second) would ask for the pod meanwhile.
-    await sleep(1500);
+    // A poller (upstream: every second) would ask for the pod meanwhile. A request it sent would reach the server
+    // before the one sent after it here (a list of namespaces, not counted as a pod request).
+    await clock.advanceAsync(1500);
+    await e.core.listNamespace();
     expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
 
     writeFileSync(e.onNode('node-1', `${BASE_PATH}/go`), '');

@@ -16,7 +16,7 @@ import {
   type V1Pod,
   type V1StorageClass,
 } from '@kubernetes/client-node';
-import { ItemExponentialFailureRateLimiter, ProvisionController } from '@kprov/provisioner-lib';
+import { ItemExponentialFailureRateLimiter, ProvisionController, type Clock } from '@kprov/provisioner-lib';
 import { vi } from 'vitest';
 import { parseConfig, type RandomSource } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
@@ -102,6 +102,8 @@ export interface Setup {
   reconcile?: boolean;
   /** `helperPod.yaml` of the ConfigMap. Default {@link HELPER_POD_YAML}. */
   helperPodYaml?: string;
+  /** Time source of the provisioner's helper pod waits. Default the real clock. */
+  clock?: Clock;
 }
 
 /** A running environment. */
@@ -170,6 +172,7 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
       provisionerName: PROVISIONER_NAME,
       pollIntervalMs: 50,
       random: setup.random,
+      clock: setup.clock,
       warn: (pv, message, reason) => warnings.push({ pv: pv.metadata?.name ?? '', message, reason }),
     });
     const controller = new ProvisionController({

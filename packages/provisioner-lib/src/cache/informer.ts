@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import { realClock, type Clock, type TimerHandle } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
-import { errorMessage } from '../watch/errors.js';
+import { describeError } from '../client/api-errors.js';
 import { Watcher, type WatcherEvent, type WatcherOptions } from '../watch/watcher.js';
 import { resourceSpec, type InformerKind, type InformerKinds } from './resources.js';
 import { createStore, type Store, type StoreChange, type StoreOptions, type StoreWriter } from './store.js';
@@ -177,7 +177,7 @@ export class Informer<T extends KubernetesObject> {
         else if (change.type === 'update') h.update?.(change.old, change.object);
         else h.delete?.(change.object);
       } catch (e) {
-        this.logger.error({ err: errorMessage(e), change: change.type, key: this.store.keyOf(change.object) }, 'Informer event handler failed');
+        this.logger.error({ err: describeError(e), change: change.type, key: this.store.keyOf(change.object) }, 'Informer event handler failed');
       }
     }
   }

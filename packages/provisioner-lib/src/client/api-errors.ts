@@ -68,13 +68,28 @@ export const isAlreadyExists = (err: unknown): boolean => {
 };
 
 /**
- * A one-line description of an error for events and logs: the server's Status message for API errors (as
- * client-go's errors print), the message otherwise.
+ * A one-line description of an error for events, logs, health answers and messages: the server's Status message for
+ * API errors (as client-go's errors print; `the server responded with the status code N` when the answer carried
+ * none), the `message` of an Error or of an object with one (a watch's `Status`), the value as a string otherwise.
+ *
+ * @param options - `cause: true` appends the message of the error's `cause`, when that is an Error the text does not
+ *   already mention (the network failure behind a failed request: `…: connect ECONNREFUSED 127.0.0.1:6443`).
  */
-export function describeError(err: unknown): string {
+export function describeError(err: unknown, options?: { cause?: boolean }): string {
+  const text = describeOne(err);
+  if (options?.cause !== true || !(err instanceof Error) || !(err.cause instanceof Error)) return text;
+  const cause = err.cause.message;
+  return text.includes(cause) ? text : `${text}: ${cause}`;
+}
+
+function describeOne(err: unknown): string {
   const s = apiStatus(err);
-  if (s !== undefined) return s.message ?? `the server responded with the status code ${s.code}`;
-  return err instanceof Error ? err.message : String(err);
+  if (s !== undefined) return s.message === undefined || s.message === '' ? `the server responded with the status code ${s.code}` : s.message;
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string') {
+    return (err as { message: string }).message;
+  }
+  return String(err);
 }
 
 /**

@@ -41,3 +41,21 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** A signal that aborts after a time on a {@link Clock}, and the means to cancel that timer. */
+export interface ClockTimeout {
+  /** Aborts `ms` after {@link timeoutSignal} was called, with a `TimeoutError` as `AbortSignal.timeout` does. */
+  readonly signal: AbortSignal;
+  /** Cancels the timer (once the operation it bounds has ended); the signal then never aborts. */
+  clear(): void;
+}
+
+/**
+ * `AbortSignal.timeout(ms)` on `clock`: the signal aborts with a `DOMException` named `TimeoutError` when `ms` have
+ * passed on the clock. Call `clear` when the bounded operation ends, so the timer does not outlive it.
+ */
+export function timeoutSignal(clock: Clock, ms: number): ClockTimeout {
+  const controller = new AbortController();
+  const handle = clock.setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  return { signal: controller.signal, clear: () => clock.clearTimeout(handle) };
+}

@@ -105,7 +105,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       this.claimEvent(claim, type, reason, message);
     this.volumeStore =
       o.createProvisionedPVLimiter === undefined
-        ? new BackoffVolumeStore(writes, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger)
+        ? new BackoffVolumeStore(writes, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger, o.clock)
         : new QueueVolumeStore(writes, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
   }
@@ -296,6 +296,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         sync: (key, s) => this.syncClaimHandler(key, s),
         threshold: this.options.failedProvisionThreshold,
         timeoutMs: this.options.provisionTimeoutMs,
+        clock: this.options.clock,
         onSuccess: (key) => this.claimsInProgress.delete(key),
         onError: (key, err) => this.logger.error({ claim: key, err: describeError(err) }, 'Error syncing claim'),
         onGiveUp: (key, err) => {
@@ -317,6 +318,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         sync: (key, s) => this.syncVolumeHandler(key, s),
         threshold: this.options.failedDeleteThreshold,
         timeoutMs: this.options.deletionTimeoutMs,
+        clock: this.options.clock,
         onSuccess: () => undefined,
         onError: (key, err) => this.logger.error({ volume: key, err: describeError(err) }, 'Error syncing volume'),
         onGiveUp: (key, err) => {

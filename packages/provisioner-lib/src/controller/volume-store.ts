@@ -1,11 +1,12 @@
 import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import pRetry from 'p-retry';
-import type { Clock } from '../clock/clock.js';
+import { sleep, type Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError, isAlreadyExists } from '../client/api-errors.js';
 import { claimKey } from './claims.js';
+import { runWorker, type WorkerSpec } from './worker.js';
 import type { Provisioner } from './provisioner.js';
 
 /** Reports claim events for a volume store. */
@@ -42,17 +43,22 @@ export class BackoffVolumeStore implements VolumeStore {
     private readonly intervalMs: number,
     private readonly emit: ClaimEventSink,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   private retry<T>(fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
       retries: Math.max(0, this.attempts - 1),
-      factor: 1,
-      minTimeout: this.intervalMs,
-      maxTimeout: this.intervalMs,
+      // p-retry's own timers stay unused: the pause between attempts runs on the controller's clock.
+      minTimeout: 0,
+      maxTimeout: 0,
       randomize: false,
-      // Any failure is retried: programming errors surface as the final error all the same.
-      shouldRetry: () => true,
+      // Any failure is retried: programming errors surface as the final error all the same. p-retry asks only
+      // while attempts remain.
+      shouldRetry: async () => {
+        await sleep(this.clock, this.intervalMs);
+        return true;
+      },
     });
   }
 
@@ -106,7 +112,7 @@ export class QueueVolumeStore implements VolumeStore {
     limiter: RateLimiter<string>,
     private readonly emit: ClaimEventSink,
     private readonly logger: Logger,
-    clock: Clock,
+    private readonly clock: Clock,
     metrics: MetricsSink,
   ) {
     this.queue = newRateLimitingQueue<string>({ name: 'unsavedpvs', rateLimiter: limiter, clock, metrics });
@@ -131,31 +137,28 @@ export class QueueVolumeStore implements VolumeStore {
 
   async run(signal: AbortSignal, workers: number): Promise<void> {
     signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
-    const worker = async (): Promise<void> => {
-      for (;;) {
-        const next = await this.queue.get();
-        if (next.shutdown) return;
-        const name = next.item;
-        try {
-          const entry = this.unsaved.get(name);
-          if (entry === undefined) {
-            this.queue.forget(name);
-            continue;
-          }
-          try {
-            await createVolume(this.api, entry.volume, this.logger);
-            this.unsaved.delete(name);
-            this.queue.forget(name);
-            this.emit(entry.claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
-          } catch (err) {
-            this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume');
-            this.queue.addRateLimited(name);
-          }
-        } finally {
-          this.queue.done(name);
-        }
-      }
+    const spec: WorkerSpec = {
+      queue: this.queue,
+      sync: (name) => this.save(name),
+      threshold: 0,
+      timeoutMs: 0,
+      clock: this.clock,
+      onSuccess: () => {},
+      onError: (name, err) => this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume'),
+      onGiveUp: () => {},
+      busy: () => {},
     };
-    await Promise.all(Array.from({ length: workers }, () => worker()));
+    // The stop shuts the queue down, and its workers still save the volumes already queued: their signal never aborts.
+    const running = new AbortController().signal;
+    await Promise.all(Array.from({ length: workers }, () => runWorker(spec, running)));
+  }
+
+  /** One background attempt to save the volume named `name`; throwing requeues it with the limiter. */
+  private async save(name: string): Promise<void> {
+    const entry = this.unsaved.get(name);
+    if (entry === undefined) return;
+    await createVolume(this.api, entry.volume, this.logger);
+    this.unsaved.delete(name);
+    this.emit(entry.claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
   }
 }

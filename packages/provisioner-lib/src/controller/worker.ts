@@ -1,3 +1,4 @@
+import { timeoutSignal, type Clock } from '../clock/clock.js';
 import type { RateLimitingQueue } from '../workqueue/index.js';
 
 /** What one worker loop needs: its queue, the sync of one key, and what to do on success and failure. */
@@ -9,6 +10,8 @@ export interface WorkerSpec {
   threshold: number;
   /** Timeout of one sync, ms; 0 = none. */
   timeoutMs: number;
+  /** The clock the timeout runs on. */
+  clock: Clock;
   onSuccess(key: string): void;
   onError(key: string, err: unknown): void;
   /** The key exceeded the threshold: it is not requeued (its failure count is kept, as in Go). */
@@ -35,9 +38,9 @@ export async function runWorker(spec: WorkerSpec, signal: AbortSignal): Promise<
       return;
     }
     spec.busy(1);
+    const timeout = spec.timeoutMs > 0 ? timeoutSignal(spec.clock, spec.timeoutMs) : undefined;
     try {
-      const opSignal = spec.timeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(spec.timeoutMs)]) : signal;
-      await spec.sync(key, opSignal);
+      await spec.sync(key, timeout === undefined ? signal : AbortSignal.any([signal, timeout.signal]));
       queue.forget(key);
       spec.onSuccess(key);
     } catch (err) {
@@ -45,6 +48,7 @@ export async function runWorker(spec: WorkerSpec, signal: AbortSignal): Promise<
       if (spec.threshold === 0 || queue.numRequeues(key) < spec.threshold) queue.addRateLimited(key);
       else spec.onGiveUp(key, err);
     } finally {
+      timeout?.clear();
       spec.busy(-1);
       queue.done(key);
     }

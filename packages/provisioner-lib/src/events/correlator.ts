@@ -1,4 +1,5 @@
 import { realClock, type Clock } from '../clock/clock.js';
+import { TokenBucket } from '../rate/bucket.js';
 import { LruCache } from './lru.js';
 import type { EventPatch, PendingEvent } from './types.js';
 import { formatTime } from './types.js';
@@ -79,30 +80,6 @@ export function correlationGroupKey(e: PendingEvent): string {
 
 function spamKey(e: PendingEvent): string {
   return JSON.stringify(objectKey(e));
-}
-
-/** A token bucket on the injected clock: starts full, refills continuously. */
-class TokenBucket {
-  private tokens: number;
-  private last: number;
-
-  constructor(
-    private readonly burst: number,
-    private readonly qps: number,
-    private readonly clock: Clock,
-  ) {
-    this.tokens = burst;
-    this.last = clock.now();
-  }
-
-  tryAccept(): boolean {
-    const now = this.clock.now();
-    this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.last) / 1000) * this.qps);
-    this.last = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
 }
 
 interface AggregateRecord {
@@ -212,8 +189,8 @@ export class EventCorrelator {
   private allow(event: PendingEvent): boolean {
     const key = spamKey(event);
     let bucket = this.spam.get(key);
-    if (bucket === undefined) bucket = new TokenBucket(this.burst, this.qps, this.clock);
+    if (bucket === undefined) bucket = new TokenBucket(this.qps, this.burst, this.clock.now());
     this.spam.set(key, bucket);
-    return bucket.tryAccept();
+    return bucket.tryTake(this.clock.now());
   }
 }

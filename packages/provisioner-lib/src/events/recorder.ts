@@ -1,5 +1,6 @@
 import { ApiException, PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+import { describeError } from '../client/api-errors.js';
 import { hotPathApi } from '../client/hot-path.js';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
@@ -434,7 +435,7 @@ export class EventRecorder {
       return 'done';
     } catch (err) {
       if (err instanceof ApiException && isPermanent(err.code)) {
-        const message = errorMessage(err);
+        const message = describeError(err, { cause: true });
         if (err.code === 409) {
           this.logger.debug({ ...fields, code: err.code, err: message }, 'Server rejected event, will not retry');
           return 'done';
@@ -446,7 +447,7 @@ export class EventRecorder {
         }
         return 'rejected';
       }
-      this.logger.warn({ ...fields, err: errorMessage(err) }, 'Unable to write event, may retry after sleeping');
+      this.logger.warn({ ...fields, err: describeError(err, { cause: true }) }, 'Unable to write event, may retry after sleeping');
       return 'retry';
     }
   }
@@ -455,28 +456,6 @@ export class EventRecorder {
 /** 4xx answers other than 408 Request Timeout and 429 Too Many Requests: sending the same again would not help. */
 function isPermanent(code: number): boolean {
   return code >= 400 && code < 500 && code !== 408 && code !== 429;
-}
-
-function errorMessage(err: unknown): string {
-  if (err instanceof ApiException) {
-    let body: unknown = err.body;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // not a Status: fall through
-      }
-    }
-    if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') {
-      return body.message;
-    }
-    return `HTTP ${err.code}`;
-  }
-  if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return `${err.message}${cause}`;
-  }
-  return String(err);
 }
 
 function refName(ref: ObjectReference): string {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describeError } from '../client/api-errors.js';
 
 /** A health or readiness check: resolves (or returns) when healthy, throws or rejects with the reason otherwise. */
 export type HealthCheck = () => Promise<void> | void;
@@ -47,16 +48,12 @@ interface CheckResult {
 
 const TEXT = 'text/plain; charset=utf-8';
 
-function reasonOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 async function runCheck(check: HealthCheck): Promise<string | undefined> {
   try {
     await check();
     return undefined;
   } catch (err) {
-    return reasonOf(err);
+    return describeError(err);
   }
 }
 
@@ -155,7 +152,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, `internal server error: ${reasonOf(err)}\n`);
+      if (!res.headersSent) send(res, 500, `internal server error: ${describeError(err)}\n`);
       else res.destroy();
     });
   });

@@ -81,3 +81,31 @@ export function resolveCommonOptions(options: CommonOptions, defaults: CommonOpt
   }
   return resolved as ResolvedCommonOptions;
 }
+
+/** Every name of {@link CommonOptions} (as a record, so that the compiler says when one is missing). */
+const COMMON_OPTION_NAMES: Readonly<Record<keyof CommonOptions, true>> = {
+  kubeconfig: true,
+  leaderElection: true,
+  leaderElectionNamespace: true,
+  leaseDurationMs: true,
+  renewDeadlineMs: true,
+  retryPeriodMs: true,
+  releaseOnCancel: true,
+  httpEndpoint: true,
+  kubeApiQps: true,
+  kubeApiBurst: true,
+  workerThreads: true,
+  loggingFormat: true,
+  verbosity: true,
+};
+
+/**
+ * The {@link CommonOptions} among the options a binary's own parser produced, which name them as
+ * {@link CommonOptions} does (`leaderElection`, `httpEndpoint`, …), with `overrides` over them: for an option the
+ * binary has no flag for, or words differently (a `--debug` that stands for a verbosity).
+ */
+export function pickCommonOptions(options: CommonOptions, overrides: CommonOptions = {}): CommonOptions {
+  const picked: Record<string, unknown> = {};
+  for (const name of Object.keys(COMMON_OPTION_NAMES) as (keyof CommonOptions)[]) if (Object.hasOwn(options, name)) picked[name] = options[name];
+  return { ...(picked as CommonOptions), ...overrides };
+}

@@ -9,6 +9,20 @@ import type { FlagDefinition, FlagTable } from './flag-table.js';
 /** A command line that cannot be used; the runtime prints the message and the usage, and exits with 2. */
 export class CommandLineError extends Error {
   override readonly name = 'CommandLineError';
+  /**
+   * The flag a {@link parseGoFlags} error is about: its name in the table (also when it was given by an alias), or
+   * for a flag that is not defined, the name as given. Undefined for a malformed argument and for other errors.
+   */
+  readonly flag: string | undefined;
+
+  /**
+   * @param message - the message, as Go's `flag` package words it where it has one.
+   * @param flag - see {@link CommandLineError.flag}.
+   */
+  constructor(message: string, flag?: string) {
+    super(message);
+    this.flag = flag;
+  }
 }
 
 /** A parsed value: text, boolean or number (durations in ms). */
@@ -77,25 +91,47 @@ export function convertFlagValue(def: FlagDefinition, text: string): ParsedValue
   return value;
 }
 
+/** Options of {@link parseGoFlags}. */
+export interface GoFlagsOptions {
+  /** Other names of the table's flags: alias → name in the table. A value is stored under the table's name. Default none. */
+  readonly aliases?: Readonly<Record<string, string>>;
+  /**
+   * Names that are not flags of the table but requests, such as `help` and `version` in urfave/cli, where they are
+   * flags: name → request. Each one given is noted in {@link ParsedFlags.requests} (with any `=value` ignored) and
+   * parsing goes on. Default none: only `-h`/`-help`, which stop parsing (Go's `flag.ErrHelp`).
+   */
+  readonly requests?: Readonly<Record<string, string>>;
+}
+
 /** What {@link parseGoFlags} found. */
 export interface ParsedFlags {
   /** Values of the flags on the command line, by name. */
   values: Map<string, ParsedValue>;
   /** The arguments after the flags. */
   rest: string[];
-  /** `-h`, `-help` or `--help` came (and is not a flag of the table); parsing stopped there. */
+  /** `-h`, `-help` or `--help` came (and is neither a flag of the table nor a request); parsing stopped there. */
   help: boolean;
+  /** The requests given, when the options name any (see {@link GoFlagsOptions.requests}). */
+  requests?: Set<string>;
 }
 
 /**
  * Parses `args` against `table` as Go's `flag.FlagSet.Parse` does, up to the first argument that is not a flag.
+ * Messages name a flag as it was given (an alias, say); {@link CommandLineError.flag} names it as in the table.
  *
  * @throws {@link CommandLineError} with Go's message: `flag provided but not defined: -x`, `bad flag syntax: ---x`,
  *   `flag needs an argument: -x`, `invalid boolean value "x" for -x: parse error`, `invalid value "x" for flag -x:
  *   parse error` (or `value out of range`, or the reason `check` gave).
  */
-export function parseGoFlags(args: readonly string[], table: FlagTable): ParsedFlags {
+export function parseGoFlags(args: readonly string[], table: FlagTable, options: GoFlagsOptions = {}): ParsedFlags {
   const values = new Map<string, ParsedValue>();
+  const requests = new Set<string>();
+  const lookup = (name: string): string | undefined => {
+    if (Object.hasOwn(table, name)) return name;
+    const target = options.aliases !== undefined && Object.hasOwn(options.aliases, name) ? options.aliases[name] : undefined;
+    return target !== undefined && Object.hasOwn(table, target) ? target : undefined;
+  };
+  const result = (rest: string[], help: boolean): ParsedFlags => ({ values, rest, help, ...(options.requests === undefined ? {} : { requests }) });
   let i = 0;
   while (i < args.length) {
     const arg = args[i]!;
@@ -107,31 +143,38 @@ export function parseGoFlags(args: readonly string[], table: FlagTable): ParsedF
     const eq = name.indexOf('=');
     const inline = eq < 0 ? undefined : name.slice(eq + 1);
     if (eq >= 0) name = name.slice(0, eq);
-    const def = Object.hasOwn(table, name) ? table[name] : undefined;
-    if (def === undefined) {
-      if (name === 'help' || name === 'h') return { values, rest: args.slice(i), help: true };
-      throw new CommandLineError(`flag provided but not defined: -${name}`);
+    const key = lookup(name);
+    const def = key === undefined ? undefined : table[key];
+    if (key === undefined || def === undefined) {
+      const request = options.requests !== undefined && Object.hasOwn(options.requests, name) ? options.requests[name] : undefined;
+      if (request !== undefined) {
+        requests.add(request);
+        continue;
+      }
+      if (name === 'help' || name === 'h') return result(args.slice(i), true);
+      throw new CommandLineError(`flag provided but not defined: -${name}`, name);
     }
     if (def.type === 'boolean') {
       const value = convertFlagValue(def, inline ?? 'true');
       if (typeof value === 'object') {
         throw new CommandLineError(
           inline === undefined ? `invalid boolean flag ${name}: ${value.error}` : `invalid boolean value "${inline}" for -${name}: ${value.error}`,
+          key,
         );
       }
-      values.set(name, value);
+      values.set(key, value);
       continue;
     }
     let text = inline;
     if (text === undefined) {
-      if (i >= args.length) throw new CommandLineError(`flag needs an argument: -${name}`);
+      if (i >= args.length) throw new CommandLineError(`flag needs an argument: -${name}`, key);
       text = args[i++]!;
     }
     const value = convertFlagValue(def, text);
-    if (typeof value === 'object') throw new CommandLineError(`invalid value "${text}" for flag -${name}: ${value.error}`);
-    values.set(name, value);
+    if (typeof value === 'object') throw new CommandLineError(`invalid value "${text}" for flag -${name}: ${value.error}`, key);
+    values.set(key, value);
   }
-  return { values, rest: args.slice(i), help: false };
+  return result(args.slice(i), false);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The lines the runtime logs at the turns of a run, which a binary may word as its upstream does. */
 import type { Logger } from '../logging/logger.js';
+import { describeError } from '../client/api-errors.js';
 import type { LeaderElectionLostError } from '../controller/controller.js';
 
 /** The log lines of a run. Each is a function of the logger, so that a binary chooses the level, message and fields. */
@@ -16,15 +17,11 @@ export interface RuntimeMessages {
   serving: (logger: Logger, url: string) => void;
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** The runtime's default log lines (see {@link RuntimeMessages}). */
 export const DEFAULT_MESSAGES: RuntimeMessages = {
   signal: (logger, signal) => logger.info({ signal }, 'Received signal, shutting down'),
   stopped: (logger) => logger.info({}, 'Stopped'),
   leadershipLost: (logger, err) => logger.error({ err: err.message }, 'Leader election lost, exiting'),
-  failed: (logger, err) => logger.error({ err: message(err) }, 'Provisioner failed'),
+  failed: (logger, err) => logger.error({ err: describeError(err) }, 'Provisioner failed'),
   serving: (logger, url) => logger.info({ url }, 'Serving metrics and health checks'),
 };

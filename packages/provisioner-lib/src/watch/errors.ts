@@ -15,12 +15,3 @@ export function statusCodeOf(error: unknown): number | undefined {
 export function isWatchTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';
 }
-
-/** A short description of an error for logs: its message, or the value as a string. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
-    return (error as { message: string }).message;
-  }
-  return String(error);
-}

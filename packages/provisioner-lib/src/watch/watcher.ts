@@ -2,7 +2,8 @@ import type { KubernetesListObject, KubernetesObject, Watch } from '@kubernetes/
 import { Backoff } from '../backoff/backoff.js';
 import { realClock, sleep, type Clock, type TimerHandle } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
-import { errorMessage, isWatchTimeout, statusCodeOf } from './errors.js';
+import { describeError } from '../client/api-errors.js';
+import { isWatchTimeout, statusCodeOf } from './errors.js';
 
 /**
  * What the watcher tells its consumer, as kube-runtime's `watcher::Event`. A (re)list is framed explicitly:
@@ -173,7 +174,7 @@ export class Watcher<T extends KubernetesObject> {
       try {
         onEvent(event);
       } catch (e) {
-        this.logger.error({ err: errorMessage(e), event: event.type }, 'Watcher event handler failed');
+        this.logger.error({ err: describeError(e), event: event.type }, 'Watcher event handler failed');
       }
     };
     let needList = true;
@@ -284,7 +285,7 @@ export class Watcher<T extends KubernetesObject> {
     if (this.rv !== undefined && !restart.relist) restart.resourceVersion = this.rv;
     const fields: Record<string, unknown> = { reason: restart.reason, relist: restart.relist, delayMs: Math.round(restart.delayMs) };
     if (restart.statusCode !== undefined) fields.statusCode = restart.statusCode;
-    if (restart.error !== undefined) fields.err = errorMessage(restart.error);
+    if (restart.error !== undefined) fields.err = describeError(restart.error);
     if (restart.resourceVersion !== undefined) fields.resourceVersion = restart.resourceVersion;
     if (restart.statusCode === 403) this.logger.warn(fields, 'Watch forbidden, check RBAC; retrying');
     else if (restart.reason === 'ended' || restart.reason === 'timeout') this.logger.debug(fields, 'Restarting watch');
@@ -292,7 +293,7 @@ export class Watcher<T extends KubernetesObject> {
     try {
       this.options.onRestart?.(restart);
     } catch (e) {
-      this.logger.error({ err: errorMessage(e) }, 'Watcher onRestart callback failed');
+      this.logger.error({ err: describeError(e) }, 'Watcher onRestart callback failed');
     }
     if (restart.delayMs <= 0) return !signal.aborted;
     try {
@@ -396,7 +397,7 @@ export class Watcher<T extends KubernetesObject> {
         try {
           object = o.decode === undefined ? (raw as T) : o.decode(raw);
         } catch (e) {
-          this.logger.error({ err: errorMessage(e), type }, 'Cannot decode watch event object; skipping it');
+          this.logger.error({ err: describeError(e), type }, 'Cannot decode watch event object; skipping it');
           return;
         }
         emit(type === 'DELETED' ? { type: 'Delete', object } : { type: 'Apply', object });

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock/clock.js';
 import { realClock } from '../clock/clock.js';
+import { TokenBucket } from '../rate/bucket.js';
 
 /**
  * Decides how long an item waits before it is re-added (client-go's `RateLimiter`, `default_rate_limiters.go`).
@@ -61,12 +62,9 @@ export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
  * `forget` does nothing.
  */
 export class BucketRateLimiter<T> implements RateLimiter<T> {
-  readonly #qps: number;
-  readonly #burst: number;
   readonly #clock: Clock;
-  #tokens = 0;
-  /** When `#tokens` was last brought up to date; undefined until the first reservation (bucket full). */
-  #last: number | undefined;
+  /** Undefined for an infinite `qps`, which never delays. */
+  readonly #bucket: TokenBucket | undefined;
 
   /**
    * @param qps - refill rate in tokens per second; `Infinity` never delays.
@@ -78,21 +76,13 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
   constructor(qps: number, burst: number, clock: Clock = realClock) {
     if (!(qps > 0)) throw new RangeError(`BucketRateLimiter qps must be > 0 (got ${qps})`);
     if (qps !== Infinity && !(burst >= 1)) throw new RangeError(`BucketRateLimiter burst must be >= 1 (got ${burst})`);
-    this.#qps = qps;
-    this.#burst = burst;
     this.#clock = clock;
+    this.#bucket = qps === Infinity ? undefined : new TokenBucket(qps, burst, clock.now());
   }
 
   /** Reserves one token; returns the ms until it is available. */
   when(_item: T): number {
-    if (this.#qps === Infinity) return 0;
-    const requested = this.#clock.now();
-    const { now, tokens } = this.#advance(requested);
-    const left = tokens - 1;
-    const wait = left < 0 ? this.#durationFromTokens(-left) : 0;
-    this.#last = now;
-    this.#tokens = left;
-    return Math.max(now + wait - requested, 0);
+    return this.#bucket?.reserve(this.#clock.now()) ?? 0;
   }
 
   /** Always 0: the bucket does not track items. */
@@ -103,21 +93,6 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
   /** Does nothing: the bucket does not track items. */
   forget(_item: T): void {
     // Nothing to forget.
-  }
-
-  /** Tokens available at `now` (at most `burst`), without changing state. */
-  #advance(now: number): { now: number; tokens: number } {
-    const last = this.#last;
-    if (last === undefined) return { now, tokens: this.#burst };
-    if (now < last) return { now: last, tokens: this.#tokens };
-    const elapsed = Math.min(now - last, this.#durationFromTokens(this.#burst - this.#tokens));
-    const tokens = Math.min(this.#tokens + (elapsed * this.#qps) / 1000, this.#burst);
-    return { now, tokens };
-  }
-
-  /** Milliseconds needed to accumulate `tokens`, truncated to whole nanoseconds like Go's `time.Duration`. */
-  #durationFromTokens(tokens: number): number {
-    return Math.trunc((1e9 * tokens) / this.#qps) / 1e6;
   }
 }
 

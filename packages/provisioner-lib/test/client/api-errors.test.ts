@@ -49,3 +49,28 @@ describe('toError', () => {
     expect(wrapped.message).toBe('disk full');
   });
 });
+
+describe('describeError', () => {
+  it("says the server's Status message, or the status code when the answer carried none", () => {
+    expect(describeError(forbidden)).toMatch(/^persistentvolumes is forbidden: /);
+    expect(describeError(new ApiException(503, 'Service Unavailable', '', {}))).toBe('the server responded with the status code 503');
+  });
+
+  it("says an Error's message, the message of a watch's Status object, and other values as text", () => {
+    expect(describeError(new Error('disk full'))).toBe('disk full');
+    expect(describeError({ kind: 'Status', code: 410, message: 'too old resource version: 1 (2)' })).toBe('too old resource version: 1 (2)');
+    expect(describeError('plain text')).toBe('plain text');
+    expect(describeError(42)).toBe('42');
+  });
+
+  it('appends the cause when asked and the text does not already say it', () => {
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:6443');
+    const failed = new TypeError('fetch failed', { cause: refused });
+    expect(describeError(failed)).toBe('fetch failed');
+    expect(describeError(failed, { cause: true })).toBe('fetch failed: connect ECONNREFUSED 127.0.0.1:6443');
+    expect(describeError(new Error('request failed: connect ECONNREFUSED 127.0.0.1:6443', { cause: refused }), { cause: true })).toBe(
+      'request failed: connect ECONNREFUSED 127.0.0.1:6443',
+    );
+    expect(describeError(new Error('no cause'), { cause: true })).toBe('no cause');
+  });
+});

@@ -7,25 +7,32 @@
  * Testkit only: a real API server cannot be made to fail a fifth of its requests or cut every watch on demand. The
  * real tier's share of this (the API server going away and coming back with its history compacted, a PV that
  * cannot be saved) is in restart.test.ts and ../e2e/controller.test.ts.
+ *
+ * Time is a fake clock that runs on its own, about ten times faster than real time (support/clock-driver.ts): the
+ * controllers' timers (leader election, retries, watch back-off, the event recorder) and the test's own (the pauses
+ * between waves, the watch drops) all run on it.
  */
 import type { Testkit } from '@kprov/testkit';
 import { describeTiers } from '@kprov/testkit/vitest';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
+import { sleep } from '../../src/clock/clock.js';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import { LeaderElectionLostError } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter } from '../../src/workqueue/rate-limiters.js';
-import { createClass } from '../support/cluster.js';
+import { driveClock } from '../support/clock-driver.js';
+import { createClass, type VolumeHistory } from '../support/cluster.js';
 import { type RunningController, type Scene, startController, startScene } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/chaos';
 const CLASS = 'flaky';
 const CLAIMS = 30;
 const WAVE = 5;
-/** Between waves of claim creations and deletions: six waves span about three watch drops. */
+/** Between waves of claim creations and deletions, on the fake clock: six waves span about three watch drops. */
 const WAVE_PAUSE_MS = 1000;
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Every watch is cut this often, on the fake clock. */
+const DROP_EVERY_MS = 2000;
 
 /**
  * Runs the controller as a Deployment would: when it stops because it lost the Lease (its renewals failed too
@@ -92,6 +99,20 @@ function volumesInStore(kit: Testkit): V1PersistentVolume[] {
   return kit.store.list('persistentvolumes') as unknown as V1PersistentVolume[];
 }
 
+/**
+ * Waits until the history (a watch of PVs, cut by the watch drops like every other) has seen what the store holds: a
+ * creation for every PV there, and a deletion for each of `deleted`.
+ */
+async function historyCaughtUp(kit: Testkit, history: VolumeHistory, deleted: readonly string[] = []): Promise<void> {
+  await vi.waitFor(
+    () => {
+      for (const pv of volumesInStore(kit)) expect(history.createdByClaim.get(pv.spec?.claimRef?.uid ?? '') ?? []).toContain(pv.metadata?.name);
+      for (const pv of deleted) expect(history.deleted.has(pv), pv).toBe(true);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
+}
+
 function unbound(kit: Testkit, names: readonly string[]): string[] {
   const phase = new Map(claimsInStore(kit).map((c) => [c.metadata?.name ?? '', c.status?.phase]));
   return names.filter((n) => phase.get(n) !== 'Bound');
@@ -99,20 +120,25 @@ function unbound(kit: Testkit, names: readonly string[]): string[] {
 
 let scene: Scene | undefined;
 let supervisor: Supervisor | undefined;
-let dropper: ReturnType<typeof setInterval> | undefined;
+let stopClock: (() => void) | undefined;
 
 // Testkit only: a real server cannot fail a share of its requests or cut every watch on demand (the restart suite
 // has the real tier's version: an API server stopped, started and compacted).
 describeTiers('chaos', (tier) => {
   it('under ~20% failing requests and dropped watches every claim gets one PV, every released volume is deleted, nothing leaks', async () => {
+    const clock = new FakeClock();
+    let dropping = true;
     tier.defer(async () => {
-      clearInterval(dropper);
-      dropper = undefined;
+      dropping = false;
       await supervisor?.stop();
       supervisor = undefined;
       scene?.history.stop();
       scene = undefined;
+      stopClock?.();
+      stopClock = undefined;
     });
+    stopClock = driveClock(clock);
+    const pause = (ms: number): Promise<void> => sleep(clock, ms);
     scene = await startScene(tier);
     const { api, timeline, backend, history } = scene;
     const k = scene.cluster.testkit as Testkit;
@@ -123,13 +149,17 @@ describeTiers('chaos', (tier) => {
     k.faults.add({ action: { type: 'error', code: 503 }, rate: 0.07 });
     k.faults.add({ action: { type: 'error', code: 429, retryAfterSeconds: 0 }, rate: 0.07 });
     let drops = 0;
-    dropper = setInterval(() => {
+    const drop = (): void => {
+      if (!dropping) return;
       drops += k.server.dropWatches() > 0 ? 1 : 0;
-    }, 2000);
+      clock.setTimeout(drop, DROP_EVERY_MS);
+    };
+    clock.setTimeout(drop, DROP_EVERY_MS);
 
     const options: Omit<ProvisionControllerOptions, 'kubeConfig' | 'identity'> = {
       provisionerName: PROVISIONER,
       provisioner: backend.provisioner('chaos'),
+      clock,
       resyncPeriodMs: 60_000,
       createProvisionedPVIntervalMs: 20,
       rateLimiter: new MaxOfRateLimiter<string>(new ItemExponentialFailureRateLimiter<string>(5, 500), new BucketRateLimiter<string>(100, 200)),
@@ -163,6 +193,7 @@ describeTiers('chaos', (tier) => {
     expect(history.createdByClaim.get(poisonUid)).toBeUndefined();
     stopFailingCreates();
     await vi.waitFor(() => expect(unbound(k, ['unsaveable-0'])).toEqual([]), { timeout: 30_000, interval: 50 });
+    await historyCaughtUp(k, history);
     expect(history.createdByClaim.get(poisonUid)).toEqual([poisonPV]);
     // The backend's view of that volume: provision, cleanup, provision, cleanup, ..., provision: every attempt before
     // the PV could be saved found the previous attempt's volume gone again, so nothing was left behind. Once the PV was
@@ -194,6 +225,7 @@ describeTiers('chaos', (tier) => {
       await pause(WAVE_PAUSE_MS);
     }
     await vi.waitFor(() => expect(unbound(k, names)).toEqual([]), { timeout: 40_000, interval: 100 });
+    await historyCaughtUp(k, history);
     const claims = claimsInStore(k);
     expect(claims).toHaveLength(CLAIMS + 1);
     for (const c of claims) expect(c.spec?.volumeName).toBe(`pvc-${c.metadata?.uid ?? ''}`);
@@ -219,6 +251,7 @@ describeTiers('chaos', (tier) => {
       },
       { timeout: 40_000, interval: 100 },
     );
+    await historyCaughtUp(k, history, pvNames);
     const deletes = backend.deletesByVolume();
     for (const pv of pvNames) {
       // The backend removed each volume exactly once (for the unsaveable claim: once more after its cleanups). Delete

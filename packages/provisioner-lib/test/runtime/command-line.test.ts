@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { flagsCommandLine, type CommandLine } from '../../src/runtime/command-line.js';
 import { COMMON_FLAGS } from '../../src/runtime/common-flags.js';
-import { COMMON_DEFAULTS, resolveCommonOptions, type CommonOptions } from '../../src/runtime/common-options.js';
+import { COMMON_DEFAULTS, pickCommonOptions, resolveCommonOptions, type CommonOptions } from '../../src/runtime/common-options.js';
 import type { FlagTable } from '../../src/runtime/flag-table.js';
 
 const OWN = {
@@ -135,5 +135,29 @@ describe('flagsCommandLine', () => {
   it('refuses a binary flag that redefines a common flag or -help', () => {
     expect(() => flagsCommandLine({ 'kube-api-qps': { type: 'float', usage: 'x' } }, { name: 'p' })).toThrow(TypeError);
     expect(() => flagsCommandLine({ h: { type: 'boolean', usage: 'x' } }, { name: 'p' })).toThrow(/-h is one of the runtime's own flags/);
+  });
+});
+
+describe('pickCommonOptions', () => {
+  it("takes the common options out of a binary's parsed options by name, with the overrides over them", () => {
+    const parsed = {
+      pvDir: '/tmp/pv',
+      kubeconfig: undefined,
+      leaderElection: false,
+      leaseDurationMs: 20_000,
+      httpEndpoint: { host: '0.0.0.0', port: 9090 },
+      loggingFormat: 'json' as const,
+      verbosity: 2,
+    };
+    const common = pickCommonOptions(parsed, { kubeApiQps: -1, verbosity: 5 });
+    expect(common).toStrictEqual({
+      kubeconfig: undefined,
+      leaderElection: false,
+      leaseDurationMs: 20_000,
+      httpEndpoint: { host: '0.0.0.0', port: 9090 },
+      loggingFormat: 'json',
+      verbosity: 5,
+      kubeApiQps: -1,
+    });
   });
 });

@@ -102,6 +102,42 @@ describe('parseGoFlags', () => {
     expect(values(['-even', '4'])).toEqual({ even: 4 });
     expect(failure(['-even', '3'])).toBe('invalid value "3" for flag -even: must be even');
   });
+
+  it('takes aliases, storing the value under the flag\'s name and naming the alias in messages', () => {
+    const aliases = { count: 'n', c: 'n', nowhere: 'missing' };
+    expect(Object.fromEntries(parseGoFlags(['-c', '4'], TABLE, { aliases }).values)).toEqual({ n: 4 });
+    expect(Object.fromEntries(parseGoFlags(['--count=5', '-n', '6'], TABLE, { aliases }).values)).toEqual({ n: 6 });
+    expect(() => parseGoFlags(['--count=x'], TABLE, { aliases })).toThrow('invalid value "x" for flag -count: parse error');
+    expect(() => parseGoFlags(['--nowhere'], TABLE, { aliases })).toThrow('flag provided but not defined: -nowhere');
+  });
+
+  it('names the flag an error is about, as in the table', () => {
+    const flagOf = (args: string[]): string | undefined => {
+      try {
+        parseGoFlags(args, TABLE, { aliases: { c: 'n' } });
+      } catch (err) {
+        return (err as CommandLineError).flag;
+      }
+      throw new Error('expected a CommandLineError');
+    };
+    expect(flagOf(['-c', 'x'])).toBe('n');
+    expect(flagOf(['-name'])).toBe('name');
+    expect(flagOf(['-on=maybe'])).toBe('on');
+    expect(flagOf(['-nope'])).toBe('nope');
+    expect(flagOf(['---n'])).toBeUndefined();
+  });
+
+  it('notes requests such as help and version and parses on, instead of stopping at -help', () => {
+    const requests = { help: 'help', h: 'help', version: 'version', v: 'version' };
+    expect(parseGoFlags(['-h', '-n', '2', '--version=x', 'rest'], TABLE, { requests })).toEqual({
+      values: new Map([['n', 2]]),
+      rest: ['rest'],
+      help: false,
+      requests: new Set(['help', 'version']),
+    });
+    expect(() => parseGoFlags(['--help', '--nope'], TABLE, { requests })).toThrow('flag provided but not defined: -nope');
+    expect(parseGoFlags(['-n', '2'], TABLE, { requests }).requests).toEqual(new Set());
+  });
 });
 
 describe('completeFlagValues', () => {

@@ -5,11 +5,10 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { parseDocument } from 'yaml';
-import type { Template } from './ast.js';
 import { Executor } from './exec.js';
-import { FUNCTIONS } from './functions.js';
+import { FUNCTIONS, PARSE_OPTIONS } from './functions.js';
 import { GoStruct, Unimplemented, isMap, type GoMap } from './go-values.js';
-import { parseTemplate } from './parser.js';
+import { parseTemplate, type Template } from '../../../src/volume/text-template.js';
 import { asJsonData, coalesceValues, parseValues } from './values.js';
 
 /** A chart read from disk. */
@@ -95,7 +94,7 @@ export function renderChart(chart: Chart, options: RenderOptions = {}): Rendered
   const names: string[] = [];
   for (const [path, text] of [...chart.templates].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const name = `${chartName}/${path}`;
-    const parsed = parseTemplate(name, text, (f) => FUNCTIONS.has(f));
+    const parsed = parseTemplate(name, text, PARSE_OPTIONS);
     templates.set(name, { name, file: name, root: parsed.root });
     names.push(name);
     for (const d of parsed.defines) {

@@ -1,16 +1,6 @@
-// The one error type of the test renderer: every failure names the template and line it comes from.
-
-/** A parse or execution error in a chart template, or a construct this renderer does not implement. */
-export class TemplateError extends Error {
-  constructor(
-    readonly template: string,
-    readonly line: number,
-    message: string,
-  ) {
-    super(`template: ${template}:${line}: ${message}`);
-    this.name = 'TemplateError';
-  }
-}
+// The errors of the test renderer: every failure names the template and line it comes from (TemplateError, shared
+// with the product's template parser).
+export { TemplateError } from '../../../src/volume/text-template.js';
 
 /** Thrown by functions and value helpers, which do not know where they are called; the evaluator adds the place. */
 export class EvalError extends Error {

@@ -1,6 +1,6 @@
 // Go text/template's executor, with Helm's option missingkey=zero: a missing map key reads as nil, and reading a
 // field of that nil is an error ("nil pointer evaluating interface {}.x"), as `helm template` reports it.
-import type { Command, Node, Operand, Pipeline, Template } from './ast.js';
+import type { Command, Node, Operand, Pipeline, Template } from '../../../src/volume/text-template.js';
 import { EvalError, TemplateError, notImplemented } from './errors.js';
 import { GoStruct, Unimplemented, formatV, goTypeName, isMap, truth } from './go-values.js';
 

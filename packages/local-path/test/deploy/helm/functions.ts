@@ -1,5 +1,6 @@
 // The template functions the chart uses, with Helm's semantics (Go text/template built-ins, sprig, Helm's own).
 // A function missing here fails the parse of any template that names it; add it here, with its Go semantics.
+import type { ParseOptions } from '../../../src/volume/text-template.js';
 import { EvalError } from './errors.js';
 import type { TemplateFunction } from './exec.js';
 import { goJson, goPrettyJson } from './go-json.js';
@@ -121,3 +122,9 @@ function trunc(n: number, s: string): string {
   return s;
 }
 
+
+/** How the renderer parses chart templates: with these functions, pointing at this folder for anything missing. */
+export const PARSE_OPTIONS: ParseOptions = {
+  isFunction: (name) => FUNCTIONS.has(name),
+  note: 'not implemented by the test renderer: see test/deploy/helm/functions.ts',
+};

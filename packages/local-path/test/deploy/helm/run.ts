@@ -1,14 +1,13 @@
 // Test helpers: run one inline template, or render an inline chart, with the renderer's real parser and executor.
 import { renderChart, type RenderedChart } from './chart.js';
 import { Executor } from './exec.js';
-import { FUNCTIONS } from './functions.js';
+import { FUNCTIONS, PARSE_OPTIONS } from './functions.js';
 import type { GoMap } from './go-values.js';
-import { parseTemplate } from './parser.js';
-import type { Template } from './ast.js';
+import { parseTemplate, type Template } from '../../../src/volume/text-template.js';
 
 /** Executes `source` (named t.yaml) with `data` as dot, as plain text/template with Helm's functions. */
 export function run(source: string, data: unknown = {}): string {
-  const parsed = parseTemplate('t.yaml', source, (f) => FUNCTIONS.has(f));
+  const parsed = parseTemplate('t.yaml', source, PARSE_OPTIONS);
   const templates = new Map<string, Template>([['t.yaml', { name: 't.yaml', file: 't.yaml', root: parsed.root }]]);
   for (const d of parsed.defines) templates.set(d.name, d);
   return new Executor(templates, FUNCTIONS).execute('t.yaml', data);

@@ -1,4 +1,5 @@
 import { realClock, type Clock, type TimerHandle } from '../../clock/clock.js';
+import { TokenBucket } from '../../rate/bucket.js';
 
 /**
  * How a request waits for a token. `normal` requests are served first come, first served; `low` ones (the event
@@ -44,9 +45,6 @@ interface Waiter {
   readonly onAbort: () => void;
 }
 
-/** Tolerance on the token count, so float rounding of `elapsed × qps` never leaves a due waiter a hair short. */
-const EPSILON = 1e-6;
-
 /**
  * client-go's `NewTokenBucketRateLimiter(qps, burst)`: a `golang.org/x/time/rate` bucket that starts full with
  * `burst` tokens and refills at `qps` tokens per second, where every request waits for a token. Waiters are served
@@ -62,8 +60,7 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
   readonly qps: number;
   readonly burst: number;
   readonly #clock: Clock;
-  #tokens: number;
-  #last: number;
+  readonly #bucket: TokenBucket;
   /** `normal` waiters, then `low` ones: each first come, first served. */
   readonly #waiters: Waiter[] = [];
   readonly #lowWaiters: Waiter[] = [];
@@ -85,8 +82,7 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
     this.qps = qps;
     this.burst = burst;
     this.#clock = options.clock ?? realClock;
-    this.#tokens = burst;
-    this.#last = this.#clock.now();
+    this.#bucket = new TokenBucket(qps, burst, this.#clock.now());
   }
 
   /** Callers waiting for a token. */
@@ -96,10 +92,7 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
 
   tryAccept(): boolean {
     if (this.#waiters.length > 0 || this.#lowWaiters.length > 0) return false;
-    this.#refill();
-    if (this.#tokens < 1 - EPSILON) return false;
-    this.#tokens -= 1;
-    return true;
+    return this.#bucket.tryTake(this.#clock.now());
   }
 
   accept(signal?: AbortSignal, priority: RequestPriority = 'normal'): Promise<number> {
@@ -132,21 +125,12 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
     return this.#waiters[0] ?? this.#lowWaiters[0];
   }
 
-  #refill(): void {
-    const now = this.#clock.now();
-    if (now > this.#last) this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) * this.qps) / 1000);
-    this.#last = Math.max(now, this.#last);
-  }
-
   /** (Re)arms the one timer: when the head waiter's token will exist. */
   #schedule(): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer.handle);
     this.#timer = undefined;
     if (this.#head() === undefined) return;
-    this.#refill();
-    const missing = 1 - this.#tokens;
-    // Truncated to whole nanoseconds, like x/time/rate (EPSILON absorbs the remainder).
-    const delayMs = missing <= EPSILON ? 0 : Math.trunc((1e9 * missing) / this.qps) / 1e6;
+    const delayMs = this.#bucket.delayUntilToken(this.#clock.now());
     this.#timer = {
       handle: this.#clock.setTimeout(() => {
         this.#timer = undefined;
@@ -157,12 +141,10 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
 
   /** Hands out the tokens that exist now, oldest waiter first, then waits for the next. */
   #grant(): void {
-    this.#refill();
-    while (this.#tokens >= 1 - EPSILON) {
+    for (;;) {
       const waiter = this.#head();
-      if (waiter === undefined) break;
+      if (waiter === undefined || !this.#bucket.tryTake(this.#clock.now())) break;
       waiter.queue.shift();
-      this.#tokens -= 1;
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       waiter.resolve(this.#clock.now() - waiter.since);
     }

@@ -6,6 +6,7 @@
  */
 export { ProvisionController, LeaderElectionLostError } from './controller/controller.js';
 export { DEFAULTS, type ProvisionControllerOptions } from './controller/options.js';
+export { makeProvisionControllerClient, type ProvisionControllerClient } from './controller/client.js';
 export { controllerHealthChecks } from './controller/health.js';
 export {
   IgnoredError,

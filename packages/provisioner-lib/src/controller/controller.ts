@@ -1,7 +1,6 @@
-import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../clock/clock.js';
-import { makeApiClient } from '../client/agent.js';
 import { hotPathApi } from '../client/hot-path.js';
 import { DEFAULT_EVENT_WRITE_CONCURRENCY, EventRecorder } from '../events/recorder.js';
 import { LeaderElector } from '../leaderelection/elector.js';
@@ -14,6 +13,7 @@ import { holdProcessOpen } from '../process/keep-alive.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError, toError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
+import { makeProvisionControllerClient, type ProvisionControllerClient } from './client.js';
 import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
 import { resolveOptions, type ProvisionControllerOptions, type ResolvedOptions } from './options.js';
@@ -52,9 +52,11 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   readonly options: ResolvedOptions;
   private readonly logger: Logger;
   private readonly knownNames: ReadonlySet<string>;
-  private readonly core: CoreV1Api;
+  private readonly client: ProvisionControllerClient;
   private readonly metrics: ControllerMetrics;
   private readonly recorder: EventRecorder;
+  /** Whether the recorder is the controller's own, shut down when `run` ends (an injected one is its owner's). */
+  private readonly ownRecorder: boolean;
   private readonly claimQueue: RateLimitingQueue<string>;
   private readonly volumeQueue: RateLimitingQueue<string>;
   private readonly volumeStore: VolumeStore;
@@ -82,22 +84,23 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     if (o.leaderElection) leaseName(o.provisionerName);
     this.logger = o.logger.child({ provisioner: o.provisionerName });
     this.knownNames = new Set([o.provisionerName, ...o.additionalProvisionerNames]);
-    this.core = makeApiClient(o.kubeConfig, CoreV1Api);
     // The writes of every provision (the PV, its two Events) go through the lean client; Events at low priority
     // under a client-side rate limit, as client-go's single event writer never competes with the workers.
-    const writes = hotPathApi(o.kubeConfig);
-    const eventWrites = hotPathApi(o.kubeConfig, {}, 'low');
+    this.client = o.client ?? makeProvisionControllerClient(o.kubeConfig);
     this.metrics = createControllerMetrics(o.metrics);
-    this.recorder = new EventRecorder({
-      client: eventWrites,
-      source: { component: `${o.provisionerName}_${o.identity}` },
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
-      // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
-      concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
-    });
+    this.ownRecorder = o.eventRecorder === undefined;
+    this.recorder =
+      o.eventRecorder ??
+      new EventRecorder({
+        client: hotPathApi(o.kubeConfig, {}, 'low'),
+        source: { component: `${o.provisionerName}_${o.identity}` },
+        clock: o.clock,
+        logger: this.logger,
+        metrics: o.metrics,
+        // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
+        // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
+        concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
+      });
     const limiter = o.rateLimiter ?? provisionerRateLimiter(o.exponentialBackOffOnError, o.clock);
     this.claimQueue = newRateLimitingQueue<string>({ name: 'claims', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
     this.volumeQueue = newRateLimitingQueue<string>({ name: 'volumes', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
@@ -105,8 +108,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       this.claimEvent(claim, type, reason, message);
     this.volumeStore =
       o.createProvisionedPVLimiter === undefined
-        ? new BackoffVolumeStore(writes, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger)
-        : new QueueVolumeStore(writes, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
+        ? new BackoffVolumeStore(this.client, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger)
+        : new QueueVolumeStore(this.client, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
   }
 
@@ -231,9 +234,12 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       storeAbort.abort();
       await storeRun;
       // Queued events get one more try each; waiting out the recorder's retry sleeps (10 s, 12 tries per event)
-      // would keep a stopping controller alive for minutes while the API server fails requests.
-      this.recorder.shutDown();
-      await this.recorder.flush();
+      // would keep a stopping controller alive for minutes while the API server fails requests. An injected
+      // recorder is left to its owner.
+      if (this.ownRecorder) {
+        this.recorder.shutDown();
+        await this.recorder.flush();
+      }
     }
   }
 
@@ -241,6 +247,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private async runBody(signal: AbortSignal): Promise<void> {
     const o = this.options;
     this.running = true;
+    const injected = { claims: o.claimsInformer, volumes: o.volumesInformer, classes: o.classesInformer };
     const informers = startInformers(o.kubeConfig, signal, {
       resyncPeriodMs: o.resyncPeriodMs,
       clock: o.clock,
@@ -257,7 +264,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         const name = pv.metadata?.name;
         if (name !== undefined) this.volumeQueue.forget(name);
       },
-    });
+    }, injected);
     this.informers = informers;
     const stop = (): void => {
       this.claimQueue.shutDown();
@@ -362,7 +369,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const outcome = await provisionClaimOperation(
       {
         options: this.options,
-        core: this.core,
+        client: this.client,
         knownNames: this.knownNames,
         logger: this.logger,
         volumeStore: this.volumeStore,
@@ -397,7 +404,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     return syncVolume(
       {
         options: this.options,
-        core: this.core,
+        client: this.client,
         knownNames: this.knownNames,
         logger: this.logger,
         metrics: this.metrics,

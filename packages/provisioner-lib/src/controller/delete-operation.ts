@@ -1,7 +1,8 @@
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kubernetes/client-node';
 import { describeError, isNotFound } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { ProvisionControllerClient } from './client.js';
 import type { ResolvedOptions } from './options.js';
 import { IgnoredError } from './provisioner.js';
 import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
@@ -9,7 +10,7 @@ import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelet
 /** What the volume (delete) flow needs from the controller. */
 export interface VolumeContext {
   options: ResolvedOptions;
-  core: CoreV1Api;
+  client: ProvisionControllerClient;
   knownNames: ReadonlySet<string>;
   logger: Logger;
   metrics: ControllerMetrics;
@@ -42,7 +43,7 @@ export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume,
  * change is a conflict (retried), not a lost update. (Go sends a strategic merge patch computed from a diff.)
  */
 function patchFinalizers(ctx: VolumeContext, pv: V1PersistentVolume, finalizers: string[] | undefined): Promise<V1PersistentVolume> {
-  return ctx.core.patchPersistentVolume(
+  return ctx.client.patchPersistentVolume(
     {
       name: pv.metadata?.name ?? '',
       body: { metadata: { finalizers: finalizers ?? null, resourceVersion: pv.metadata?.resourceVersion } },
@@ -81,7 +82,7 @@ async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume,
   }
   log.info({}, 'Volume deleted');
   try {
-    await ctx.core.deletePersistentVolume({ name });
+    await ctx.client.deletePersistentVolume({ name });
   } catch (err) {
     log.error({ err: describeError(err) }, 'Failed to delete persistentvolume');
     throw err;

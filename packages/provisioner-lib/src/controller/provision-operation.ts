@@ -1,10 +1,11 @@
-import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { apiStatus, describeError, toError } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, selectedNodeName } from './claims.js';
 import type { EventEmitter } from 'eventemitter3';
 import type { ProvisionControllerEvents } from './events.js';
+import type { ProvisionControllerClient } from './client.js';
 import type { ResolvedOptions } from './options.js';
 import { IgnoredError, isInfeasible, ProvisioningState, stateOf } from './provisioner.js';
 import type { SlowSet } from './slow-set.js';
@@ -22,7 +23,7 @@ export interface Outcome {
 /** What the provision flow needs from the controller. */
 export interface ClaimOperationContext {
   options: ResolvedOptions;
-  core: CoreV1Api;
+  client: ProvisionControllerClient;
   knownNames: ReadonlySet<string>;
   logger: Logger;
   volumeStore: VolumeStore;
@@ -125,7 +126,7 @@ async function provisionFailed(
     };
     delete updated.metadata?.annotations?.[ANN_SELECTED_NODE];
     try {
-      await ctx.core.replaceNamespacedPersistentVolumeClaim({
+      await ctx.client.replaceNamespacedPersistentVolumeClaim({
         name: claim.metadata?.name ?? '',
         namespace: claim.metadata?.namespace ?? '',
         body: updated,

@@ -5,6 +5,8 @@
  */
 import { KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Informer, informerFor } from '../../src/cache/informer.js';
+import { resourceSpec } from '../../src/cache/resources.js';
 import { ProvisionController } from '../../src/controller/controller.js';
 import { DEFAULTS, type ProvisionControllerOptions } from '../../src/controller/options.js';
 import type { Provisioner } from '../../src/controller/provisioner.js';
@@ -225,6 +227,16 @@ describe('ProvisionController options: construction errors', () => {
 
   it('a missing kubeConfig', () => {
     expect(() => make({ kubeConfig: undefined as unknown as KubeConfig })).toThrow('ProvisionController: kubeConfig is required');
+  });
+
+  it('a claim informer without the uid index the workers look claims up by', () => {
+    const kc = kubeConfig();
+    const { list, watch, path, decode } = resourceSpec(kc, 'PersistentVolumeClaim');
+    const bare = new Informer<V1PersistentVolumeClaim>({ list, watch, path, decode });
+    expect(() => make({ claimsInformer: bare })).toThrow(
+      'ProvisionController: claimsInformer must have the "uid" index (informerFor(kubeConfig, "PersistentVolumeClaim") has it)',
+    );
+    expect(() => make({ claimsInformer: informerFor(kc, 'PersistentVolumeClaim') })).not.toThrow();
   });
 });
 

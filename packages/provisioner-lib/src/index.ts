@@ -8,6 +8,7 @@ export { ProvisionController, LeaderElectionLostError } from './controller/contr
 export { DEFAULTS, type ProvisionControllerOptions } from './controller/options.js';
 export { makeProvisionControllerClient, type ProvisionControllerClient } from './controller/client.js';
 export { controllerHealthChecks } from './controller/health.js';
+export { defaultIdentity } from './leaderelection/config.js';
 export {
   IgnoredError,
   InfeasibleError,

@@ -17,12 +17,14 @@ import { makeProvisionControllerClient, type ProvisionControllerClient } from '.
 import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
 import { resolveOptions, type ProvisionControllerOptions, type ResolvedOptions } from './options.js';
+import { registerInternals } from './internals.js';
+import type { OperationOutcome, OperationReporter } from './operation.js';
 import { ProvisioningState } from './provisioner.js';
 import { DelayRetryError, SlowSet } from './slow-set.js';
 import { runWorker } from './worker.js';
 import { BackoffVolumeStore, QueueVolumeStore, type VolumeStore } from './volume-store.js';
 import { syncVolume } from './delete-operation.js';
-import { provisionClaimOperation, STOP } from './provision-operation.js';
+import { provisionClaimOperation } from './provision-operation.js';
 
 /**
  * Events a claim worker records per PV it writes: `Provisioning` before `provision`, `ProvisioningSucceeded` after
@@ -33,6 +35,11 @@ const EVENTS_PER_PV_WRITE = 2;
 /** Errors thrown by user code are not always Error objects; the queue and the logs want one. */
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** A failed pass throws for the worker, which retries it with back-off; the others end the item. */
+function throwIfFailed(outcome: OperationOutcome): void {
+  if (outcome.result === 'failed') throw asError(outcome.error);
 }
 
 /** Rejects {@link ProvisionController.run} when leadership was lost while the caller had not asked to stop. */
@@ -49,7 +56,7 @@ export class LeaderElectionLostError extends Error {
  * `sig-storage-lib-external-provisioner` (v13).
  */
 export class ProvisionController extends EventEmitter<ProvisionControllerEvents> {
-  readonly options: ResolvedOptions;
+  private readonly options: ResolvedOptions;
   private readonly logger: Logger;
   private readonly knownNames: ReadonlySet<string>;
   private readonly client: ProvisionControllerClient;
@@ -62,7 +69,9 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private readonly volumeStore: VolumeStore;
   private readonly slowSet: SlowSet;
   /** Claims whose last provision returned InBackground, by UID. */
-  readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
+  private readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
+  /** How the operations report Events and the controller's typed events. */
+  private readonly reporter: OperationReporter;
   private informers: ControllerInformers | undefined;
   private running = false;
   private started = false;
@@ -111,6 +120,19 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         ? new BackoffVolumeStore(this.client, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger)
         : new QueueVolumeStore(this.client, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
+    this.reporter = {
+      claimEvent: (claim, type, reason, message) => this.claimEvent(claim, type, reason, message),
+      volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
+      emit: (event, ...args) => this.emit(event, ...args),
+    };
+    registerInternals(this, {
+      options: o,
+      claimsInProgress: this.claimsInProgress,
+      volumeStore: this.volumeStore,
+      syncClaim: (claim, signal) => this.syncClaim(claim, signal),
+      syncVolume: (volume, signal) => this.syncVolume(volume, signal),
+      enqueueClaim: (claim) => this.enqueueClaim(claim),
+    });
   }
 
   /**
@@ -145,11 +167,6 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   /** Whether `run` has started the controller body (informers and workers). */
   hasRun(): boolean {
     return this.running;
-  }
-
-  /** The volume store, for inspection in tests (the queue store exposes `pending()`). */
-  get store(): VolumeStore {
-    return this.volumeStore;
   }
 
   /**
@@ -291,7 +308,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** Enqueues a claim by UID, as an informer event would (the Go tests' `enqueueClaim`). */
-  enqueueClaim(claim: V1PersistentVolumeClaim): void {
+  private enqueueClaim(claim: V1PersistentVolumeClaim): void {
     const uid = claim.metadata?.uid;
     if (uid !== undefined) this.claimQueue.add(uid);
   }
@@ -346,7 +363,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** One pass over a claim: the slow-retry gate, shouldProvision, provisioning and the state bookkeeping. */
-  async syncClaim(claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<void> {
+  private async syncClaim(claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<void> {
     const uid = claim.metadata?.uid ?? '';
     const cls = this.informers?.classByName(claimClass(claim));
     if (this.slowSet.remaining(uid, cls?.metadata?.uid) > 0) {
@@ -376,21 +393,17 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         slowSet: this.slowSet,
         cachedVolume: (name) => this.informers?.volumeByName(name),
         cachedClass: (name) => this.informers?.classByName(name),
-        claimEvent: (c, type, reason, message) => this.claimEvent(c, type, reason, message),
-        emitter: this,
+        reporter: this.reporter,
       },
       claim,
       signal,
     );
-    if (outcome.error === undefined) this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
+    // As in Go, a pass that stopped without provisioning counts as a failed provision.
+    if (outcome.result === 'succeeded') this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
     else this.metrics.provisionFailed(labels);
-    if (outcome.error === undefined || outcome.state === ProvisioningState.Finished) {
-      this.claimsInProgress.delete(uid);
-      if (outcome.error === undefined || outcome.error === STOP) return;
-      throw asError(outcome.error);
-    }
-    if (outcome.state === ProvisioningState.InBackground) this.claimsInProgress.set(uid, claim);
-    throw asError(outcome.error);
+    if (outcome.result !== 'failed' || outcome.state === ProvisioningState.Finished) this.claimsInProgress.delete(uid);
+    else if (outcome.state === ProvisioningState.InBackground) this.claimsInProgress.set(uid, claim);
+    throwIfFailed(outcome);
   }
 
   private async syncVolumeHandler(name: string, signal: AbortSignal): Promise<void> {
@@ -400,8 +413,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** One pass over a volume: ownership, the protection finalizer, and deletion when it is due. */
-  syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-    return syncVolume(
+  private async syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+    const outcome = await syncVolume(
       {
         options: this.options,
         client: this.client,
@@ -409,13 +422,12 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         logger: this.logger,
         metrics: this.metrics,
         cachedVolume: (name) => this.informers?.volumeByName(name),
-        volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
-        deleted: (pv) => this.emit('deleted', pv),
-        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, toError(err)),
+        reporter: this.reporter,
       },
       volume,
       signal,
     );
+    throwIfFailed(outcome);
   }
 
   private claimEvent(claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void {

@@ -1,8 +1,9 @@
 import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kubernetes/client-node';
-import { describeError, isNotFound } from '../client/api-errors.js';
+import { describeError, isNotFound, toError } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
 import type { ProvisionControllerClient } from './client.js';
+import { failed, STOPPED, SUCCEEDED, type OperationOutcome, type OperationReporter } from './operation.js';
 import type { ResolvedOptions } from './options.js';
 import { IgnoredError } from './provisioner.js';
 import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
@@ -16,26 +17,35 @@ export interface VolumeContext {
   metrics: ControllerMetrics;
   /** The PV as the informer has it now. */
   cachedVolume(name: string): V1PersistentVolume | undefined;
-  volumeEvent(pv: V1PersistentVolume, type: 'Normal' | 'Warning', reason: string, message: string): void;
-  deleted(pv: V1PersistentVolume): void;
-  deleteFailed(pv: V1PersistentVolume, err: unknown): void;
+  /** Where Events and the controller's typed events go. */
+  reporter: OperationReporter;
 }
 
-/** The Go library's `syncVolume`: ownership, the protection finalizer, then deletion when it is due. */
-export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-  if (!isProvisionerForVolume(ctx.knownNames, volume)) return;
-  const pv = await handleProtectionFinalizer(ctx, volume);
-  if (!(await shouldDelete(ctx.options.provisioner, ctx.options.addFinalizer, pv, signal))) return;
+/**
+ * The Go library's `syncVolume`: ownership, the protection finalizer, then deletion when it is due. A failure of any
+ * step is a `failed` outcome; only the deletion's own outcome is counted in the metrics and reported as
+ * `deleteFailed`.
+ */
+export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume, signal: AbortSignal): Promise<OperationOutcome> {
+  let pv: V1PersistentVolume;
+  try {
+    if (!isProvisionerForVolume(ctx.knownNames, volume)) return STOPPED;
+    pv = await handleProtectionFinalizer(ctx, volume);
+    if (!(await shouldDelete(ctx.options.provisioner, ctx.options.addFinalizer, pv, signal))) return STOPPED;
+  } catch (err) {
+    return failed(err);
+  }
   const labels = { class: pv.spec?.storageClassName ?? '' };
   const started = ctx.options.clock.now();
   try {
     await deleteVolumeOperation(ctx, pv, signal);
   } catch (err) {
     ctx.metrics.deleteFailed(labels);
-    ctx.deleteFailed(pv, err);
-    throw err;
+    ctx.reporter.emit('deleteFailed', pv, toError(err));
+    return failed(err);
   }
   ctx.metrics.deleteSucceeded(labels, (ctx.options.clock.now() - started) / 1000);
+  return SUCCEEDED;
 }
 
 /**
@@ -77,7 +87,7 @@ async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume,
     }
     // A stopping controller (shutdown or lost leadership) interrupted the deletion: no Warning on the volume.
     if (signal.aborted) log.info({ err: describeError(err) }, 'Deletion interrupted: the controller is stopping');
-    else ctx.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
+    else ctx.reporter.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
     throw err;
   }
   log.info({}, 'Volume deleted');
@@ -88,7 +98,7 @@ async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume,
     throw err;
   }
   log.info({}, 'Persistentvolume deleted');
-  ctx.deleted(pv);
+  ctx.reporter.emit('deleted', pv);
   if (!ctx.options.addFinalizer || (pv.metadata?.finalizers ?? []).length === 0) return;
   const cached = ctx.cachedVolume(name);
   if (cached === undefined) return;

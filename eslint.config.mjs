@@ -8,7 +8,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.mjs', 'bench/*.js'] },
+        projectService: { allowDefaultProject: ['*.mjs', 'scripts/*.mjs', 'bench/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

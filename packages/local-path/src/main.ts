@@ -13,6 +13,8 @@ import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
 import {
   apiStatus,
+  DEFAULT_EVENT_WRITE_CONCURRENCY,
+  defaultIdentity,
   describeError,
   EventRecorder,
   makeApiClient,
@@ -22,6 +24,7 @@ import {
   type ObjectReference,
   type ProvisionController,
 } from '@kprov/provisioner-lib';
+import { prometheusSink } from '@kprov/provisioner-lib/prometheus';
 import { pickCommonOptions, runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import { DEFAULT_VERSION, describeUsageError, parseCommandLine, PROGRAM, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
@@ -41,8 +44,11 @@ import { loadHelperPodTemplate } from './helper-pod/template.js';
 import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
 import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
 
-/** The Event source of the warnings the provisioner reports about volumes. */
-export const EVENT_COMPONENT = 'local-path-provisioner';
+/**
+ * Event writes in flight per worker thread: a provisioned claim records two Events (`Provisioning`,
+ * `ProvisioningSucceeded`), as many as the controller's own recorder keeps in flight.
+ */
+const EVENTS_PER_WORKER = 2;
 
 /** Reason of the Warning Event for a cleanup skipped because the node is gone (one of the provisioner's `warn` reasons). */
 export const VOLUME_WARNING_REASON = VOLUME_CLEANUP_SKIPPED;
@@ -271,12 +277,6 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
   };
 }
 
-/** Waits for the recorder's last events a moment, without holding the exit for the retries, then shuts it down. */
-async function flushEvents(recorder: EventRecorder): Promise<void> {
-  await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-  recorder.shutDown();
-}
-
 /**
  * Runs `local-path-provisioner` with the given arguments (without `node` and the script) and environment;
  * resolves with the exit code: 0 after `--help`, `--version` or a requested stop; 1 for invalid flag values
@@ -298,14 +298,23 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       failed: (logger, err) => logger.error({}, `Error starting daemon: ${describeError(err)}`),
     },
     onStarted: (started) => onStarted?.({ ...started, health }),
-    setup: async ({ options, kubeConfig, logger, signal, defer }) => {
+    setup: async ({ options, common, kubeConfig, logger, registry, signal, defer }) => {
       // Upstream starts the health server before loading any config.
       const served = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
       health = served;
       defer(() => served?.close());
 
-      const events = new EventRecorder({ source: { component: EVENT_COMPONENT }, kubeConfig, logger });
-      defer(() => flushEvents(events));
+      // One recorder for every Event of the process: the controller's (given to it below, with the identity its
+      // source names, as the Go library's `<provisioner name>_<identity>`), the refused configs and templates, and
+      // the volumes' warnings. The runtime stops it once the controller stopped.
+      const identity = defaultIdentity();
+      const events = new EventRecorder({
+        source: { component: `${options.provisionerName}_${identity}` },
+        kubeConfig,
+        logger,
+        metrics: prometheusSink(registry),
+        concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_WORKER * common.workerThreads),
+      });
       const source = configSource(options, kubeConfig, logger, events);
       defer(() => source.stopped());
       await source.start(signal);
@@ -349,6 +358,8 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         provisionerName: options.provisionerName,
         provisioner,
         controller: {
+          identity,
+          eventRecorder: events,
           leaderElection,
           failedProvisionThreshold: options.provisioningRetryCount,
           failedDeleteThreshold: options.deletionRetryCount,

@@ -6,7 +6,9 @@
  */
 export { ProvisionController, LeaderElectionLostError } from './controller/controller.js';
 export { DEFAULTS, type ProvisionControllerOptions } from './controller/options.js';
+export { makeProvisionControllerClient, type ProvisionControllerClient } from './controller/client.js';
 export { controllerHealthChecks } from './controller/health.js';
+export { defaultIdentity } from './leaderelection/config.js';
 export {
   IgnoredError,
   InfeasibleError,
@@ -32,8 +34,6 @@ export {
   watchWithAgent,
   withSignal,
   DEFAULT_USER_AGENT,
-  KEEP_ALIVE_TIMEOUT_MS,
-  TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
   type AgentClientOptions,
 } from './client/agent.js';
 export { TokenBucketRateLimiter, type RequestPriority, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
@@ -44,22 +44,37 @@ export {
   DEFAULT_CLIENT_BURST,
   type ClientRateLimitOptions,
 } from './client/rate-limit/client-rate-limit.js';
-export {
-  throttleMessage,
-  goDuration,
-  LONG_THROTTLE_LATENCY_MS,
-  EXTRA_LONG_THROTTLE_LATENCY_MS,
-  type ThrottledRequest,
-  type ThrottleHook,
-} from './client/rate-limit/throttle-message.js';
+export type { ThrottledRequest, ThrottleHook } from './client/rate-limit/throttle-message.js';
 export { logThrottledRequests, type ThrottleLogOptions } from './client/rate-limit/throttle-log.js';
-export { Informer, informerFor, stripManagedFields, type EventHandler, type InformerOptions, type InformerKind } from './cache/informer.js';
-export { createStore, metaNamespaceKey, type Store } from './cache/store.js';
+export {
+  Informer,
+  informerFor,
+  stripManagedFields,
+  type EventHandler,
+  type InformerForOptions,
+  type InformerOptions,
+  type InformerKind,
+  type InformerKinds,
+} from './cache/informer.js';
+export {
+  createStore,
+  metaNamespaceKey,
+  type IndexFunc,
+  type KeyFunc,
+  type Store,
+  type StoreChange,
+  type StoreOptions,
+  type StoreWriter,
+} from './cache/store.js';
 export {
   Watcher,
   DEFAULT_PAGE_SIZE,
   DEFAULT_IDLE_TIMEOUT_MS,
   type ListFn,
+  type ListParams,
+  type BackoffLike,
+  type RestartReason,
+  type WatcherEvent,
   type WatchLike,
   type WatcherOptions,
   type WatcherRestart,

@@ -51,6 +51,32 @@ describeTiers('main() end to end', () => {
     expect(await program.exited).toBe(0);
   });
 
+  it("writes all its Events through one recorder: the controller's, the Lease's and the refused config's have one source", async () => {
+    const k = await startKit();
+    const program = runMain(k.kubeconfig);
+    await waitStarted(program);
+    await provisionOne(k, 'pvc-1');
+    await setConfigJson(k.core, '{"nodePathMap": [');
+    await vi.waitFor(async () => expect(await eventsFor(k, 'ConfigMap', 'local-path-config', 'InvalidConfig')).toHaveLength(1), WAIT);
+
+    const [lease] = await k.read.leases(NAMESPACE);
+    const identity = lease?.spec?.holderIdentity ?? '';
+    expect(identity).not.toBe('');
+    await vi.waitFor(async () => {
+      const sources = new Map((await k.read.events()).map((e) => [e.reason ?? '', e.source?.component]));
+      // One source, the Go library's `<provisioner name>_<identity>`, with the identity holding the Lease.
+      expect(Object.fromEntries(['Provisioning', 'ProvisioningSucceeded', 'LeaderElection', 'InvalidConfig'].map((r) => [r, sources.get(r)]))).toEqual({
+        Provisioning: `rancher.io/local-path_${identity}`,
+        ProvisioningSucceeded: `rancher.io/local-path_${identity}`,
+        LeaderElection: `rancher.io/local-path_${identity}`,
+        InvalidConfig: `rancher.io/local-path_${identity}`,
+      });
+    }, WAIT);
+
+    program.stop();
+    expect(await program.exited).toBe(0);
+  });
+
   it('with two replicas electing a leader, exactly one provisions', async () => {
     const k = await startKit();
     const a = runMain(k.kubeconfig);

@@ -105,8 +105,8 @@ function cachedDispatcher(kc: KubeConfig): Dispatcher | null {
  *
  * TLS options come from the current cluster and user exactly as client-node maps them (CA, client certificate and
  * key, `skipTLSVerify`, `tlsServerName`; `proxy-url` gives an undici `ProxyAgent`). Files are read once, when the
- * dispatcher is built. Defaults: {@link KEEP_ALIVE_TIMEOUT_MS} idle keep-alive, TCP keep-alive after
- * {@link TCP_KEEP_ALIVE_INITIAL_DELAY_MS}, undici's unlimited connections per origin and HTTP/2 when the server
+ * dispatcher is built. Defaults: idle connections kept 30 s (kube-apiserver closes them after 90 s; a shorter
+ * `Keep-Alive: timeout=` hint of the server wins), TCP keep-alive probes after 30 s (as client-node and client-go), undici's unlimited connections per origin and HTTP/2 when the server
  * offers it over TLS.
  *
  * Not covered: client certificates that an exec or auth-provider plugin returns at request time (client-node merges

@@ -1,7 +1,6 @@
-import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { EventEmitter } from 'eventemitter3';
 import { realClock } from '../clock/clock.js';
-import { makeApiClient } from '../client/agent.js';
 import { hotPathApi } from '../client/hot-path.js';
 import { DEFAULT_EVENT_WRITE_CONCURRENCY, EventRecorder } from '../events/recorder.js';
 import { LeaderElector } from '../leaderelection/elector.js';
@@ -14,15 +13,18 @@ import { holdProcessOpen } from '../process/keep-alive.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError, toError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
+import { makeProvisionControllerClient, type ProvisionControllerClient } from './client.js';
 import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
 import { resolveOptions, type ProvisionControllerOptions, type ResolvedOptions } from './options.js';
+import { registerInternals } from './internals.js';
+import type { OperationOutcome, OperationReporter } from './operation.js';
 import { ProvisioningState } from './provisioner.js';
 import { DelayRetryError, SlowSet } from './slow-set.js';
 import { runWorker } from './worker.js';
 import { BackoffVolumeStore, QueueVolumeStore, type VolumeStore } from './volume-store.js';
 import { syncVolume } from './delete-operation.js';
-import { provisionClaimOperation, STOP } from './provision-operation.js';
+import { provisionClaimOperation } from './provision-operation.js';
 
 /**
  * Events a claim worker records per PV it writes: `Provisioning` before `provision`, `ProvisioningSucceeded` after
@@ -33,6 +35,11 @@ const EVENTS_PER_PV_WRITE = 2;
 /** Errors thrown by user code are not always Error objects; the queue and the logs want one. */
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** A failed pass throws for the worker, which retries it with back-off; the others end the item. */
+function throwIfFailed(outcome: OperationOutcome): void {
+  if (outcome.result === 'failed') throw asError(outcome.error);
 }
 
 /** Rejects {@link ProvisionController.run} when leadership was lost while the caller had not asked to stop. */
@@ -49,18 +56,22 @@ export class LeaderElectionLostError extends Error {
  * `sig-storage-lib-external-provisioner` (v13).
  */
 export class ProvisionController extends EventEmitter<ProvisionControllerEvents> {
-  readonly options: ResolvedOptions;
+  private readonly options: ResolvedOptions;
   private readonly logger: Logger;
   private readonly knownNames: ReadonlySet<string>;
-  private readonly core: CoreV1Api;
+  private readonly client: ProvisionControllerClient;
   private readonly metrics: ControllerMetrics;
   private readonly recorder: EventRecorder;
+  /** Whether the recorder is the controller's own, shut down when `run` ends (an injected one is its owner's). */
+  private readonly ownRecorder: boolean;
   private readonly claimQueue: RateLimitingQueue<string>;
   private readonly volumeQueue: RateLimitingQueue<string>;
   private readonly volumeStore: VolumeStore;
   private readonly slowSet: SlowSet;
   /** Claims whose last provision returned InBackground, by UID. */
-  readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
+  private readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
+  /** How the operations report Events and the controller's typed events. */
+  private readonly reporter: OperationReporter;
   private informers: ControllerInformers | undefined;
   private running = false;
   private started = false;
@@ -82,22 +93,23 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     if (o.leaderElection) leaseName(o.provisionerName);
     this.logger = o.logger.child({ provisioner: o.provisionerName });
     this.knownNames = new Set([o.provisionerName, ...o.additionalProvisionerNames]);
-    this.core = makeApiClient(o.kubeConfig, CoreV1Api);
     // The writes of every provision (the PV, its two Events) go through the lean client; Events at low priority
     // under a client-side rate limit, as client-go's single event writer never competes with the workers.
-    const writes = hotPathApi(o.kubeConfig);
-    const eventWrites = hotPathApi(o.kubeConfig, {}, 'low');
+    this.client = o.client ?? makeProvisionControllerClient(o.kubeConfig);
     this.metrics = createControllerMetrics(o.metrics);
-    this.recorder = new EventRecorder({
-      client: eventWrites,
-      source: { component: `${o.provisionerName}_${o.identity}` },
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
-      // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
-      concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
-    });
+    this.ownRecorder = o.eventRecorder === undefined;
+    this.recorder =
+      o.eventRecorder ??
+      new EventRecorder({
+        client: hotPathApi(o.kubeConfig, {}, 'low'),
+        source: { component: `${o.provisionerName}_${o.identity}` },
+        clock: o.clock,
+        logger: this.logger,
+        metrics: o.metrics,
+        // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
+        // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
+        concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
+      });
     const limiter = o.rateLimiter ?? provisionerRateLimiter(o.exponentialBackOffOnError, o.clock);
     this.claimQueue = newRateLimitingQueue<string>({ name: 'claims', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
     this.volumeQueue = newRateLimitingQueue<string>({ name: 'volumes', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
@@ -105,9 +117,22 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       this.claimEvent(claim, type, reason, message);
     this.volumeStore =
       o.createProvisionedPVLimiter === undefined
-        ? new BackoffVolumeStore(writes, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger, o.clock)
-        : new QueueVolumeStore(writes, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
+        ? new BackoffVolumeStore(this.client, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger, o.clock)
+        : new QueueVolumeStore(this.client, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
+    this.reporter = {
+      claimEvent: (claim, type, reason, message) => this.claimEvent(claim, type, reason, message),
+      volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
+      emit: (event, ...args) => this.emit(event, ...args),
+    };
+    registerInternals(this, {
+      options: o,
+      claimsInProgress: this.claimsInProgress,
+      volumeStore: this.volumeStore,
+      syncClaim: (claim, signal) => this.syncClaim(claim, signal),
+      syncVolume: (volume, signal) => this.syncVolume(volume, signal),
+      enqueueClaim: (claim) => this.enqueueClaim(claim),
+    });
   }
 
   /**
@@ -142,11 +167,6 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   /** Whether `run` has started the controller body (informers and workers). */
   hasRun(): boolean {
     return this.running;
-  }
-
-  /** The volume store, for inspection in tests (the queue store exposes `pending()`). */
-  get store(): VolumeStore {
-    return this.volumeStore;
   }
 
   /**
@@ -231,9 +251,12 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       storeAbort.abort();
       await storeRun;
       // Queued events get one more try each; waiting out the recorder's retry sleeps (10 s, 12 tries per event)
-      // would keep a stopping controller alive for minutes while the API server fails requests.
-      this.recorder.shutDown();
-      await this.recorder.flush();
+      // would keep a stopping controller alive for minutes while the API server fails requests. An injected
+      // recorder is left to its owner.
+      if (this.ownRecorder) {
+        this.recorder.shutDown();
+        await this.recorder.flush();
+      }
     }
   }
 
@@ -241,6 +264,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private async runBody(signal: AbortSignal): Promise<void> {
     const o = this.options;
     this.running = true;
+    const injected = { claims: o.claimsInformer, volumes: o.volumesInformer, classes: o.classesInformer };
     const informers = startInformers(o.kubeConfig, signal, {
       resyncPeriodMs: o.resyncPeriodMs,
       clock: o.clock,
@@ -257,7 +281,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         const name = pv.metadata?.name;
         if (name !== undefined) this.volumeQueue.forget(name);
       },
-    });
+    }, injected);
     this.informers = informers;
     const stop = (): void => {
       this.claimQueue.shutDown();
@@ -284,7 +308,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** Enqueues a claim by UID, as an informer event would (the Go tests' `enqueueClaim`). */
-  enqueueClaim(claim: V1PersistentVolumeClaim): void {
+  private enqueueClaim(claim: V1PersistentVolumeClaim): void {
     const uid = claim.metadata?.uid;
     if (uid !== undefined) this.claimQueue.add(uid);
   }
@@ -341,7 +365,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** One pass over a claim: the slow-retry gate, shouldProvision, provisioning and the state bookkeeping. */
-  async syncClaim(claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<void> {
+  private async syncClaim(claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<void> {
     const uid = claim.metadata?.uid ?? '';
     const cls = this.informers?.classByName(claimClass(claim));
     if (this.slowSet.remaining(uid, cls?.metadata?.uid) > 0) {
@@ -364,28 +388,24 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const outcome = await provisionClaimOperation(
       {
         options: this.options,
-        core: this.core,
+        client: this.client,
         knownNames: this.knownNames,
         logger: this.logger,
         volumeStore: this.volumeStore,
         slowSet: this.slowSet,
         cachedVolume: (name) => this.informers?.volumeByName(name),
         cachedClass: (name) => this.informers?.classByName(name),
-        claimEvent: (c, type, reason, message) => this.claimEvent(c, type, reason, message),
-        emitter: this,
+        reporter: this.reporter,
       },
       claim,
       signal,
     );
-    if (outcome.error === undefined) this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
+    // As in Go, a pass that stopped without provisioning counts as a failed provision.
+    if (outcome.result === 'succeeded') this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
     else this.metrics.provisionFailed(labels);
-    if (outcome.error === undefined || outcome.state === ProvisioningState.Finished) {
-      this.claimsInProgress.delete(uid);
-      if (outcome.error === undefined || outcome.error === STOP) return;
-      throw asError(outcome.error);
-    }
-    if (outcome.state === ProvisioningState.InBackground) this.claimsInProgress.set(uid, claim);
-    throw asError(outcome.error);
+    if (outcome.result !== 'failed' || outcome.state === ProvisioningState.Finished) this.claimsInProgress.delete(uid);
+    else if (outcome.state === ProvisioningState.InBackground) this.claimsInProgress.set(uid, claim);
+    throwIfFailed(outcome);
   }
 
   private async syncVolumeHandler(name: string, signal: AbortSignal): Promise<void> {
@@ -395,22 +415,21 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   }
 
   /** One pass over a volume: ownership, the protection finalizer, and deletion when it is due. */
-  syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-    return syncVolume(
+  private async syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+    const outcome = await syncVolume(
       {
         options: this.options,
-        core: this.core,
+        client: this.client,
         knownNames: this.knownNames,
         logger: this.logger,
         metrics: this.metrics,
         cachedVolume: (name) => this.informers?.volumeByName(name),
-        volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
-        deleted: (pv) => this.emit('deleted', pv),
-        deleteFailed: (pv, err) => this.emit('deleteFailed', pv, toError(err)),
+        reporter: this.reporter,
       },
       volume,
       signal,
     );
+    throwIfFailed(outcome);
   }
 
   private claimEvent(claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void {

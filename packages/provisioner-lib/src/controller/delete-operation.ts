@@ -1,7 +1,9 @@
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
-import { describeError, isNotFound } from '../client/api-errors.js';
+import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kubernetes/client-node';
+import { describeError, isNotFound, toError } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { ProvisionControllerClient } from './client.js';
+import { failed, STOPPED, SUCCEEDED, type OperationOutcome, type OperationReporter } from './operation.js';
 import type { ResolvedOptions } from './options.js';
 import { IgnoredError } from './provisioner.js';
 import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
@@ -9,32 +11,41 @@ import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelet
 /** What the volume (delete) flow needs from the controller. */
 export interface VolumeContext {
   options: ResolvedOptions;
-  core: CoreV1Api;
+  client: ProvisionControllerClient;
   knownNames: ReadonlySet<string>;
   logger: Logger;
   metrics: ControllerMetrics;
   /** The PV as the informer has it now. */
   cachedVolume(name: string): V1PersistentVolume | undefined;
-  volumeEvent(pv: V1PersistentVolume, type: 'Normal' | 'Warning', reason: string, message: string): void;
-  deleted(pv: V1PersistentVolume): void;
-  deleteFailed(pv: V1PersistentVolume, err: unknown): void;
+  /** Where Events and the controller's typed events go. */
+  reporter: OperationReporter;
 }
 
-/** The Go library's `syncVolume`: ownership, the protection finalizer, then deletion when it is due. */
-export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-  if (!isProvisionerForVolume(ctx.knownNames, volume)) return;
-  const pv = await handleProtectionFinalizer(ctx, volume);
-  if (!(await shouldDelete(ctx.options.provisioner, ctx.options.addFinalizer, pv, signal))) return;
+/**
+ * The Go library's `syncVolume`: ownership, the protection finalizer, then deletion when it is due. A failure of any
+ * step is a `failed` outcome; only the deletion's own outcome is counted in the metrics and reported as
+ * `deleteFailed`.
+ */
+export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume, signal: AbortSignal): Promise<OperationOutcome> {
+  let pv: V1PersistentVolume;
+  try {
+    if (!isProvisionerForVolume(ctx.knownNames, volume)) return STOPPED;
+    pv = await handleProtectionFinalizer(ctx, volume);
+    if (!(await shouldDelete(ctx.options.provisioner, ctx.options.addFinalizer, pv, signal))) return STOPPED;
+  } catch (err) {
+    return failed(err);
+  }
   const labels = { class: pv.spec?.storageClassName ?? '' };
   const started = ctx.options.clock.now();
   try {
     await deleteVolumeOperation(ctx, pv, signal);
   } catch (err) {
     ctx.metrics.deleteFailed(labels);
-    ctx.deleteFailed(pv, err);
-    throw err;
+    ctx.reporter.emit('deleteFailed', pv, toError(err));
+    return failed(err);
   }
   ctx.metrics.deleteSucceeded(labels, (ctx.options.clock.now() - started) / 1000);
+  return SUCCEEDED;
 }
 
 /**
@@ -42,7 +53,7 @@ export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume,
  * change is a conflict (retried), not a lost update. (Go sends a strategic merge patch computed from a diff.)
  */
 function patchFinalizers(ctx: VolumeContext, pv: V1PersistentVolume, finalizers: string[] | undefined): Promise<V1PersistentVolume> {
-  return ctx.core.patchPersistentVolume(
+  return ctx.client.patchPersistentVolume(
     {
       name: pv.metadata?.name ?? '',
       body: { metadata: { finalizers: finalizers ?? null, resourceVersion: pv.metadata?.resourceVersion } },
@@ -76,18 +87,18 @@ async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume,
     }
     // A stopping controller (shutdown or lost leadership) interrupted the deletion: no Warning on the volume.
     if (signal.aborted) log.info({ err: describeError(err) }, 'Deletion interrupted: the controller is stopping');
-    else ctx.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
+    else ctx.reporter.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
     throw err;
   }
   log.info({}, 'Volume deleted');
   try {
-    await ctx.core.deletePersistentVolume({ name });
+    await ctx.client.deletePersistentVolume({ name });
   } catch (err) {
     log.error({ err: describeError(err) }, 'Failed to delete persistentvolume');
     throw err;
   }
   log.info({}, 'Persistentvolume deleted');
-  ctx.deleted(pv);
+  ctx.reporter.emit('deleted', pv);
   if (!ctx.options.addFinalizer || (pv.metadata?.finalizers ?? []).length === 0) return;
   const cached = ctx.cachedVolume(name);
   if (cached === undefined) return;

@@ -1,5 +1,5 @@
-import type { KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { informerFor, stripManagedFields } from '../cache/informer.js';
+import type { KubeConfig, KubernetesObject, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { informerFor, stripManagedFields, type EventHandler, type Informer } from '../cache/informer.js';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -10,8 +10,15 @@ export interface ControllerInformers {
   classByName(name: string): V1StorageClass | undefined;
   /** Resolves once all three have listed; rejects when `signal` aborts first. */
   waitForSync(signal: AbortSignal): Promise<void>;
-  /** Settles when all three have stopped. */
+  /** Settles when the controller's own informers have stopped and its handlers are off the injected ones. */
   done: Promise<void>;
+}
+
+/** Informers the embedding program runs and shares with the controller. */
+export interface InjectedInformers {
+  claims?: Informer<V1PersistentVolumeClaim> | undefined;
+  volumes?: Informer<V1PersistentVolume> | undefined;
+  classes?: Informer<V1StorageClass> | undefined;
 }
 
 export interface InformerHooks {
@@ -27,28 +34,56 @@ export interface InformerHooks {
 }
 
 /**
- * Starts the claim, volume and class informers. As in the Go library, handlers only enqueue keys: claims by UID
- * on add and update, volumes by name on add and update (forgotten on delete); classes are a cache only.
+ * Adds `handler` to `informer` until `signal` aborts. On an informer that has listed already, every cached object is
+ * handed to `add` first, as client-go's `AddEventHandler` replays the cache to a handler added late (the work queues
+ * drop the duplicates of objects that also come through the handler).
  */
-export function startInformers(kc: KubeConfig, signal: AbortSignal, hooks: InformerHooks): ControllerInformers {
+function attach<T extends KubernetesObject>(informer: Informer<T>, handler: EventHandler<T>, signal: AbortSignal): Promise<void> {
+  const remove = informer.addEventHandler(handler);
+  if (handler.add !== undefined) for (const object of informer.store.list()) handler.add(object);
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      remove();
+      resolve();
+      return;
+    }
+    signal.addEventListener(
+      'abort',
+      () => {
+        remove();
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Starts the claim, volume and class informers, or takes the injected ones. As in the Go library, handlers only
+ * enqueue keys: claims by UID on add and update, volumes by name on add and update (forgotten on delete); classes
+ * are a cache only. The controller's own informers run until `signal` aborts; injected ones are their owner's to
+ * run and stop, and lose the controller's handlers when `signal` aborts.
+ */
+export function startInformers(kc: KubeConfig, signal: AbortSignal, hooks: InformerHooks, injected: InjectedInformers = {}): ControllerInformers {
   // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory.
   const common = { resyncPeriodMs: hooks.resyncPeriodMs, clock: hooks.clock, transform: stripManagedFields };
-  const claims = informerFor(kc, 'PersistentVolumeClaim', {
-    ...common,
-    logger: hooks.logger.child({ informer: 'claims' }),
-    handlers: { add: (c) => hooks.onClaim(c), update: (_old, c) => hooks.onClaim(c) },
-  });
-  const volumes = informerFor(kc, 'PersistentVolume', {
-    ...common,
-    logger: hooks.logger.child({ informer: 'volumes' }),
-    handlers: {
-      add: (v) => hooks.onVolume(v),
-      update: (_old, v) => hooks.onVolume(v),
-      delete: (v) => hooks.onVolumeDeleted(v),
-    },
-  });
-  const classes = informerFor(kc, 'StorageClass', { clock: hooks.clock, transform: stripManagedFields, logger: hooks.logger.child({ informer: 'classes' }) });
-  const done = Promise.all([claims.run(signal), volumes.run(signal), classes.run(signal)]).then(() => undefined);
+  const running: Promise<void>[] = [];
+  const claims =
+    injected.claims ?? informerFor(kc, 'PersistentVolumeClaim', { ...common, logger: hooks.logger.child({ informer: 'claims' }) });
+  const volumes = injected.volumes ?? informerFor(kc, 'PersistentVolume', { ...common, logger: hooks.logger.child({ informer: 'volumes' }) });
+  const classes =
+    injected.classes ?? informerFor(kc, 'StorageClass', { clock: hooks.clock, transform: stripManagedFields, logger: hooks.logger.child({ informer: 'classes' }) });
+  running.push(
+    attach(claims, { add: (c) => hooks.onClaim(c), update: (_old, c) => hooks.onClaim(c) }, signal),
+    attach(
+      volumes,
+      { add: (v) => hooks.onVolume(v), update: (_old, v) => hooks.onVolume(v), delete: (v) => hooks.onVolumeDeleted(v) },
+      signal,
+    ),
+  );
+  if (injected.claims === undefined) running.push(claims.run(signal));
+  if (injected.volumes === undefined) running.push(volumes.run(signal));
+  if (injected.classes === undefined) running.push(classes.run(signal));
   return {
     claimByUid: (uid) => claims.store.byIndex('uid', uid)[0],
     volumeByName: (name) => volumes.store.get(name),
@@ -56,6 +91,6 @@ export function startInformers(kc: KubeConfig, signal: AbortSignal, hooks: Infor
     waitForSync: async (s) => {
       await Promise.all([claims.waitForSync(s), volumes.waitForSync(s), classes.waitForSync(s)]);
     },
-    done,
+    done: Promise.all(running).then(() => undefined),
   };
 }

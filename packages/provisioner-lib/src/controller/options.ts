@@ -1,8 +1,11 @@
-import type { KubeConfig, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { Informer } from '../cache/informer.js';
 import type { Clock } from '../clock/clock.js';
+import type { EventRecorder } from '../events/recorder.js';
 import type { Logger } from '../logging/logger.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import type { RateLimiter } from '../workqueue/rate-limiters.js';
+import type { ProvisionControllerClient } from './client.js';
 import type { Provisioner } from './provisioner.js';
 
 /** Defaults of the Go library (v13), by the same names. */
@@ -113,6 +116,38 @@ export interface ProvisionControllerOptions {
   /** Time source. Default: the real clock. */
   clock?: Clock;
 
+  /**
+   * The client of the controller's PV and claim writes (save a PV, patch its finalizer, delete it, reschedule a
+   * claim), e.g. one made with other client options, or one shared with the embedding program. Informers, Events and
+   * the Lease have their own options and clients. Default `makeProvisionControllerClient(kubeConfig)`: through the
+   * shared keep-alive agent of `kubeConfig` and its client-side rate limit.
+   */
+  client?: ProvisionControllerClient;
+  /**
+   * Where the controller records its Events (on claims, volumes and the Lease), e.g. the program's one recorder that
+   * its own Events go through too. A recorder given here is the caller's: the controller records to it but never
+   * shuts it down or flushes it; do that after `run` settled. Default: the controller's own, with source component
+   * `<provisionerName>_<identity>` (as the Go library), writes at low priority under the client-side rate limit,
+   * `2 × threadiness` (at least 8) in flight, shut down and flushed when `run` ends.
+   */
+  eventRecorder?: EventRecorder;
+  /**
+   * A claim informer to share with the embedding program (the Go library's `ClaimsInformer`): the controller adds its
+   * handlers and reads its cache, so the claims are listed and watched once. It must have the `uid` index, as
+   * `informerFor(kubeConfig, 'PersistentVolumeClaim')` has (the constructor throws otherwise). As in Go, the caller
+   * runs it: the controller neither starts nor stops it, and its workers start once it has synced. Its resync is its
+   * own (`resyncPeriodMs` applies to the controller's own informers). Default: the controller's own, run while it
+   * leads, with `managedFields` dropped from the cache.
+   */
+  claimsInformer?: Informer<V1PersistentVolumeClaim>;
+  /** A volume informer to share (the Go library's `VolumesInformer`), on the same terms as `claimsInformer`. Default: the controller's own. */
+  volumesInformer?: Informer<V1PersistentVolume>;
+  /**
+   * A StorageClass informer to share (the Go library's `ClassesInformer`), on the same terms as `claimsInformer`;
+   * the controller only reads its cache. Default: the controller's own.
+   */
+  classesInformer?: Informer<V1StorageClass>;
+
   /** Classic constructor argument: sets both `failedProvisionThreshold` and `failedDeleteThreshold`. */
   failedRetryThreshold?: number;
   /** Classic constructor argument: alias of `leaseDurationMs`. */
@@ -124,11 +159,14 @@ export interface ProvisionControllerOptions {
   termLimitMs?: number;
 }
 
+/** The options that stay unset when not given. */
+type Unset = 'rateLimiter' | 'createProvisionedPVLimiter' | 'client' | 'eventRecorder' | 'claimsInformer' | 'volumesInformer' | 'classesInformer';
+
 /** Options with every default filled in. */
 export type ResolvedOptions = Required<
-  Omit<ProvisionControllerOptions, 'rateLimiter' | 'createProvisionedPVLimiter' | 'identity' | 'leaderElectionNamespace' | 'failedRetryThreshold' | 'leasePeriodMs' | 'termLimitMs'>
+  Omit<ProvisionControllerOptions, Unset | 'identity' | 'leaderElectionNamespace' | 'failedRetryThreshold' | 'leasePeriodMs' | 'termLimitMs'>
 > &
-  Pick<ProvisionControllerOptions, 'rateLimiter' | 'createProvisionedPVLimiter'> & { identity: string; leaderElectionNamespace: string };
+  Pick<ProvisionControllerOptions, Unset> & { identity: string; leaderElectionNamespace: string };
 
 /**
  * A provisioner name: a qualified name with a domain prefix (`vendor.example/name`, the classic form), or a
@@ -205,6 +243,15 @@ export function resolveOptions(
       );
     }
   }
+  if (o.claimsInformer !== undefined) {
+    try {
+      o.claimsInformer.store.byIndex('uid', '');
+    } catch {
+      throw new TypeError(
+        'ProvisionController: claimsInformer must have the "uid" index (informerFor(kubeConfig, "PersistentVolumeClaim") has it)',
+      );
+    }
+  }
   const threshold = o.failedRetryThreshold;
   return {
     kubeConfig: o.kubeConfig,
@@ -235,5 +282,10 @@ export function resolveOptions(
     metrics: o.metrics ?? silent.metrics,
     logger: o.logger ?? silent.logger,
     clock: o.clock ?? silent.clock,
+    client: o.client,
+    eventRecorder: o.eventRecorder,
+    claimsInformer: o.claimsInformer,
+    volumesInformer: o.volumesInformer,
+    classesInformer: o.classesInformer,
   };
 }

@@ -5,7 +5,7 @@ import type { EventPatch, PendingEvent } from './types.js';
 import { formatTime } from './types.js';
 
 /**
- * Settings of the {@link EventCorrelator}. Every default is client-go's (`tools/record/events_cache.go`).
+ * Settings of the recorder's event correlator, client-go's `EventCorrelator`. Every default is client-go's (`tools/record/events_cache.go`).
  */
 export interface CorrelatorOptions {
   /** Entries in each of the three caches (spam filter, aggregator, de-duplication). Default 4096. */

@@ -1,4 +1,4 @@
-/** Event recording: {@link EventRecorder} and the client-go correlator behind it. */
+/** Event recording: {@link EventRecorder}, with client-go's correlator behind it. */
 export {
   DEFAULT_EVENT_WRITE_CONCURRENCY,
   EVENT_RECORDER_DROPPED_EVENTS,
@@ -7,11 +7,5 @@ export {
   type EventRecorderOptions,
   type EventsApi,
 } from './recorder.js';
-export {
-  EventCorrelator,
-  combinedMessage,
-  type CorrelatorOptions,
-  type CorrelateResult,
-  type WrittenEvent,
-} from './correlator.js';
-export { formatTime, type EventPatch, type EventSource, type EventType, type ObjectReference, type PendingEvent } from './types.js';
+export type { CorrelatorOptions } from './correlator.js';
+export type { EventSource, EventType, ObjectReference, PendingEvent } from './types.js';

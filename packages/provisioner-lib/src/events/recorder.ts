@@ -131,9 +131,10 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['Normal', 'Warning'
  * Records core/v1 Events the way client-go's broadcaster and `EventCorrelator` do.
  *
  * `event()` builds the Event at once (name `<involvedName>.<unix-nano hex>`, `firstTimestamp` = `lastTimestamp` =
- * now, count 1) and puts it on a bounded queue; it never blocks or throws. Events are then correlated (see
- * {@link EventCorrelator}: repeats become merge patches of `count`, `lastTimestamp` and `message`; similar events
- * are combined after 10; a token bucket per source and object drops spam) and written, retrying network errors,
+ * now, count 1) and puts it on a bounded queue; it never blocks or throws. Events are then correlated as by
+ * client-go's `EventCorrelator` (see {@link CorrelatorOptions}: repeats become merge patches of `count`,
+ * `lastTimestamp` and `message`; similar events are combined after 10; a token bucket per source and object drops
+ * spam) and written, retrying network errors,
  * 429 and 5xx answers up to `maxTries` times with `retryDelayMs` between tries. Other 4xx answers (409
  * AlreadyExists, 422 Invalid, 403 for a terminating namespace, …) are not retried. A patch of an Event that no
  * longer exists (404) falls back to creating it.

@@ -126,7 +126,9 @@ export function leaseName(provisionerName: string): string {
 
 /**
  * A candidate identity unique per process: host name, `_`, a random UUID (the Go library's `hostname_uuid`).
- * On Kubernetes the host name is the pod name.
+ * On Kubernetes the host name is the pod name. It is a `ProvisionController`'s `identity` when none is given; a
+ * program that makes the controller's `eventRecorder` itself takes one to name both the Lease holder and the Events'
+ * source (`<provisionerName>_<identity>`, as the controller's own recorder).
  */
 export function defaultIdentity(): string {
   return `${hostname()}_${randomUUID()}`;

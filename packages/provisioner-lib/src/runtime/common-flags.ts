@@ -37,19 +37,19 @@ export const COMMON_FLAGS = {
   'leader-election-lease-duration': {
     type: 'duration',
     default: COMMON_DEFAULTS.leaseDurationMs,
-    check: positive,
+    check: (value: number) => positive(value),
     usage: 'How long a Lease lasts without renewal.',
   },
   'leader-election-renew-deadline': {
     type: 'duration',
     default: COMMON_DEFAULTS.renewDeadlineMs,
-    check: positive,
+    check: (value: number) => positive(value),
     usage: 'How long the leader retries renewing the Lease before it gives up.',
   },
   'leader-election-retry-period': {
     type: 'duration',
     default: COMMON_DEFAULTS.retryPeriodMs,
-    check: positive,
+    check: (value: number) => positive(value),
     usage: 'How often candidates try to acquire the Lease and the leader renews it.',
   },
   'leader-election-release-on-cancel': {
@@ -81,7 +81,7 @@ export const COMMON_FLAGS = {
   'worker-threads': {
     type: 'int',
     default: COMMON_DEFAULTS.workerThreads,
-    check: positive,
+    check: (value: number) => positive(value),
     usage: 'Number of claim workers, and of volume workers.',
   },
   'logging-format': {

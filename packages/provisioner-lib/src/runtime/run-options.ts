@@ -78,7 +78,10 @@ export interface ProvisionerSetup {
   provisioner: Provisioner;
   /**
    * Controller options beyond the common ones (`failedProvisionThreshold`, `addFinalizer`, ...); these win over the
-   * runtime's, e.g. `leaderElection: false` when the binary finds it cannot elect. Default none.
+   * runtime's, e.g. `leaderElection: false` when the binary finds it cannot elect. An `eventRecorder` given here (the
+   * binary's one recorder for its own Events and the controller's) is the run's to stop: once the controller stopped,
+   * before the `stopped` line and the clean-ups, the run shuts it down and waits for its queued Events (one more try
+   * each), as the controller does with its own. Default none.
    */
   controller?: ControllerOverrides;
   /** Liveness checks served at `/healthz/<name>` beside `leader-election`. Default none. */

@@ -1,6 +1,7 @@
 /** `runProvisioner`: a provisioner binary from its flags and its setup, everything between them owned by the runtime. */
 import { Registry } from 'prom-client';
 import { LeaderElectionLostError, ProvisionController } from '../controller/controller.js';
+import type { EventRecorder } from '../events/recorder.js';
 import type { HttpEndpoint } from '../metrics/http.js';
 import { createLogger } from '../pino.js';
 import { prometheusSink } from '../prometheus.js';
@@ -77,6 +78,15 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
   const logger = createLogger(common.loggingFormat, common.verbosity, stdout);
   const stop = stopSignal({ signal: options.signal, handleSignals: options.handleSignals, onSignal: (name) => messages.signal(logger, name) });
   const cleanups: (() => unknown)[] = [];
+  // An Event recorder the setup gave the controller is the run's to stop, as the controller stops its own.
+  let recorder: EventRecorder | undefined;
+  const stopRecorder = async (): Promise<void> => {
+    const r = recorder;
+    recorder = undefined;
+    if (r === undefined) return;
+    r.shutDown();
+    await r.flush();
+  };
   try {
     await options.preflight?.({ options: command.options, common, env, logger });
     const kubeConfig = kubeClientConfig(common, env, logger, options.rateLimitClock);
@@ -91,6 +101,7 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
       signal: stop.signal,
       defer: (cleanup) => cleanups.push(cleanup),
     });
+    recorder = parts.controller?.eventRecorder;
     let controller: ProvisionController;
     try {
       controller = new ProvisionController({
@@ -127,7 +138,11 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
     }
     parts.beforeRun?.(controller);
     controller.once('started', () => options.onStarted?.({ controller, endpoint }));
-    await controller.run(stop.signal);
+    try {
+      await controller.run(stop.signal);
+    } finally {
+      await stopRecorder();
+    }
     messages.stopped(logger);
     return 0;
   } catch (err) {
@@ -142,6 +157,7 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
   } finally {
     stop.dispose();
     stop.abort();
+    await stopRecorder();
     await runAll(cleanups);
   }
 }

@@ -21,10 +21,4 @@ export {
   defaultItemBasedRateLimiter,
   provisionerRateLimiter,
 } from './rate-limiters.js';
-export type { QueueMetrics } from './metrics.js';
-export {
-  UNFINISHED_WORK_UPDATE_PERIOD_MS,
-  WORKQUEUE_DURATION_BUCKETS,
-  WORKQUEUE_METRIC_NAMES,
-  newQueueMetrics,
-} from './metrics.js';
+export { WORKQUEUE_METRIC_NAMES, type QueueMetrics } from './metrics.js';

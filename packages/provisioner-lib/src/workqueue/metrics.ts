@@ -24,8 +24,8 @@ export const WORKQUEUE_METRIC_NAMES = {
 } as const;
 
 /**
- * What a queue reports about itself. Built by {@link newQueueMetrics}; the queue classes call it, users normally
- * never do.
+ * What a queue reports about itself (the `workqueue_*` metrics of its `name`). The queue classes build it from
+ * their `metrics` sink; users never do.
  */
 export interface QueueMetrics<T> {
   /** False for the no-op implementation: then the queue starts no refresh timer. */

@@ -24,6 +24,7 @@ import {
   testProvisioner,
 } from './fixtures.js';
 import { startHarness, type Harness } from './harness.js';
+import { internalsOf } from '../../src/controller/internals.js';
 
 const PROVISION_OK = 'controller_persistentvolumeclaim_provision_total';
 const PROVISION_FAILED = 'controller_persistentvolumeclaim_provision_failed_total';
@@ -79,8 +80,8 @@ async function run(c: Case): Promise<Harness> {
       }
     },
     (controller) => {
-      for (const claim of c.inProgress?.(c.claims ?? []) ?? []) controller.claimsInProgress.set(claim.metadata?.uid ?? '', claim);
-      if (c.enqueue !== undefined) controller.enqueueClaim(c.enqueue);
+      for (const claim of c.inProgress?.(c.claims ?? []) ?? []) internalsOf(controller).claimsInProgress.set(claim.metadata?.uid ?? '', claim);
+      if (c.enqueue !== undefined) internalsOf(controller).enqueueClaim(c.enqueue);
     },
   );
   await harness.settle();
@@ -272,7 +273,7 @@ describe('TestController', () => {
         ...(pre ? { inProgress: (claims) => claims } : {}),
         options: { failedProvisionThreshold: 1 },
       });
-      expect([...h.controller.claimsInProgress.values()].map((c) => c.metadata?.name)).toEqual(expected);
+      expect([...internalsOf(h.controller).claimsInProgress.values()].map((c) => c.metadata?.name)).toEqual(expected);
       expect(h.metrics.classes(PROVISION_FAILED)).toEqual(['class-1']);
     });
   }
@@ -288,7 +289,7 @@ describe('TestController', () => {
     });
     expect(h.volumes()).toHaveLength(1);
     expect(h.volumes()[0]).toMatchObject(expectedProvisionedVolume(cls, claim));
-    expect(h.controller.claimsInProgress.size).toBe(0);
+    expect(internalsOf(h.controller).claimsInProgress.size).toBe(0);
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
   });
 
@@ -297,7 +298,7 @@ describe('TestController', () => {
     const claim = claim1();
     h = await run({ classes: [cls], claims: [claim], provisioner: testProvisioner(), failPV: { verb: 'create' }, queueStore: true });
     expect(h.volumes()).toEqual([]);
-    const store = h.controller.store as QueueVolumeStore;
+    const store = internalsOf(h.controller).volumeStore as QueueVolumeStore;
     expect([...store.pending().keys()]).toEqual([`pvc-${claim.metadata?.uid}`]);
     expect(store.queue.numRequeues(`pvc-${claim.metadata?.uid}`)).toBeGreaterThan(0);
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
@@ -309,7 +310,7 @@ describe('TestController', () => {
     h = await run({ classes: [cls], claims: [claim], provisioner: testProvisioner(), failPV: { verb: 'create', count: 2 }, queueStore: true });
     await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(1);
     expect(h.volumes()[0]).toMatchObject(expectedProvisionedVolume(cls, claim));
-    expect((h.controller.store as QueueVolumeStore).pending().size).toBe(0);
+    expect((internalsOf(h.controller).volumeStore as QueueVolumeStore).pending().size).toBe(0);
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
   });
 
@@ -331,7 +332,7 @@ describe('TestController', () => {
       const ann = h.claims()[0]?.metadata?.annotations ?? {};
       expect('volume.kubernetes.io/selected-node' in ann).toBe(!removed);
       expect(ann['volume.beta.kubernetes.io/storage-provisioner']).toBe(PROVISIONER);
-      expect([...h.controller.claimsInProgress.values()].map((c) => c.metadata?.name)).toEqual(inProgress);
+      expect([...internalsOf(h.controller).claimsInProgress.values()].map((c) => c.metadata?.name)).toEqual(inProgress);
       expect(h.metrics.classes(PROVISION_FAILED)).toEqual(['class-1']);
     });
   }

@@ -23,6 +23,7 @@ import { InfeasibleError } from '../../src/controller/provisioner.js';
 import { DelayRetryError } from '../../src/controller/slow-set.js';
 import { PROVISIONER, newClaim, newStorageClass, testProvisioner } from './fixtures.js';
 import { startHarness, type Harness } from './harness.js';
+import { internalsOf } from '../../src/controller/internals.js';
 
 const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_INTERNAL = 13;
@@ -68,9 +69,9 @@ describe('TestInfeasibleRetry', () => {
     h = s.h;
     const pvc = basePVC();
     // First attempt at provision.
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     // Second attempt: not delayed.
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     expect(s.provisioner.calls).toHaveLength(2);
   });
 
@@ -79,9 +80,9 @@ describe('TestInfeasibleRetry', () => {
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     // Second attempt: the claim is in the slow set, so it is delayed and the provisioner is not called.
-    const second = h.controller.syncClaim(pvc, signal);
+    const second = internalsOf(h.controller).syncClaim(pvc, signal);
     await expect(second).rejects.toBeInstanceOf(DelayRetryError);
     await expect(second).rejects.toThrow(
       'skipping volume provisioning for pvc uid-1-1, because provisioning previously failed with infeasible error',
@@ -95,13 +96,13 @@ describe('TestInfeasibleRetry', () => {
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     // Go checks slowSet.Contains here: in the slow set means delayed, without a provision call.
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     // Go removes the UID from the slow set to fake time passing; here time passes: the default window (5 min).
     await s.clock.advanceAsync(DEFAULTS.retryIntervalMaxMs);
     // Second provision attempt.
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     expect(s.provisioner.calls).toHaveLength(2);
   });
 });
@@ -112,8 +113,8 @@ describe('TestInfeasibleRetry (port additions)', () => {
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     expect(s.provisioner.calls).toHaveLength(1);
   });
 
@@ -122,8 +123,8 @@ describe('TestInfeasibleRetry (port additions)', () => {
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     expect(s.provisioner.calls).toHaveLength(1);
   });
 
@@ -132,11 +133,11 @@ describe('TestInfeasibleRetry (port additions)', () => {
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     await s.clock.advanceAsync(DEFAULTS.retryIntervalMaxMs - 1);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     await s.clock.advanceAsync(1);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     expect(s.provisioner.calls).toHaveLength(2);
   });
 
@@ -146,17 +147,17 @@ describe('TestInfeasibleRetry (port additions)', () => {
     const s = await start(error, { retryIntervalMaxMs: 1_000 });
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     await s.clock.advanceAsync(999);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     // 1 s, not the 5 min default: retried.
     await s.clock.advanceAsync(1);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     expect(s.provisioner.calls).toHaveLength(2);
     // The second failure starts a new window of the same length.
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     await s.clock.advanceAsync(1_000);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     expect(s.provisioner.calls).toHaveLength(3);
   });
 
@@ -166,9 +167,9 @@ describe('TestInfeasibleRetry (port additions)', () => {
     const s = await start(error, { retryIntervalMaxMs: 2 * DEFAULTS.retryIntervalMaxMs, resyncPeriodMs: 60 * 60_000 });
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     await s.clock.advanceAsync(DEFAULTS.retryIntervalMaxMs);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     expect(s.provisioner.calls).toHaveLength(1);
   });
 
@@ -177,15 +178,15 @@ describe('TestInfeasibleRetry (port additions)', () => {
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBe(error);
-    await expect(h.controller.syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
+    await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     h.kit.store.delete('storage.k8s.io/storageclasses', undefined, 'class-1');
     h.kit.store.create('storage.k8s.io/storageclasses', newStorageClass('class-1', PROVISIONER) as unknown as KubeObject);
     // Until the informer has seen the new class the call is delayed (or finds no class); then it is retried.
     const harness = h;
     await vi.waitFor(
       async () => {
-        await expect(harness.controller.syncClaim(pvc, signal)).rejects.toBe(error);
+        await expect(internalsOf(harness.controller).syncClaim(pvc, signal)).rejects.toBe(error);
       },
       { timeout: 10_000, interval: 20 },
     );

@@ -1,13 +1,12 @@
 /**
- * The Go library's TestControllerSharedInformers (controller_test.go, v13).
- *
- * Difference from Go: the Go test builds the claim, volume and class informers from a client-go shared informer
- * factory (resync 1 s), passes them in with the ClaimsInformer/VolumesInformer/ClassesInformer options and starts
- * the factory itself. This port has no shared-informer options: the controller always runs its own informers. The
- * two cases are therefore run end to end through the harness (the controller's own informers, with the same 1 s
- * resync as the Go factory), checking the same outcomes: the PV is provisioned, and the released PV is deleted.
+ * The Go library's TestControllerSharedInformers (controller_test.go, v13): the claim, volume and class informers come
+ * from the test (Go: a shared informer factory with a 1 s resync), are passed in with the claimsInformer,
+ * volumesInformer and classesInformer options, and are started by the test, not by the controller.
  */
+import type { Testkit } from '@kprov/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { informerFor } from '../../src/cache/informer.js';
+import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import { PROVISIONER, expectedProvisionedVolume, newClaim, newStorageClass, newVolume, testProvisioner } from './fixtures.js';
 import { startHarness, type Harness } from './harness.js';
 
@@ -15,17 +14,37 @@ import { startHarness, type Harness } from './harness.js';
 const SHARED_RESYNC_MS = 1_000;
 
 let h: Harness | undefined;
+const factory = new Set<AbortController>();
 afterEach(async () => {
   await h?.stop();
   h = undefined;
+  for (const stop of factory) stop.abort();
+  factory.clear();
 });
+
+/** Go's `informerFactory.Start`: the three informers with the shared resync, run by the test, given to the controller. */
+function sharedInformers(options: Partial<ProvisionControllerOptions>): (kit: Testkit) => void {
+  return (kit) => {
+    const common = { resyncPeriodMs: SHARED_RESYNC_MS };
+    const claims = informerFor(kit.kubeConfig, 'PersistentVolumeClaim', common);
+    const volumes = informerFor(kit.kubeConfig, 'PersistentVolume', common);
+    const classes = informerFor(kit.kubeConfig, 'StorageClass', common);
+    const stop = new AbortController();
+    factory.add(stop);
+    void claims.run(stop.signal);
+    void volumes.run(stop.signal);
+    void classes.run(stop.signal);
+    Object.assign(options, { claimsInformer: claims, volumesInformer: volumes, classesInformer: classes });
+  };
+}
 
 describe('TestControllerSharedInformers', () => {
   it('provision for claim-1 with v1 storage class', async () => {
     // Go newStorageClassWithReclaimPolicy("class-1", "foo.bar/baz", Delete).
     const cls = newStorageClass('class-1', PROVISIONER, { reclaimPolicy: 'Delete' });
     const claim = newClaim('claim-1', 'uid-1-1', 'class-1', PROVISIONER, '');
-    h = await startHarness(testProvisioner(), { classes: [cls], claims: [claim] }, { resyncPeriodMs: SHARED_RESYNC_MS });
+    const options: Partial<ProvisionControllerOptions> = {};
+    h = await startHarness(testProvisioner(), { classes: [cls], claims: [claim] }, options, sharedInformers(options));
     await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(1);
     await h.settle();
     // Go newProvisionedVolumeWithReclaimPolicy: reclaim policy from the class.
@@ -35,10 +54,12 @@ describe('TestControllerSharedInformers', () => {
 
   it('delete volume-1', async () => {
     const provisioner = testProvisioner();
+    const options: Partial<ProvisionControllerOptions> = {};
     h = await startHarness(
       provisioner,
       { volumes: [newVolume('volume-1', 'Released', 'Delete', { 'pv.kubernetes.io/provisioned-by': PROVISIONER })] },
-      { resyncPeriodMs: SHARED_RESYNC_MS },
+      options,
+      sharedInformers(options),
     );
     await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(0);
     expect(provisioner.deleted).toContain('volume-1');

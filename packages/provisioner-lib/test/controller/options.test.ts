@@ -5,8 +5,11 @@
  */
 import { KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Informer, informerFor } from '../../src/cache/informer.js';
+import { resourceSpec } from '../../src/cache/resources.js';
 import { ProvisionController } from '../../src/controller/controller.js';
-import { DEFAULTS, type ProvisionControllerOptions } from '../../src/controller/options.js';
+import { internalsOf } from '../../src/controller/internals.js';
+import { DEFAULTS, type ProvisionControllerOptions, type ResolvedOptions } from '../../src/controller/options.js';
 import type { Provisioner } from '../../src/controller/provisioner.js';
 import { ItemExponentialFailureRateLimiter } from '../../src/workqueue/rate-limiters.js';
 import { PROVISIONER, testProvisioner } from './fixtures.js';
@@ -24,6 +27,11 @@ function kubeConfig(): KubeConfig {
 
 function make(options: Partial<ProvisionControllerOptions> = {}): ProvisionController {
   return new ProvisionController({ kubeConfig: kubeConfig(), provisionerName: PROVISIONER, provisioner: testProvisioner(), ...options });
+}
+
+/** The options with the defaults filled in, as the controller resolved them. */
+function optionsOf(controller: ProvisionController): ResolvedOptions {
+  return internalsOf(controller).options;
 }
 
 afterEach(() => {
@@ -52,7 +60,7 @@ describe('ProvisionController options: defaults', () => {
 
   it('a controller built without options uses them', () => {
     const c = make();
-    expect(c.options).toMatchObject({
+    expect(optionsOf(c)).toMatchObject({
       resyncPeriodMs: 900_000,
       threadiness: 4,
       exponentialBackOffOnError: true,
@@ -71,58 +79,58 @@ describe('ProvisionController options: defaults', () => {
       provisionTimeoutMs: 0,
       deletionTimeoutMs: 0,
     });
-    expect(c.options.rateLimiter).toBeUndefined();
-    expect(c.options.createProvisionedPVLimiter).toBeUndefined();
+    expect(optionsOf(c).rateLimiter).toBeUndefined();
+    expect(optionsOf(c).createProvisionedPVLimiter).toBeUndefined();
     expect(c.hasRun()).toBe(false);
   });
 
   it('the PV name defaults to pvc-<claim uid>', () => {
     const claim: V1PersistentVolumeClaim = { metadata: { name: 'claim-1', namespace: 'default', uid: 'uid-1-1' } };
-    expect(make().options.volumeName(claim)).toBe('pvc-uid-1-1');
+    expect(optionsOf(make()).volumeName(claim)).toBe('pvc-uid-1-1');
   });
 
   it('the identity defaults to <hostname>_<uuid>, unique per controller', () => {
-    const a = make().options.identity;
-    const b = make().options.identity;
+    const a = optionsOf(make()).identity;
+    const b = optionsOf(make()).identity;
     expect(a).toMatch(/^.+_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(a).not.toBe(b);
-    expect(make({ identity: 'me' }).options.identity).toBe('me');
+    expect(optionsOf(make({ identity: 'me' })).identity).toBe('me');
   });
 
   it('the Lease namespace defaults to POD_NAMESPACE, and the option wins', () => {
     vi.stubEnv('POD_NAMESPACE', 'provisioners');
-    expect(make().options.leaderElectionNamespace).toBe('provisioners');
-    expect(make({ leaderElectionNamespace: 'kube-system' }).options.leaderElectionNamespace).toBe('kube-system');
+    expect(optionsOf(make()).leaderElectionNamespace).toBe('provisioners');
+    expect(optionsOf(make({ leaderElectionNamespace: 'kube-system' })).leaderElectionNamespace).toBe('kube-system');
   });
 
   it('explicit options replace the defaults', () => {
     const c = make({ resyncPeriodMs: 1_000, threadiness: 2, failedProvisionThreshold: 0, failedDeleteThreshold: 3, addFinalizer: true });
-    expect(c.options).toMatchObject({ resyncPeriodMs: 1_000, threadiness: 2, failedProvisionThreshold: 0, failedDeleteThreshold: 3, addFinalizer: true });
+    expect(optionsOf(c)).toMatchObject({ resyncPeriodMs: 1_000, threadiness: 2, failedProvisionThreshold: 0, failedDeleteThreshold: 3, addFinalizer: true });
   });
 
   it('accepts CSI driver style names and additional names', () => {
     const c = make({ provisionerName: 'hostpath.csi.k8s.io', additionalProvisionerNames: ['kubernetes.io/aws-ebs'] });
-    expect(c.options.provisionerName).toBe('hostpath.csi.k8s.io');
-    expect(c.options.additionalProvisionerNames).toEqual(['kubernetes.io/aws-ebs']);
+    expect(optionsOf(c).provisionerName).toBe('hostpath.csi.k8s.io');
+    expect(optionsOf(c).additionalProvisionerNames).toEqual(['kubernetes.io/aws-ebs']);
   });
 });
 
 describe('ProvisionController options: classic-guide aliases', () => {
   it('failedRetryThreshold sets both thresholds', () => {
-    expect(make({ failedRetryThreshold: 3 }).options).toMatchObject({ failedProvisionThreshold: 3, failedDeleteThreshold: 3 });
+    expect(optionsOf(make({ failedRetryThreshold: 3 }))).toMatchObject({ failedProvisionThreshold: 3, failedDeleteThreshold: 3 });
   });
 
   it('failedRetryThreshold 0 means retry forever for both', () => {
-    expect(make({ failedRetryThreshold: 0 }).options).toMatchObject({ failedProvisionThreshold: 0, failedDeleteThreshold: 0 });
+    expect(optionsOf(make({ failedRetryThreshold: 0 }))).toMatchObject({ failedProvisionThreshold: 0, failedDeleteThreshold: 0 });
   });
 
   it('the specific thresholds win over failedRetryThreshold', () => {
-    expect(make({ failedRetryThreshold: 3, failedDeleteThreshold: 7 }).options).toMatchObject({ failedProvisionThreshold: 3, failedDeleteThreshold: 7 });
+    expect(optionsOf(make({ failedRetryThreshold: 3, failedDeleteThreshold: 7 }))).toMatchObject({ failedProvisionThreshold: 3, failedDeleteThreshold: 7 });
   });
 
   it('leasePeriodMs is leaseDurationMs', () => {
-    expect(make({ leasePeriodMs: 30_000 }).options.leaseDurationMs).toBe(30_000);
-    expect(make({ leasePeriodMs: 30_000, leaseDurationMs: 20_000 }).options.leaseDurationMs).toBe(20_000);
+    expect(optionsOf(make({ leasePeriodMs: 30_000 })).leaseDurationMs).toBe(30_000);
+    expect(optionsOf(make({ leasePeriodMs: 30_000, leaseDurationMs: 20_000 })).leaseDurationMs).toBe(20_000);
   });
 
   it('leasePeriodMs is validated as the lease duration', () => {
@@ -133,8 +141,8 @@ describe('ProvisionController options: classic-guide aliases', () => {
     const shared = { kubeConfig: kubeConfig(), provisioner: testProvisioner(), identity: 'x' };
     const with_ = make({ ...shared, termLimitMs: 60_000 });
     const without = make(shared);
-    expect({ ...with_.options, volumeName: undefined }).toEqual({ ...without.options, volumeName: undefined });
-    expect(with_.options).not.toHaveProperty('termLimitMs');
+    expect({ ...optionsOf(with_), volumeName: undefined }).toEqual({ ...optionsOf(without), volumeName: undefined });
+    expect(optionsOf(with_)).not.toHaveProperty('termLimitMs');
   });
 });
 
@@ -212,7 +220,7 @@ describe('ProvisionController options: construction errors', () => {
     expect(() => make({ createProvisionedPVLimiter: limiter, createProvisionedPVIntervalMs: 100 })).toThrow(
       'ProvisionController: createProvisionedPVLimiter cannot be used together with createProvisionedPVIntervalMs',
     );
-    expect(make({ createProvisionedPVLimiter: limiter }).options.createProvisionedPVLimiter).toBe(limiter);
+    expect(optionsOf(make({ createProvisionedPVLimiter: limiter })).createProvisionedPVLimiter).toBe(limiter);
   });
 
   it('a missing or incomplete provisioner', () => {
@@ -225,6 +233,16 @@ describe('ProvisionController options: construction errors', () => {
 
   it('a missing kubeConfig', () => {
     expect(() => make({ kubeConfig: undefined as unknown as KubeConfig })).toThrow('ProvisionController: kubeConfig is required');
+  });
+
+  it('a claim informer without the uid index the workers look claims up by', () => {
+    const kc = kubeConfig();
+    const { list, watch, path, decode } = resourceSpec(kc, 'PersistentVolumeClaim');
+    const bare = new Informer<V1PersistentVolumeClaim>({ list, watch, path, decode });
+    expect(() => make({ claimsInformer: bare })).toThrow(
+      'ProvisionController: claimsInformer must have the "uid" index (informerFor(kubeConfig, "PersistentVolumeClaim") has it)',
+    );
+    expect(() => make({ claimsInformer: informerFor(kc, 'PersistentVolumeClaim') })).not.toThrow();
   });
 });
 

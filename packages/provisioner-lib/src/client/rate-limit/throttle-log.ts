@@ -15,8 +15,8 @@ export interface ThrottleLogOptions {
 
 /**
  * A hook for `setClientRateLimit`'s `onThrottled` that logs as client-go's REST client does: every wait longer than
- * {@link LONG_THROTTLE_LATENCY_MS} (50 ms) at debug, and a wait longer than {@link EXTRA_LONG_THROTTLE_LATENCY_MS}
- * (1 s) at info, at most once per `minIntervalMs`. The message is client-go's: `Waited for <d> due to
+ * 50 ms (client-go's `longThrottleLatency`) at debug, and a wait longer than 1 s (`extraLongThrottleLatency`)
+ * at info, at most once per `minIntervalMs`. The message is client-go's: `Waited for <d> due to
  * client-side throttling, not priority and fairness, request: <VERB>:<URL>`.
  */
 export function logThrottledRequests(logger: Logger, options: ThrottleLogOptions = {}): ThrottleHook {

@@ -11,6 +11,8 @@
 export { runProvisioner } from './runtime/run-provisioner.js';
 export type {
   ControllerOverrides,
+  DaemonSetup,
+  EndpointPaths,
   PreflightContext,
   ProvisionerSetup,
   RunWithFlags,

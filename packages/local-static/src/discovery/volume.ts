@@ -1,0 +1,83 @@
+/**
+ * The PersistentVolume of a discovered volume, shaped as upstream shapes it.
+ *
+ * @module
+ */
+import type { V1Node, V1NodeSelectorTerm, V1PersistentVolume } from '@kubernetes/client-node';
+import type { VolumeMode } from './probe.js';
+
+/** The annotation naming the provisioner that created a PV. */
+export const PROVISIONED_BY_ANNOTATION = 'pv.kubernetes.io/provisioned-by';
+/** The node affinity annotation of `useAlphaAPI` (Kubernetes before 1.10). */
+export const ALPHA_NODE_AFFINITY_ANNOTATION = 'volume.alpha.kubernetes.io/node-affinity';
+/** The Node label whose value pins a PV to its node. */
+export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+/** Prefix of the provisioner's name. */
+export const PROVISIONER_NAME_PREFIX = 'local-volume-provisioner';
+
+/** `local-volume-provisioner-<node>-<uid>`, or `local-volume-provisioner-<node>` with `useNodeNameOnly`. */
+export function provisionerName(nodeName: string, nodeUid: string, useNodeNameOnly: boolean): string {
+  return useNodeNameOnly ? `${PROVISIONER_NAME_PREFIX}-${nodeName}` : `${PROVISIONER_NAME_PREFIX}-${nodeName}-${nodeUid}`;
+}
+
+/** What {@link buildVolume} needs. */
+export interface VolumeSpec {
+  name: string;
+  /** `hostDir/<entry>`. */
+  hostPath: string;
+  className: string;
+  capacity: string;
+  volumeMode: VolumeMode;
+  accessMode: string;
+  fsType?: string | undefined;
+  reclaimPolicy: string;
+  mountOptions: string[];
+  labels: Record<string, string>;
+  provisionerName: string;
+  /** The value of the Node's `kubernetes.io/hostname` label. */
+  hostname: string;
+  /** Extra node selector terms of the class. */
+  selector: V1NodeSelectorTerm[];
+  useAlphaAPI: boolean;
+  /** The Node, when the PV is to be owned by it (`setPVOwnerRef`). */
+  owner?: V1Node | undefined;
+}
+
+/** The PV object to create. */
+export function buildVolume(spec: VolumeSpec): V1PersistentVolume {
+  const terms: V1NodeSelectorTerm[] = [{ matchExpressions: [{ key: HOSTNAME_LABEL, operator: 'In', values: [spec.hostname] }] }, ...spec.selector];
+  const annotations: Record<string, string> = { [PROVISIONED_BY_ANNOTATION]: spec.provisionerName };
+  if (spec.useAlphaAPI) annotations[ALPHA_NODE_AFFINITY_ANNOTATION] = JSON.stringify({ requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } });
+  const owner = spec.owner;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name: spec.name,
+      annotations,
+      ...(Object.keys(spec.labels).length === 0 ? {} : { labels: spec.labels }),
+      ...(owner === undefined ? {} : { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '' }] }),
+    },
+    spec: {
+      capacity: { storage: spec.capacity },
+      local: { path: spec.hostPath, ...(spec.fsType === undefined ? {} : { fsType: spec.fsType }) },
+      accessModes: [spec.accessMode],
+      storageClassName: spec.className,
+      volumeMode: spec.volumeMode,
+      persistentVolumeReclaimPolicy: spec.reclaimPolicy,
+      ...(spec.mountOptions.length === 0 ? {} : { mountOptions: spec.mountOptions }),
+      ...(spec.useAlphaAPI ? {} : { nodeAffinity: { required: { nodeSelectorTerms: terms } } }),
+    },
+  };
+}
+
+/** The labels of new PVs: the `nodeLabelsForPV` the Node has, then `labelsForPV` on top. */
+export function volumeLabels(node: V1Node, nodeLabelsForPV: readonly string[], labelsForPV: Readonly<Record<string, string>>): Record<string, string> {
+  const labels: Record<string, string> = {};
+  const nodeLabels = node.metadata?.labels ?? {};
+  for (const key of nodeLabelsForPV) {
+    const value = nodeLabels[key];
+    if (value !== undefined) labels[key] = value;
+  }
+  return { ...labels, ...labelsForPV };
+}

@@ -144,6 +144,11 @@ export class LocalStaticProvisioner {
     return errors.length === 0 ? undefined : errors.join('; ');
   }
 
+  /** Passes completed since the start. */
+  get completedPasses(): number {
+    return this.passes;
+  }
+
   /** Cleanups running, succeeded and failed since the start. */
   cleanupStats(): { running: number; succeeded: number; failed: number } {
     return this.procTable.stats();

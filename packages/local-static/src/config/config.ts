@@ -50,7 +50,10 @@ export interface ProvisionerConfig {
   nodeLabelsForPV: string[];
   /** `labelsForPV`: labels put on new PVs (after the node's, so they win). Default none. */
   labelsForPV: Record<string, string>;
-  /** `useAlphaAPI`: node affinity in the alpha annotation instead of `spec.nodeAffinity`. Default false. */
+  /**
+   * `useAlphaAPI`: node affinity in the alpha annotation `volume.alpha.kubernetes.io/node-affinity` as well (upstream:
+   * instead of `spec.nodeAffinity`, which API servers since 1.10 require). Default false.
+   */
   useAlphaAPI: boolean;
   /** `useJobForCleaning`: clean block volumes with a Job instead of a process. Default false. */
   useJobForCleaning: boolean;

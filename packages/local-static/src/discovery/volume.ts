@@ -43,7 +43,10 @@ export interface VolumeSpec {
   owner?: V1Node | undefined;
 }
 
-/** The PV object to create. */
+/**
+ * The PV object to create. With `useAlphaAPI` the node affinity is in the alpha annotation too; `spec.nodeAffinity`
+ * is always set, as every API server since Kubernetes 1.10 requires it of a local PV.
+ */
 export function buildVolume(spec: VolumeSpec): V1PersistentVolume {
   const terms: V1NodeSelectorTerm[] = [{ matchExpressions: [{ key: HOSTNAME_LABEL, operator: 'In', values: [spec.hostname] }] }, ...spec.selector];
   const annotations: Record<string, string> = { [PROVISIONED_BY_ANNOTATION]: spec.provisionerName };
@@ -66,7 +69,8 @@ export function buildVolume(spec: VolumeSpec): V1PersistentVolume {
       volumeMode: spec.volumeMode,
       persistentVolumeReclaimPolicy: spec.reclaimPolicy,
       ...(spec.mountOptions.length === 0 ? {} : { mountOptions: spec.mountOptions }),
-      ...(spec.useAlphaAPI ? {} : { nodeAffinity: { required: { nodeSelectorTerms: terms } } }),
+      // Also with useAlphaAPI (upstream leaves it out then): API servers since 1.10 refuse a local PV without it.
+      nodeAffinity: { required: { nodeSelectorTerms: terms } },
     },
   };
 }

@@ -113,7 +113,7 @@ export class LocalStaticProvisioner {
   private taintRemoved = false;
   /** PVs created by this process that the informer may not have yet. */
   private readonly created = new Map<string, V1PersistentVolume>();
-  /** UIDs of PVs this process deleted that the informer may still have. */
+  /** UIDs of PVs this process deleted that the informer may still have (the deleter skips them; discovery still sees them). */
   private readonly deleted = new Set<string>();
   private wake: (() => void) | undefined;
   private readonly running = new Set<Promise<void>>();
@@ -252,7 +252,7 @@ export class LocalStaticProvisioner {
 
   /** The PVs of this node: the informer's, plus those just created. */
   private ourVolumes(): V1PersistentVolume[] {
-    const list = this.volumes.store.list().filter((pv) => this.isOurs(pv) && !this.deleted.has(pv.metadata?.uid ?? ''));
+    const list = this.volumes.store.list().filter((pv) => this.isOurs(pv));
     const names = new Set(list.map((pv) => pv.metadata?.name));
     for (const [name, pv] of this.created) if (!names.has(name)) list.push(pv);
     return list;
@@ -281,6 +281,8 @@ export class LocalStaticProvisioner {
     for (const pv of this.ourVolumes()) {
       if (signal.aborted) return;
       if (pv.status?.phase !== 'Released' || pv.metadata?.deletionTimestamp !== undefined) continue;
+      // Deleted already; the informer has not seen it go yet.
+      if (this.deleted.has(pv.metadata?.uid ?? '')) continue;
       const policy = pv.spec?.persistentVolumeReclaimPolicy;
       if (policy === 'Retain') continue;
       if (policy === 'Recycle') {

@@ -170,8 +170,8 @@ export function boundClaim(name: string, className: string, pvName: string, extr
 }
 
 /** Creates a pre-bound claim and waits until the PV is Bound to it. */
-export async function bind(e: Env, claim: string, className: string, pvName: string): Promise<void> {
-  await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: boundClaim(claim, className, pvName) });
+export async function bind(e: Env, claim: string, className: string, pvName: string, extra: Partial<V1PersistentVolumeClaim['spec']> = {}): Promise<void> {
+  await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: boundClaim(claim, className, pvName, extra) });
   await vi.waitFor(async () => {
     const pv = await e.read.volume(pvName);
     if (pv?.status?.phase !== 'Bound') throw new Error(`PV ${pvName} is ${pv?.status?.phase ?? 'missing'}`);

@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -8,4 +9,8 @@ export default defineConfig({
   clean: true,
   target: 'node22',
   platform: 'node',
+  // The block cleaners ship beside the code; the image puts them at /scripts, where the config refers to them.
+  onSuccess: async () => {
+    await cp('src/scripts', 'dist/scripts', { recursive: true });
+  },
 });

@@ -81,7 +81,7 @@ describe('the Helm chart', () => {
       ]),
     );
     expect(kinds.some((k) => k.startsWith('Role/'))).toBe(false);
-    const find = (kind: string): Obj => r.objects.find((o) => o.object.kind === kind)!.object as Obj;
+    const find = (kind: string): Obj => r.objects.find((o) => o.object.kind === kind)!.object;
     checkDeployment(find('DaemonSet'), find('ConfigMap'));
   });
 

@@ -42,7 +42,7 @@ export interface Env {
   /** Where `hostPath` is on `node`'s disk: the provisioner's `mountDir` for it. */
   onNode(node: string, hostPath: string): string;
   /** Starts a provisioner for `node` with `keys` (the ConfigMap's keys, parsed). */
-  start(node: string, keys: Record<string, unknown>, extra?: { env?: NodeJS.ProcessEnv }): Promise<Instance>;
+  start(node: string, keys: Record<string, unknown>, extra?: { env?: NodeJS.ProcessEnv; jobImage?: string }): Promise<Instance>;
   /** The metrics text of an instance. */
   metrics(instance: Instance): Promise<string>;
 }
@@ -98,6 +98,7 @@ export async function startEnv(nodes: NodeSpec[] = [{ name: 'node-1' }]): Promis
         metrics: prometheusSink(registry),
         namespace: 'default',
         ...(extra.env === undefined ? {} : { env: extra.env }),
+        ...(extra.jobImage === undefined ? {} : { jobImage: extra.jobImage }),
       });
       const abort = new AbortController();
       let started: () => void = () => undefined;

@@ -43,7 +43,8 @@ describeTiers('discovery', () => {
       mountOptions: ['ro'],
       nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }] } },
     });
-    expect(pv.status?.phase).toBe('Available');
+    // kube-controller-manager makes a new PV Available shortly after it is created.
+    await vi.waitFor(async () => expect((await e.read.volume(name1))?.status?.phase).toBe('Available'), WAIT);
     if (e.mounts.mountInfoPath === '/proc/self/mountinfo') {
       // tmpfs of 16 and 32 MiB: whole MiB from 10 MiB up.
       expect(pv.spec?.capacity?.storage).toBe('16Mi');

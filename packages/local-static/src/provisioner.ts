@@ -115,7 +115,9 @@ export class LocalStaticProvisioner {
   private readonly created = new Map<string, V1PersistentVolume>();
   /** UIDs of PVs this process deleted that the informer may still have (the deleter skips them; discovery still sees them). */
   private readonly deleted = new Set<string>();
+  /** Ends the pause between passes early; a wake during a pass makes the next pause end at once. */
   private wake: (() => void) | undefined;
+  private wakeRequested = false;
   private readonly running = new Set<Promise<void>>();
 
   constructor(private readonly options: LocalStaticProvisionerOptions) {
@@ -208,6 +210,10 @@ export class LocalStaticProvisioner {
   }
 
   private async pause(signal: AbortSignal): Promise<void> {
+    if (this.wakeRequested) {
+      this.wakeRequested = false;
+      return;
+    }
     const woken = new Promise<void>((resolve) => (this.wake = resolve));
     try {
       await Promise.race([sleep(this.clock, this.options.discoveryPeriodMs ?? DEFAULT_DISCOVERY_PERIOD_MS, signal), woken]);
@@ -215,6 +221,7 @@ export class LocalStaticProvisioner {
       // Stopped.
     } finally {
       this.wake = undefined;
+      this.wakeRequested = false;
     }
   }
 
@@ -423,7 +430,8 @@ export class LocalStaticProvisioner {
     );
     const tracked = done.finally(() => {
       this.running.delete(tracked);
-      this.wake?.();
+      if (this.wake === undefined) this.wakeRequested = true;
+      else this.wake();
     });
     this.running.add(tracked);
   }

@@ -20,16 +20,25 @@ export function jobName(pvName: string): string {
 
 /** What {@link cleanupJob} needs. */
 export interface CleanupJobSpec {
+  /** The PV whose volume is wiped. */
   pv: V1PersistentVolume;
+  /** The node the Job runs on. */
   nodeName: string;
+  /** The Job's namespace (`MY_NAMESPACE`). */
   namespace: string;
+  /** The cleaner's image (`JOB_CONTAINER_IMAGE`). */
   image: string;
+  /** `blockCleanerCommand`. */
   command: readonly string[];
   /** The device's path in the container (under `mountDir`). */
   containerPath: string;
+  /** The class's `hostDir`, mounted into the pod at `mountDir`. */
   hostDir: string;
+  /** The class's `mountDir`. */
   mountDir: string;
+  /** `jobTolerations`. */
   tolerations: readonly V1Toleration[];
+  /** Submission time, for the `start-time` annotation. */
   now: Date;
 }
 

@@ -22,24 +22,35 @@ export function provisionerName(nodeName: string, nodeUid: string, useNodeNameOn
 
 /** What {@link buildVolume} needs. */
 export interface VolumeSpec {
+  /** The PV's name (`local-pv-<hex>`). */
   name: string;
-  /** `hostDir/<entry>`. */
+  /** `spec.local.path`: `hostDir/<entry>`. */
   hostPath: string;
+  /** `spec.storageClassName`. */
   className: string;
+  /** `spec.capacity.storage`, a quantity. */
   capacity: string;
+  /** `spec.volumeMode`: the class's. */
   volumeMode: VolumeMode;
+  /** The one access mode. */
   accessMode: string;
+  /** `spec.local.fsType`. Default none. */
   fsType?: string | undefined;
+  /** `spec.persistentVolumeReclaimPolicy`: the StorageClass's. */
   reclaimPolicy: string;
+  /** `spec.mountOptions`: the StorageClass's; none when empty. */
   mountOptions: string[];
+  /** `metadata.labels`; none when empty. */
   labels: Record<string, string>;
+  /** The `pv.kubernetes.io/provisioned-by` annotation. */
   provisionerName: string;
   /** The value of the Node's `kubernetes.io/hostname` label. */
   hostname: string;
   /** Extra node selector terms of the class. */
   selector: V1NodeSelectorTerm[];
+  /** Whether the node affinity also goes into the alpha annotation. */
   useAlphaAPI: boolean;
-  /** The Node, when the PV is to be owned by it (`setPVOwnerRef`). */
+  /** The Node, when the PV is to be owned by it (`setPVOwnerRef`). Default: no owner. */
   owner?: V1Node | undefined;
 }
 

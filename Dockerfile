@@ -4,6 +4,7 @@
 #
 #   docker build --build-arg PACKAGE=local-path -t ghcr.io/kprov/local-path:0.1.0 .
 #   docker build --build-arg PACKAGE=hostpath-example -t ghcr.io/kprov/hostpath-example:0.1.0 .
+#   docker build --build-arg PACKAGE=local-static -t ghcr.io/kprov/local-static:0.1.0 .
 #
 # The build context is the repository root (a package needs the workspace). Only the files the build needs are copied
 # (manifests, then sources), so the host's node_modules and dist never reach the image, whichever ignore file Docker
@@ -14,7 +15,7 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 # ---- build: install the workspace, build the package and the libraries it uses, then prune to production deps
 FROM ${NODE_IMAGE} AS build
 ARG PACKAGE
-RUN test -n "${PACKAGE}" || { echo 'set --build-arg PACKAGE=local-path (or hostpath-example)' >&2; exit 1; }
+RUN test -n "${PACKAGE}" || { echo 'set --build-arg PACKAGE=local-path (or hostpath-example, local-static)' >&2; exit 1; }
 # Corepack cannot be used here; pnpm comes from npm.
 RUN npm install -g pnpm@10
 WORKDIR /workspace
@@ -48,6 +49,10 @@ COPY --from=build /app ./
 # manifests and chart set `command: [local-path-provisioner, ...]`, which replaces the ENTRYPOINT, so a user can
 # switch by changing only the image.
 RUN node -e 'const fs=require("fs");const bin=require("/app/package.json").bin||{};for(const [name,file] of Object.entries(bin)){fs.writeFileSync("/usr/bin/"+name,"#!/bin/sh\nexec node /app/"+file.replace(/^\.\//,"")+" \"$@\"\n",{mode:0o755});}'
+# A package that ships cleaner scripts in dist/scripts (local-static's block cleaners) has them at /scripts, the path
+# its config names (`blockCleanerCommand: ["/scripts/shred.sh", "2"]`), as in upstream's image. They need bash and
+# util-linux and e2fsprogs (ionice, mkfs, wipefs, blkdiscard), which the Debian base image has.
+RUN if [ -d /app/dist/scripts ]; then ln -s /app/dist/scripts /scripts; fi
 # Runs as root, as upstream local-path-provisioner's image: the hostPath example creates and removes directories in
 # a root-owned pvDir; local-path itself touches no host path (its helper pods do). Set runAsUser in the pod spec if
 # your setup allows a non-root user.

@@ -11,6 +11,8 @@
 export { runProvisioner } from './runtime/run-provisioner.js';
 export type {
   ControllerOverrides,
+  DaemonSetup,
+  EndpointPaths,
   PreflightContext,
   ProvisionerSetup,
   RunWithFlags,
@@ -26,6 +28,7 @@ export { flagsCommandLine, type CommandLine, type CommandLineParser, type Env, t
 export type { FlagDefinition, FlagTable, FlagType, FlagValue, FlagValues } from './runtime/flag-table.js';
 export { CommandLineError, parseGoFlags, completeFlagValues, convertFlagValue, type GoFlagsOptions, type ParsedFlags, type ParsedValue } from './runtime/go-flags.js';
 export { parseGoDuration } from './runtime/go-duration.js';
+export { goDuration as formatGoDuration } from './client/rate-limit/throttle-message.js';
 export { usageText } from './runtime/usage.js';
 export { DEFAULT_MESSAGES, type RuntimeMessages } from './runtime/messages.js';
 export { stopSignal, type StopSignal, type StopSignalOptions } from './runtime/stop-signal.js';

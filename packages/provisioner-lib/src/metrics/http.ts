@@ -26,6 +26,11 @@ export interface HttpEndpointOptions {
   /** Readiness checks by name, served at `/readyz` and `/readyz/<name>`. None: `/readyz` reports `ping` ok. */
   readyChecks?: Record<string, HealthCheck>;
   /**
+   * Path of the readiness checks instead of `/readyz` (e.g. `/ready`, where a binary's upstream served them); the
+   * answers are the same. Default `/readyz`.
+   */
+  readyPath?: string;
+  /**
    * Leader-election health, as the CSI sidecars serve it at `/healthz/leader-election`: an Error when this
    * process's lease renewal is overdue, else `undefined`. Also part of `/healthz` under the name `leader-election`.
    */
@@ -69,7 +74,7 @@ function send(res: ServerResponse, status: number, body: string, contentType = T
  * `?exclude=name` (repeatable) skips a check.
  */
 async function serveChecks(
-  kind: 'healthz' | 'readyz',
+  kind: string,
   checks: ReadonlyMap<string, HealthCheck>,
   sub: string,
   url: URL,
@@ -118,6 +123,7 @@ async function serveChecks(
 export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
   const host = options.host ?? '0.0.0.0';
   const metricsPath = options.metricsPath ?? '/metrics';
+  const readyPath = options.readyPath ?? '/readyz';
   const health = new Map(Object.entries(options.healthChecks ?? {}));
   const ready = new Map(Object.entries(options.readyChecks ?? {}));
   const leaderCheck = options.leaderCheck;
@@ -141,9 +147,9 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
       send(res, 200, body, contentType);
       return;
     }
-    for (const [kind, checks] of [['healthz', health], ['readyz', ready]] as const) {
-      if (path === `/${kind}` || path.startsWith(`/${kind}/`)) {
-        await serveChecks(kind, checks, path.slice(kind.length + 2), url, res);
+    for (const [base, checks] of [['/healthz', health], [readyPath, ready]] as const) {
+      if (path === base || path.startsWith(`${base}/`)) {
+        await serveChecks(base.slice(base.lastIndexOf('/') + 1), checks, path.slice(base.length + 1), url, res);
         return;
       }
     }

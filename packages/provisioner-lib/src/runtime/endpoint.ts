@@ -10,29 +10,36 @@ import type { EndpointAddress } from './common-options.js';
 export interface EndpointOptions {
   address: EndpointAddress;
   registry: Registry;
-  controller: ProvisionController;
+  /** The controller whose checks are served; undefined for a daemon without one (only the binary's checks then). */
+  controller: ProvisionController | undefined;
   /** Whether the controller runs with leader election (then `/healthz/leader-election` is served). */
   leaderElection: boolean;
   /** More liveness checks, beside `leader-election`. */
   healthChecks?: Record<string, HealthCheck> | undefined;
   /** More readiness checks, beside `informers`. */
   readyChecks?: Record<string, HealthCheck> | undefined;
+  /** Path of the metrics. Default `/metrics`. */
+  metricsPath?: string | undefined;
+  /** Path of the readiness checks. Default `/readyz`. */
+  readyPath?: string | undefined;
 }
 
 /**
  * Starts the endpoint: prom-client's process metrics are added to the registry, which `/metrics` renders;
- * `/readyz` has the `informers` check and `/healthz` the `leader-election` check of `controllerHealthChecks`, plus
- * the binary's own.
+ * `/readyz` has the `informers` check and `/healthz` the `leader-election` check of `controllerHealthChecks` (when
+ * there is a controller), plus the binary's own.
  */
 export async function serveEndpoint(options: EndpointOptions): Promise<HttpEndpoint> {
   const { registry } = options;
   collectDefaultMetrics({ register: registry });
-  const checks = controllerHealthChecks(options.controller, options.leaderElection);
+  const checks = options.controller === undefined ? { readyChecks: {} } : controllerHealthChecks(options.controller, options.leaderElection);
   return startHttpEndpoint({
     ...options.address,
     renderMetrics: () => renderRegistry(registry),
     ...checks,
     ...(options.healthChecks === undefined ? {} : { healthChecks: options.healthChecks }),
     readyChecks: { ...checks.readyChecks, ...options.readyChecks },
+    ...(options.metricsPath === undefined ? {} : { metricsPath: options.metricsPath }),
+    ...(options.readyPath === undefined ? {} : { readyPath: options.readyPath }),
   });
 }

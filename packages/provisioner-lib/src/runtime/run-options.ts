@@ -70,8 +70,16 @@ export interface SetupContext<O> extends PreflightContext<O> {
 /** The controller options a binary may set beside those the runtime sets from the common options. */
 export type ControllerOverrides = Partial<Omit<ProvisionControllerOptions, 'kubeConfig' | 'provisionerName' | 'provisioner' | 'metrics' | 'logger'>>;
 
+/** Where the endpoint serves what, for a binary that keeps its upstream's paths. */
+export interface EndpointPaths {
+  /** Path of the metrics. Default `/metrics`. */
+  metricsPath?: string;
+  /** Path of the readiness checks (their aggregate; `<readyPath>/<name>` for one). Default `/readyz`. */
+  readyPath?: string;
+}
+
 /** What the binary's `setup` gives back: its provisioner, and how the controller around it is made. */
-export interface ProvisionerSetup {
+export interface ProvisionerSetup extends EndpointPaths {
   /** The provisioner name StorageClasses refer to, e.g. `example.com/hostpath`. */
   provisionerName: string;
   /** The implementation. */
@@ -100,6 +108,23 @@ export interface ProvisionerSetup {
   beforeRun?: (controller: ProvisionController) => void;
 }
 
+/**
+ * What the `setup` of a binary that is not a `ProvisionController` gives back (a per-node daemon, say): its own run
+ * function. The runtime serves the endpoint with the registry, these checks and no controller checks, runs `run`
+ * until the stop, and exits 0 when it resolves, 1 when it rejects (unless the stop was requested).
+ */
+export interface DaemonSetup extends EndpointPaths {
+  /**
+   * Runs the daemon until `signal` aborts (the stop: a signal, `context.signal`, or a failure), then resolves once its
+   * work has stopped. `endpoint` is the metrics and health endpoint, undefined when `--http-endpoint` is off.
+   */
+  run: (signal: AbortSignal, started: { endpoint: HttpEndpoint | undefined }) => Promise<void>;
+  /** Liveness checks served at `/healthz/<name>`. Default none: `/healthz` answers `ok`. */
+  healthChecks?: Record<string, HealthCheck>;
+  /** Readiness checks served at `<readyPath>/<name>`. Default none: the ready path answers `ok`. */
+  readyChecks?: Record<string, HealthCheck>;
+}
+
 /** Options of `runProvisioner` whatever its flags, `O` being the binary's own options. */
 export interface RuntimeOptions<O> extends RuntimeContext {
   /** The program's name, for the help and usage errors of the runtime's command line. */
@@ -114,8 +139,11 @@ export interface RuntimeOptions<O> extends RuntimeContext {
    * does (exit code 1, the `failed` log line). Default none.
    */
   preflight?: (context: PreflightContext<O>) => void | Promise<void>;
-  /** Builds the provisioner from the parsed options; may be async. */
-  setup: (context: SetupContext<O>) => ProvisionerSetup | Promise<ProvisionerSetup>;
+  /**
+   * Builds the provisioner from the parsed options; may be async. A binary that is not a `ProvisionController`
+   * returns a {@link DaemonSetup} (its own `run`) instead; `onStarted` is not called for it.
+   */
+  setup: (context: SetupContext<O>) => ProvisionerSetup | DaemonSetup | Promise<ProvisionerSetup | DaemonSetup>;
   /** Arguments after the program name. Default `process.argv.slice(2)`. */
   argv?: readonly string[];
   /** Environment variables. Default `process.env`. */

@@ -11,7 +11,7 @@ import { serveEndpoint } from './endpoint.js';
 import type { FlagTable } from './flag-table.js';
 import { kubeClientConfig } from './kube-client.js';
 import { DEFAULT_MESSAGES } from './messages.js';
-import type { RunWithFlags, RunWithParser, RuntimeOptions } from './run-options.js';
+import type { ProvisionerSetup, RunWithFlags, RunWithParser, RuntimeOptions } from './run-options.js';
 import { stopSignal } from './stop-signal.js';
 
 /** The parser of `options.flags`: the binary's own, or the runtime's for a flag table. */
@@ -49,7 +49,9 @@ async function runAll(cleanups: (() => unknown)[]): Promise<void> {
  * then the setup's overrides); serves `/metrics`, `/healthz`, `/readyz` and `/healthz/leader-election` on
  * `--http-endpoint` when set; runs the controller until the stop. On stop the controller finishes its operations and
  * gives the Lease up (`--leader-election-release-on-cancel`, default on), then the clean-ups run and the endpoint
- * closes.
+ * closes. A setup that returns a `DaemonSetup` (its own `run`, for a binary that is not a `ProvisionController`) gets
+ * everything above but the controller: the endpoint serves its registry and checks, and its `run` runs until the
+ * stop.
  *
  * Exit codes: 0 after help or a requested stop (also when it came during start-up); 1 when start-up or the run
  * failed, or the Lease was lost (so that the kubelet restarts the container); 2 (or the binary parser's code) for a
@@ -91,6 +93,27 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
     await options.preflight?.({ options: command.options, common, env, logger });
     const kubeConfig = kubeClientConfig(common, env, logger, options.rateLimitClock);
     const registry = new Registry();
+    /** Serves the endpoint with `--http-endpoint` (undefined without), closed with the clean-ups. */
+    const serve = async (
+      controller: ProvisionController | undefined,
+      leaderElection: boolean,
+      parts: Pick<ProvisionerSetup, 'healthChecks' | 'readyChecks' | 'metricsPath' | 'readyPath'>,
+    ): Promise<HttpEndpoint | undefined> => {
+      if (common.httpEndpoint === undefined) return undefined;
+      const served = await serveEndpoint({
+        address: common.httpEndpoint,
+        registry,
+        controller,
+        leaderElection,
+        healthChecks: parts.healthChecks,
+        readyChecks: parts.readyChecks,
+        metricsPath: parts.metricsPath,
+        readyPath: parts.readyPath,
+      });
+      cleanups.push(() => served.close());
+      messages.serving(logger, served.url);
+      return served;
+    };
     const parts = await options.setup({
       options: command.options,
       common,
@@ -101,6 +124,12 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
       signal: stop.signal,
       defer: (cleanup) => cleanups.push(cleanup),
     });
+    if ('run' in parts) {
+      const endpoint = await serve(undefined, false, parts);
+      await parts.run(stop.signal, { endpoint });
+      messages.stopped(logger);
+      return 0;
+    }
     recorder = parts.controller?.eventRecorder;
     let controller: ProvisionController;
     try {
@@ -122,20 +151,7 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
     } catch (err) {
       throw parts.controllerError === undefined ? err : parts.controllerError(err);
     }
-    let endpoint: HttpEndpoint | undefined;
-    if (common.httpEndpoint !== undefined) {
-      const served = await serveEndpoint({
-        address: common.httpEndpoint,
-        registry,
-        controller,
-        leaderElection: parts.controller?.leaderElection ?? common.leaderElection,
-        healthChecks: parts.healthChecks,
-        readyChecks: parts.readyChecks,
-      });
-      endpoint = served;
-      cleanups.push(() => served.close());
-      messages.serving(logger, served.url);
-    }
+    const endpoint = await serve(controller, parts.controller?.leaderElection ?? common.leaderElection, parts);
     parts.beforeRun?.(controller);
     controller.once('started', () => options.onStarted?.({ controller, endpoint }));
     try {

@@ -16,7 +16,7 @@ import { clientRateLimiter } from '../../src/client/rate-limit/client-rate-limit
 import type { Provisioner } from '../../src/controller/provisioner.js';
 import type { RequestRateLimiter, TokenBucketRateLimiter } from '../../src/client/rate-limit/token-bucket.js';
 import { runProvisioner } from '../../src/runtime/run-provisioner.js';
-import type { ProvisionerSetup, RuntimeContext, SetupContext, StartedProvisioner } from '../../src/runtime/run-options.js';
+import type { DaemonSetup, ProvisionerSetup, RuntimeContext, SetupContext, StartedProvisioner } from '../../src/runtime/run-options.js';
 import { apiOf, createClaim, createClass, waitBound, WAIT } from '../support/cluster.js';
 
 const PROVISIONER = 'example.com/runtime-test';
@@ -49,7 +49,7 @@ interface Run {
   stderr: () => string;
 }
 
-type Setup = (context: SetupContext<{ backend: string }>) => ProvisionerSetup | Promise<ProvisionerSetup>;
+type Setup = (context: SetupContext<{ backend: string }>) => ProvisionerSetup | DaemonSetup | Promise<ProvisionerSetup | DaemonSetup>;
 
 const defaultSetup: Setup = () => ({ provisionerName: PROVISIONER, provisioner });
 
@@ -212,6 +212,58 @@ describeTiers('runProvisioner', (tier) => {
     }));
     expect(await program.exited).toBe(1);
     expect(program.lines().at(-1)?.err).toMatch(/^invalid --provisioner-name: ProvisionController: provisionerName "not a name" must have the form/);
+  });
+});
+
+describeTiers('runProvisioner with a daemon setup', (tier) => {
+  it('runs the setup\'s own run with the endpoint on its paths and checks, no controller and no Lease; exits 0 on stop', async () => {
+    const { read, args } = await startCluster(tier);
+    let ready = false;
+    let running: (endpoint: string) => void = () => undefined;
+    const served = new Promise<string>((resolve) => (running = resolve));
+    const program = run([...args, '--http-endpoint', '127.0.0.1:0'], ({ kubeConfig, registry, logger }) => {
+      const passes = new Counter({ name: 'daemon_passes_total', help: 'Passes of the daemon.', registers: [registry] });
+      return {
+        metricsPath: '/custom-metrics',
+        readyPath: '/ready',
+        readyChecks: {
+          passes: () => {
+            if (!ready) throw new Error('no pass yet');
+          },
+        },
+        run: async (signal, { endpoint }) => {
+          // The kubeconfig of the command line reaches the cluster.
+          expect(kubeConfig.getCurrentCluster()?.server).toBeDefined();
+          passes.inc();
+          logger.info({}, 'Daemon running');
+          running(endpoint!.url);
+          await once(signal, 'abort');
+        },
+      };
+    });
+    tier.defer(program.stop);
+    const url = await served;
+    expect(await get(`${url}/ready`)).toEqual({ status: 500, body: '[-]passes failed: no pass yet\nready check failed\n' });
+    ready = true;
+    expect(await get(`${url}/ready`)).toEqual({ status: 200, body: 'ok' });
+    expect(await get(`${url}/ready/passes`)).toEqual({ status: 200, body: 'ok' });
+    expect((await get(`${url}/readyz`)).status).toBe(404);
+    expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: 'ok' });
+    expect((await get(`${url}/healthz/leader-election`)).status).toBe(404);
+    expect((await get(`${url}/metrics`)).status).toBe(404);
+    expect((await get(`${url}/custom-metrics`)).body).toMatch(/^daemon_passes_total 1$/m);
+    expect(await program.stop()).toBe(0);
+    expect(await read.leases('default')).toEqual([]);
+    expect(program.lines().map((l) => l.msg)).toEqual(['Serving metrics and health checks', 'Daemon running', 'Stopped']);
+  });
+
+  it('exits 1 when the daemon\'s run fails, logging why', async () => {
+    const { args } = await startCluster(tier);
+    const program = run(args, () => ({
+      run: () => Promise.reject(new Error('disk gone')),
+    }));
+    expect(await program.exited).toBe(1);
+    expect(program.lines().at(-1)).toEqual({ ts: expect.any(Number) as number, msg: 'Provisioner failed', err: 'disk gone' });
   });
 });
 

@@ -1,0 +1,177 @@
+/**
+ * The config from a mounted ConfigMap directory, re-read every `--config-sync-period`. A config that cannot be read
+ * never replaces the one in force (upstream exits then); a class that became invalid keeps its last valid settings.
+ *
+ * @module
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { realClock, sleep, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { parse } from 'yaml';
+import { buildConfig, type ProvisionerConfig } from './config.js';
+
+/** The config directory could not be read, or a key is not YAML. */
+export class ConfigReadError extends Error {
+  override readonly name = 'ConfigReadError';
+}
+
+/**
+ * The files of a ConfigMap directory: one per key, by file name. Names starting with `..` (the kubelet's `..data`
+ * link and timestamped folders) and directories are skipped.
+ */
+export async function readConfigTexts(dir: string): Promise<Record<string, string>> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).sort();
+  } catch (err) {
+    throw new ConfigReadError(`cannot read the config directory ${dir}: ${(err as Error).message}`, { cause: err });
+  }
+  const texts: Record<string, string> = {};
+  for (const name of names) {
+    if (name.startsWith('..')) continue;
+    const file = join(dir, name);
+    try {
+      if ((await stat(file)).isDirectory()) continue;
+      texts[name] = await readFile(file, 'utf8');
+    } catch (err) {
+      throw new ConfigReadError(`cannot read ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  return texts;
+}
+
+/**
+ * The keys' values as YAML 1.1 (what upstream's Go YAML library reads: `yes` and `no` are booleans too).
+ *
+ * @throws {@link ConfigReadError} naming the key whose text is not YAML.
+ */
+export function parseConfigTexts(texts: Readonly<Record<string, string>>): Record<string, unknown> {
+  const keys: Record<string, unknown> = {};
+  for (const [name, text] of Object.entries(texts)) {
+    try {
+      keys[name] = parse(text, { version: '1.1' }) as unknown;
+    } catch (err) {
+      throw new ConfigReadError(`key ${name} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err });
+    }
+  }
+  return keys;
+}
+
+/** The config in force and what is wrong with the config the directory holds now. */
+export interface ConfigState {
+  /** The config in force. */
+  config: ProvisionerConfig;
+  /**
+   * Problems of the last config read: keys and classes that could not be used (left at their default, or at their
+   * last valid settings), or why the whole config could not be read. Empty when everything applied.
+   */
+  errors: string[];
+}
+
+/** Options of {@link ConfigDirectory}. */
+export interface ConfigDirectoryOptions {
+  /** The mounted ConfigMap. */
+  dir: string;
+  /** How often it is read again, in ms (`--config-sync-period`). */
+  periodMs: number;
+  /** Time source of the polling. Default the real clock. */
+  clock?: Clock;
+  /** Default silent. */
+  logger?: Logger;
+}
+
+/** The config of a ConfigMap directory, kept current by {@link ConfigDirectory.run}. */
+export class ConfigDirectory {
+  private state: ConfigState | undefined;
+  private lastTexts = '';
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly listeners = new Set<(state: ConfigState) => void>();
+
+  constructor(private readonly options: ConfigDirectoryOptions) {
+    this.clock = options.clock ?? realClock;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /**
+   * The first read. Keys and classes that cannot be used are reported in the state's `errors` (and logged).
+   *
+   * @throws {@link ConfigReadError} when the directory cannot be read or a key is not YAML (upstream exits then too).
+   */
+  async load(): Promise<ConfigState> {
+    const texts = await readConfigTexts(this.options.dir);
+    const built = buildConfig(parseConfigTexts(texts));
+    this.lastTexts = JSON.stringify(texts);
+    this.state = built;
+    for (const error of built.errors) this.logger.error({ err: error }, 'Invalid provisioner configuration entry, left out');
+    return built;
+  }
+
+  /** The state in force. @throws Error before {@link ConfigDirectory.load}. */
+  current(): ConfigState {
+    if (this.state === undefined) throw new Error('config not loaded yet');
+    return this.state;
+  }
+
+  /** Calls `listener` with every new state (a changed config, or a change in what is wrong with it). */
+  onChange(listener: (state: ConfigState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Reads the directory again and applies what changed; never throws. */
+  async reload(): Promise<void> {
+    const previous = this.current();
+    let texts: Record<string, string>;
+    let keys: Record<string, unknown>;
+    try {
+      texts = await readConfigTexts(this.options.dir);
+      if (JSON.stringify(texts) === this.lastTexts) return;
+      this.lastTexts = JSON.stringify(texts);
+      keys = parseConfigTexts(texts);
+    } catch (err) {
+      const message = `${(err as Error).message}; keeping the last valid configuration`;
+      if (previous.errors.length === 1 && previous.errors[0] === message) return;
+      this.logger.error({ err: message }, 'Failed to load the new provisioner configuration');
+      this.publish({ config: previous.config, errors: [message] });
+      return;
+    }
+    const built = buildConfig(keys);
+    // A class whose new entry is invalid keeps the settings it had: its volumes go on being discovered and cleaned.
+    const kept: string[] = [];
+    const classes = (keys.storageClassMap ?? {}) as Record<string, unknown>;
+    for (const [name, settings] of Object.entries(previous.config.storageClassMap)) {
+      if (built.config.storageClassMap[name] === undefined && typeof classes === 'object' && name in classes) {
+        built.config.storageClassMap[name] = settings;
+        kept.push(name);
+      }
+    }
+    for (const error of built.errors) this.logger.error({ err: error }, 'Invalid provisioner configuration entry');
+    if (kept.length > 0) this.logger.warn({ classes: kept }, 'Keeping the last valid settings of classes whose new entry is invalid');
+    this.logger.info({}, 'Provisioner configuration changed, applying it');
+    this.publish(built);
+  }
+
+  private publish(state: ConfigState): void {
+    this.state = state;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state);
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'Config listener failed');
+      }
+    }
+  }
+
+  /** Re-reads the directory every `periodMs` until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await sleep(this.clock, this.options.periodMs, signal);
+      } catch {
+        return;
+      }
+      await this.reload();
+    }
+  }
+}

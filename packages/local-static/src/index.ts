@@ -1,0 +1,50 @@
+/**
+ * @packageDocumentation
+ * `@kprov/local-static`: the static local volume provisioner of sig-storage-local-static-provisioner
+ * (`local-volume-provisioner`) on kprov's building blocks. One instance per node publishes the disks mounted in its
+ * discovery directories as local PersistentVolumes and cleans them when they are released.
+ */
+export { main, NODE_NAME_ENV, NAMESPACE_ENV, JOB_IMAGE_ENV, READY_PATH, type MainContext } from './main.js';
+export { parseCommandLine, PROGRAM, FLAGS, DEFAULT_CONFIG_SYNC_PERIOD_MS, type LocalStaticOptions } from './options.js';
+export {
+  LocalStaticProvisioner,
+  DEFAULT_DISCOVERY_PERIOD_MS,
+  VOLUME_FAILED_DELETE,
+  VOLUME_DELETE,
+  VOLUME_UNSUPPORTED_RECLAIM_POLICY,
+  VOLUME_UNKNOWN_RECLAIM_POLICY,
+  BLOCK_DEVICE_ENV,
+  type LocalStaticProvisionerOptions,
+} from './provisioner.js';
+export {
+  buildConfig,
+  buildClassConfig,
+  emptyConfig,
+  DEFAULT_CONFIG_DIR,
+  DEFAULT_BLOCK_CLEANER_COMMAND,
+  DEFAULT_MIN_RESYNC_PERIOD_MS,
+  DEFAULT_CLEANUP_TIMEOUT_MS,
+  type BuiltConfig,
+  type ClassConfig,
+  type ProvisionerConfig,
+} from './config/config.js';
+export { ConfigDirectory, ConfigReadError, readConfigTexts, parseConfigTexts, type ConfigDirectoryOptions, type ConfigState } from './config/source.js';
+export { compileGlob, nameMatcher, BadPatternError } from './config/glob.js';
+export { createLocalStaticMetrics, METRIC_NAMES, METRICS_SUBSYSTEM, type LocalStaticMetrics } from './metrics.js';
+export { ProcTable, type CleanupEntry, type CleanupState, type ProcTableGauges } from './deleter/proctable.js';
+export { removeContents, runCleanerCommand, withTimeout, CleanupTimeoutError, type CleanerCommandOptions } from './deleter/cleanup.js';
+export { cleanupJob, jobName, JOB_START_TIME_ANNOTATION, JOB_DEVICE_ANNOTATION, type CleanupJobSpec } from './deleter/job.js';
+export { volumeName, fnv1a32, PV_NAME_PREFIX } from './discovery/volume-name.js';
+export { roundDownCapacity, capacityQuantity, capacityBucket } from './discovery/capacity.js';
+export { parseMountInfo, readMountPoints, DEFAULT_MOUNT_INFO } from './discovery/mounts.js';
+export { pathMode, filesystemCapacity, blockDeviceCapacity, DEFAULT_SYSFS, type VolumeMode } from './discovery/probe.js';
+export {
+  buildVolume,
+  volumeLabels,
+  provisionerName,
+  PROVISIONED_BY_ANNOTATION,
+  ALPHA_NODE_AFFINITY_ANNOTATION,
+  HOSTNAME_LABEL,
+  PROVISIONER_NAME_PREFIX,
+  type VolumeSpec,
+} from './discovery/volume.js';

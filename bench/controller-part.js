@@ -163,7 +163,7 @@ export async function controllerPart(tier, options, ctx) {
    * created by the load generator while the controller runs, then the driver waits for the last PV and takes a
    * memory snapshot after full GCs. `limit`: a client-side rate limit { qps, burst } for the controller.
    */
-  async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0) {
+  async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0, backlog = false) {
     const storage = lib.makeApiClient(kc, k8s.StorageV1Api);
     await storage.createStorageClass({
       body: {
@@ -176,9 +176,27 @@ export async function controllerPart(tier, options, ctx) {
       },
     });
     if (ctx.aborted()) throw new Error('stopped');
+    const core = lib.makeApiClient(kc, k8s.CoreV1Api);
+    const created = new Map();
+    /** With `backlog`, the first burst's claims, created before the controller process starts. */
+    let pending;
+    if (backlog) {
+      const uids = new Set();
+      const createStart = now();
+      await pool(bursts[0], options.createConcurrency, async (i) => {
+        const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-0-${i}`) });
+        const uid = pvc.metadata?.uid ?? '';
+        created.set(uid, now());
+        uids.add(uid);
+      });
+      pending = { uids, createMs: now() - createStart };
+    }
     const child = fork(CONTROLLER_JS, [], {
       execArgv: ['--expose-gc', ...options.controllerNodeArgs],
-      env: { ...process.env, KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, ...(limit ?? {}) }) },
+      env: {
+        ...process.env,
+        KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, ...(limit ?? {}), ...(backlog ? { backlog: bursts[0] } : {}) }),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     ctx.live.add(child);
@@ -186,29 +204,36 @@ export async function controllerPart(tier, options, ctx) {
     const label = `threadiness ${threadiness}${limit === undefined ? '' : `, QPS ${limit.qps}/burst ${limit.burst}`}`;
     let result;
     try {
+      const runServerCpu = server.serverCpuMs();
+      const runKcmCpu = server.kcmCpuMs();
+      const runDriverCpu = process.cpuUsage();
+      const runWallStart = now();
       const started = await next('started', 60_000);
       say(`${label}: controller started`);
-      const core = lib.makeApiClient(kc, k8s.CoreV1Api);
-      const created = new Map();
       const burstResults = [];
       let total = 0;
       let complete = true;
       for (const [b, claims] of bursts.entries()) {
         total += claims;
-        child.send({ type: 'burst', expected: total });
-        const serverCpu = server.serverCpuMs();
-        const kcmCpu = server.kcmCpuMs();
-        const driverCpu = process.cpuUsage();
-        const wallStart = now();
-        const uids = new Set();
-        const createStart = now();
-        await pool(claims, options.createConcurrency, async (i) => {
-          const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-${b}-${i}`) });
-          const uid = pvc.metadata?.uid ?? '';
-          created.set(uid, now());
-          uids.add(uid);
-        });
-        const createMs = now() - createStart;
+        const backlogged = b === 0 && pending !== undefined;
+        if (!backlogged) child.send({ type: 'burst', expected: total });
+        const serverCpu = backlogged ? runServerCpu : server.serverCpuMs();
+        const kcmCpu = backlogged ? runKcmCpu : server.kcmCpuMs();
+        const driverCpu = backlogged ? runDriverCpu : process.cpuUsage();
+        const wallStart = backlogged ? runWallStart : now();
+        let uids = new Set();
+        let createMs;
+        if (backlogged) ({ uids, createMs } = pending);
+        else {
+          const createStart = now();
+          await pool(claims, options.createConcurrency, async (i) => {
+            const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-${b}-${i}`) });
+            const uid = pvc.metadata?.uid ?? '';
+            created.set(uid, now());
+            uids.add(uid);
+          });
+          createMs = now() - createStart;
+        }
         let done;
         const timeoutMs = limit === undefined ? options.timeoutMs : Math.ceil(60 + (claims * 3) / limit.qps) * 1000;
         try {
@@ -231,7 +256,17 @@ export async function controllerPart(tier, options, ctx) {
         child.send({ type: 'snapshot' });
         const snapshot = await next('snapshot', 30_000);
         say(`${label}: burst ${b + 1} (${claims} claims) provisioned`);
-        burstResults.push({ claims, complete: true, uids, createMs, cpu, controllerCpuMs: done.cpuMs, memory: done.memory, afterGc: snapshot.memory });
+        burstResults.push({
+          claims,
+          complete: true,
+          uids,
+          createMs,
+          cpu,
+          controllerCpuMs: done.cpuMs,
+          memory: done.memory,
+          afterGc: snapshot.memory,
+          ...(backlogged ? { runMs: done.wallMs } : {}),
+        });
       }
       if (limit !== undefined && complete) {
         // Under a client-side limit the Events trail the PVs (they wait at low priority): give them the time their
@@ -313,13 +348,15 @@ export async function controllerPart(tier, options, ctx) {
           toSave.push(t - p);
         }
       }
-      const spanMs = last - first;
+      // A backlog (claims created before the controller started) counts from the controller's run() to the last PV.
+      const spanMs = b.runMs ?? last - first;
       return {
         claims: b.claims,
         provisioned,
         complete: b.complete,
         spanMs,
         perSecond: (provisioned / spanMs) * 1000,
+        backlog: b.runMs !== undefined,
         latencyMs: dist(latencies),
         latencySplitMs: { createdToProvisionCall: dist(toCall), provisionCallToSaved: dist(toSave) },
         loadGenerator: { concurrency: options.createConcurrency, ms: b.createMs, perSecond: (b.claims / b.createMs) * 1000 },
@@ -369,6 +406,7 @@ export async function controllerPart(tier, options, ctx) {
     let raw;
     let rawDefault = null;
     let controller;
+    let backlog;
     if (tier === 'testkit') {
       say(`threadiness ${t}: raw PV creates, shared agent`);
       raw = await withServer(`raw-${t}`, (kc, server) => rawRun(kc, server, t, 'shared', 'raw'));
@@ -381,20 +419,33 @@ export async function controllerPart(tier, options, ctx) {
           return { agent: 'default', inFlight: t, error: message, perSecond: NaN };
         });
       }
+      say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
+      backlog = await withServer(`backlog-${t}`, (kc, server) => controllerRun(kc, server, t, [options.claims], undefined, 0, true));
       say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
       controller = await withServer(`controller-${t}`, (kc, server) => controllerRun(kc, server, t, bursts));
     } else {
-      // One control plane per threadiness: the controller first (its informers list an empty cluster), then the raw
-      // PV creates on the same server.
-      ({ controller, raw } = await withServer(`threadiness-${t}`, async (kc, server) => {
-        say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
-        const c = await controllerRun(kc, server, t, bursts);
+      // On a real control plane the raw PV creates run on the server of the backlog run, right after it (the
+      // controller first, so that its informers list only its own claims).
+      ({ backlog, raw } = await withServer(`backlog-${t}`, async (kc, server) => {
+        say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
+        const c = await controllerRun(kc, server, t, [options.claims], undefined, 0, true);
         say(`threadiness ${t}: raw PV creates, shared agent`);
         const r = await rawRun(kc, server, t, 'shared', 'raw');
-        return { controller: c, raw: r };
+        return { backlog: c, raw: r };
       }));
+      controller = await withServer(`threadiness-${t}`, async (kc, server) => {
+        say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
+        return controllerRun(kc, server, t, bursts);
+      });
     }
-    runs.push({ threadiness: t, controller, raw: { shared: raw, default: rawDefault }, ratio: controller.bursts[0].perSecond / raw.perSecond });
+    runs.push({
+      threadiness: t,
+      controller,
+      backlog,
+      raw: { shared: raw, default: rawDefault },
+      ratio: backlog.bursts[0].perSecond / raw.perSecond,
+      burstRatio: controller.bursts[0].perSecond / raw.perSecond,
+    });
   }
 
   let qps = null;
@@ -436,8 +487,20 @@ function mainTable(part, options) {
   const rows = [];
   const row = (label, fn) => rows.push([label, ...runs.map(fn)]);
   const first = (r) => r.controller.bursts[0];
-  row(`claims provisioned (first burst of ${f0(options.claims)})`, (r) => `${f0(first(r).provisioned)} / ${f0(first(r).claims)}${first(r).complete ? '' : ' (timed out)'}`);
-  row('**provisions/s** (first PVC created → last PV created)', (r) => `**${f0(first(r).perSecond)}**`);
+  const pending = (r) => r.backlog.bursts[0];
+  row(`claims provisioned: ${f0(options.claims)} pending at the start / a burst of ${f0(options.claims)}`, (r) =>
+    [pending(r), first(r)].map((b) => `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`).join('<br>'),
+  );
+  row(`**provisions/s, ${f0(options.claims)} claims pending when the controller starts** (run() → last PV created)`, (r) => `**${f0(pending(r).perSecond)}**`);
+  row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling)', (r) => f0(r.raw.shared.perSecond));
+  row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
+  row('↳ CPU ms per provision: controller / server', (r) => `${f2(pending(r).cpuMsPerProvision)} / ${f2(pending(r).cpu.serverMsPerProvision)}`);
+  row('↳ Events written / dropped (queue full)', (r) =>
+    `${f0(Object.values(r.backlog.eventsWritten).reduce((n, e) => n + e.objects, 0))} / ${f0(r.backlog.eventsDropped)}`,
+  );
+  row(`**provisions/s, a burst of ${f0(options.claims)}** created while the controller runs (first PVC created → last PV created)`, (r) => `**${f0(first(r).perSecond)}**`);
+  row(`↳ load generator PVC creates/s in that burst (${options.createConcurrency} in flight): the most the controller can provision`, (r) => f0(first(r).loadGenerator.perSecond));
+  row('↳ controller / raw, in the burst', (r) => f2(r.burstRatio));
   row('PVC created → PV created, p50 / p95 / p99 (ms)', (r) => {
     const l = first(r).latencyMs;
     return `${f1(l.p50)} / ${f1(l.p95)} / ${f1(l.p99)}`;
@@ -450,14 +513,11 @@ function mainTable(part, options) {
     const l = first(r).latencySplitMs.provisionCallToSaved;
     return `${f1(l.p50)} / ${f1(l.p95)}`;
   });
-  row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling, same server)', (r) => f0(r.raw.shared.perSecond));
-  row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
   if (part.tier === 'testkit' && options.defaultAgent) {
     row(`raw PV creates/s, client-node default agent (new connection per request; ${f0(Math.min(options.claims, DEFAULT_AGENT_CREATES))} creates)`, (r) =>
       r.raw.default?.error === undefined ? f0(r.raw.default?.perSecond) : 'failed, see JSON',
     );
   }
-  row(`load generator PVC creates/s (${options.createConcurrency} in flight)`, (r) => f0(first(r).loadGenerator.perSecond));
   row('later bursts: claims → provisions/s, latency p50 / p99 (ms)', (r) =>
     r.controller.bursts.length < 2
       ? '–'

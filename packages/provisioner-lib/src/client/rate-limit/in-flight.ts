@@ -40,7 +40,7 @@ export class InFlightRequests {
         const onAbort = (): void => {
           const i = this.#waiting.indexOf(wake);
           if (i !== -1) this.#waiting.splice(i, 1);
-          reject(signal?.reason);
+          reject(signal?.reason as Error);
         };
         const wake = (): void => {
           signal?.removeEventListener('abort', onAbort);

@@ -1,6 +1,6 @@
 // The ProvisionController part of `pnpm bench` (run.js), on one kind of server: `kprov-testkit serve` (tier
 // `testkit`) or a real control plane from $KUBEBUILDER_ASSETS (tier `real`). See bench/README.md.
-import { fork } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import {
 } from './common.js';
 
 const CONTROLLER_JS = fileURLToPath(new URL('./controller.js', import.meta.url));
+const BASELINE_JS = fileURLToPath(new URL('./baseline.js', import.meta.url));
 
 /**
  * client-node's default agent leaves every connection open until the server's keep-alive timeout (60 s for the
@@ -192,6 +193,7 @@ export async function controllerPart(tier, options, ctx) {
       pending = { uids, createMs: now() - createStart };
     }
     const child = fork(CONTROLLER_JS, [], {
+      ...(ctx.memoryLimit === undefined ? {} : { execPath: ctx.memoryLimit.execPath }),
       execArgv: ['--expose-gc', ...options.controllerNodeArgs],
       env: {
         ...process.env,
@@ -305,6 +307,16 @@ export async function controllerPart(tier, options, ctx) {
       await waitForExit(child, 15_000);
       ctx.live.delete(child);
     }
+  }
+
+  /** Memory of a process that imports what the controller imports and loads the KubeConfig, nothing more. */
+  async function baselineMemory(kubeconfig) {
+    const out = await new Promise((resolve, reject) => {
+      execFile(ctx.memoryLimit?.execPath ?? process.execPath, ['--expose-gc', ...options.controllerNodeArgs, BASELINE_JS, kubeconfig], (err, stdout) =>
+        err === null ? resolve(stdout) : reject(err),
+      );
+    });
+    return JSON.parse(out);
   }
 
   /** The controller's Events in `default`: objects and their total count, by reason. */
@@ -462,7 +474,10 @@ export async function controllerPart(tier, options, ctx) {
     const bursts = [];
     for (let left = options.cacheClaims; left > 0; left -= options.claims) bursts.push(Math.min(options.claims, left));
     say(`threadiness ${t}: controller until ${options.cacheClaims} claims and PVs are cached, bursts of ${options.claims}`);
-    cache = await withServer(`cache-${t}`, (kc, server) => controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000));
+    cache = await withServer(`cache-${t}`, async (kc, server) => {
+      const baseline = await baselineMemory(server.kubeconfig);
+      return { ...(await controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000)), baseline };
+    });
   }
   return { tier, runs, qps, cache };
 }
@@ -566,6 +581,19 @@ function cacheTable(c) {
     return [`${f0(cached)} claims + ${f0(cached)} PVs cached`, memPair(b.memory), memPair(b.afterGc), f0(b.perSecond), f2(b.cpuMsPerProvision)];
   });
   rows.unshift(['informers synced (empty cluster)', '–', memPair(c.memory.start), '–', '–']);
+  if (c.baseline !== undefined) {
+    rows.unshift(['Node.js with client-node and the library imported, a KubeConfig loaded, no controller (another process)', '–', memPair(c.baseline), '–', '–']);
+    const last = c.bursts.at(-1)?.afterGc;
+    if (last !== undefined) {
+      rows.push([
+        `the controller's own, with ${f0(c.bursts.reduce((n, x) => n + x.provisioned, 0))} claims and PVs cached (after full GCs, less the row above)`,
+        '–',
+        `${mib(last.rss - c.baseline.rss)} / ${mib(last.heapUsed - c.baseline.heapUsed)}`,
+        '–',
+        '–',
+      ]);
+    }
+  }
   if (c.idle !== null) rows.push([`then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`, `${mib(c.idle.minRss)} / ${mib(c.idle.end.heapUsed)}`, '–', '–', '–']);
   return grid(['', 'RSS / heap used at the burst\'s last PV (MiB)', 'after full GCs (MiB)', 'provisions/s', 'controller CPU ms per provision'], rows);
 }
@@ -579,7 +607,7 @@ export const CONTROLLER_HEADINGS = {
 export function controllerMarkdown(part, options, meta) {
   const server =
     part.tier === 'real'
-      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates). The controller runs first; the raw PV creates follow on the same server`
+      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates). The raw PV creates follow the run with pending claims on the same server`
       : `\`kprov-testkit serve --no-scheduler --no-kubelet\`, a fresh child process for each raw setting and each controller run, warmed up with ${options.warmup} untimed ConfigMap creates. ${options.binder ? 'PV binder **on**' : 'PV binder **off** (`--no-binder`): claims are created with the storage-provisioner annotations the binder would add, and stay Pending'}`;
   return [
     CONTROLLER_HEADINGS[part.tier],
@@ -591,8 +619,8 @@ export function controllerMarkdown(part, options, meta) {
     ...(part.qps === null ? [] : ['Under a client-side rate limit (`setClientRateLimit`, client-go\'s defaults), a fresh server:', '', qpsTable(part.qps), '']),
     ...(part.cache === null ? [] : [`Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`, '', cacheTable(part.cache), '']),
     `- Server: ${server}.`,
-    `- Controller: its own process (importing only client-node and the library), leader election off, a trivial in-memory provisioner (hostPath PV template at once). PVCs come from a load generator in the driver process, ${options.createConcurrency} creates in flight, while the controller runs.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
-    '- Provisions/s: claims provisioned ÷ (first PVC create response → last PV saved), per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
+    `- Controller: its own process (importing only client-node and the library${options.controllerMemoryLimit === undefined ? '' : `, in a memory cgroup limited to ${mib(options.controllerMemoryLimit)} MiB, as a container with that limit`}), leader election off, a trivial in-memory provisioner (hostPath PV template at once). With pending claims, the load generator in the driver process creates them (${options.createConcurrency} in flight) before the controller process starts, and the time runs from its \`run()\` to the last PV; in a burst, it creates them while the controller runs, so the server shares its time between the PVC creates and the controller's writes, and the load generator's rate is the most the controller can provision.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
+    '- Provisions/s: claims provisioned ÷ (the controller\'s `run()` → last PV saved) with pending claims, ÷ (first PVC create response → last PV saved) per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
     "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
     `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs.`,
     "- CPU: user + system time of a burst, from the driver's message that starts it to its last provision (controller: `process.cpuUsage`; servers: `/proc/<pid>/stat`; load generator: the driver process).",

@@ -35,7 +35,7 @@ export async function memoryLimitedNode(bytes, tmpDir) {
     await mkdir(group, { recursive: true });
     await writeFile(join(group, root.limitFile), String(bytes));
   } catch (err) {
-    throw new Error(`--controller-memory-limit: cannot create the cgroup ${group} (${err instanceof Error ? err.message : String(err)}); it needs root`);
+    throw new Error(`--controller-memory-limit: cannot create the cgroup ${group} (${err instanceof Error ? err.message : String(err)}); it needs root`, { cause: err });
   }
   const execPath = join(tmpDir, 'node-in-cgroup.sh');
   // The shell moves itself into the group, then becomes Node.js: the limit holds from Node's first instruction.

@@ -1,6 +1,6 @@
 // The ProvisionController part of `pnpm bench` (run.js), on one kind of server: `kprov-testkit serve` (tier
 // `testkit`) or a real control plane from $KUBEBUILDER_ASSETS (tier `real`). See bench/README.md.
-import { fork } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import {
 } from './common.js';
 
 const CONTROLLER_JS = fileURLToPath(new URL('./controller.js', import.meta.url));
+const BASELINE_JS = fileURLToPath(new URL('./baseline.js', import.meta.url));
 
 /**
  * client-node's default agent leaves every connection open until the server's keep-alive timeout (60 s for the
@@ -163,7 +164,7 @@ export async function controllerPart(tier, options, ctx) {
    * created by the load generator while the controller runs, then the driver waits for the last PV and takes a
    * memory snapshot after full GCs. `limit`: a client-side rate limit { qps, burst } for the controller.
    */
-  async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0) {
+  async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0, backlog = false) {
     const storage = lib.makeApiClient(kc, k8s.StorageV1Api);
     await storage.createStorageClass({
       body: {
@@ -176,9 +177,28 @@ export async function controllerPart(tier, options, ctx) {
       },
     });
     if (ctx.aborted()) throw new Error('stopped');
+    const core = lib.makeApiClient(kc, k8s.CoreV1Api);
+    const created = new Map();
+    /** With `backlog`, the first burst's claims, created before the controller process starts. */
+    let pending;
+    if (backlog) {
+      const uids = new Set();
+      const createStart = now();
+      await pool(bursts[0], options.createConcurrency, async (i) => {
+        const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-0-${i}`) });
+        const uid = pvc.metadata?.uid ?? '';
+        created.set(uid, now());
+        uids.add(uid);
+      });
+      pending = { uids, createMs: now() - createStart };
+    }
     const child = fork(CONTROLLER_JS, [], {
+      ...(ctx.memoryLimit === undefined ? {} : { execPath: ctx.memoryLimit.execPath }),
       execArgv: ['--expose-gc', ...options.controllerNodeArgs],
-      env: { ...process.env, KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, ...(limit ?? {}) }) },
+      env: {
+        ...process.env,
+        KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, ...(limit ?? {}), ...(backlog ? { backlog: bursts[0] } : {}) }),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     ctx.live.add(child);
@@ -186,29 +206,36 @@ export async function controllerPart(tier, options, ctx) {
     const label = `threadiness ${threadiness}${limit === undefined ? '' : `, QPS ${limit.qps}/burst ${limit.burst}`}`;
     let result;
     try {
+      const runServerCpu = server.serverCpuMs();
+      const runKcmCpu = server.kcmCpuMs();
+      const runDriverCpu = process.cpuUsage();
+      const runWallStart = now();
       const started = await next('started', 60_000);
       say(`${label}: controller started`);
-      const core = lib.makeApiClient(kc, k8s.CoreV1Api);
-      const created = new Map();
       const burstResults = [];
       let total = 0;
       let complete = true;
       for (const [b, claims] of bursts.entries()) {
         total += claims;
-        child.send({ type: 'burst', expected: total });
-        const serverCpu = server.serverCpuMs();
-        const kcmCpu = server.kcmCpuMs();
-        const driverCpu = process.cpuUsage();
-        const wallStart = now();
-        const uids = new Set();
-        const createStart = now();
-        await pool(claims, options.createConcurrency, async (i) => {
-          const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-${b}-${i}`) });
-          const uid = pvc.metadata?.uid ?? '';
-          created.set(uid, now());
-          uids.add(uid);
-        });
-        const createMs = now() - createStart;
+        const backlogged = b === 0 && pending !== undefined;
+        if (!backlogged) child.send({ type: 'burst', expected: total });
+        const serverCpu = backlogged ? runServerCpu : server.serverCpuMs();
+        const kcmCpu = backlogged ? runKcmCpu : server.kcmCpuMs();
+        const driverCpu = backlogged ? runDriverCpu : process.cpuUsage();
+        const wallStart = backlogged ? runWallStart : now();
+        let uids = new Set();
+        let createMs;
+        if (backlogged) ({ uids, createMs } = pending);
+        else {
+          const createStart = now();
+          await pool(claims, options.createConcurrency, async (i) => {
+            const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-${b}-${i}`) });
+            const uid = pvc.metadata?.uid ?? '';
+            created.set(uid, now());
+            uids.add(uid);
+          });
+          createMs = now() - createStart;
+        }
         let done;
         const timeoutMs = limit === undefined ? options.timeoutMs : Math.ceil(60 + (claims * 3) / limit.qps) * 1000;
         try {
@@ -231,7 +258,17 @@ export async function controllerPart(tier, options, ctx) {
         child.send({ type: 'snapshot' });
         const snapshot = await next('snapshot', 30_000);
         say(`${label}: burst ${b + 1} (${claims} claims) provisioned`);
-        burstResults.push({ claims, complete: true, uids, createMs, cpu, controllerCpuMs: done.cpuMs, memory: done.memory, afterGc: snapshot.memory });
+        burstResults.push({
+          claims,
+          complete: true,
+          uids,
+          createMs,
+          cpu,
+          controllerCpuMs: done.cpuMs,
+          memory: done.memory,
+          afterGc: snapshot.memory,
+          ...(backlogged ? { runMs: done.wallMs } : {}),
+        });
       }
       if (limit !== undefined && complete) {
         // Under a client-side limit the Events trail the PVs (they wait at low priority): give them the time their
@@ -270,6 +307,16 @@ export async function controllerPart(tier, options, ctx) {
       await waitForExit(child, 15_000);
       ctx.live.delete(child);
     }
+  }
+
+  /** Memory of a process that imports what the controller imports and loads the KubeConfig, nothing more. */
+  async function baselineMemory(kubeconfig) {
+    const out = await new Promise((resolve, reject) => {
+      execFile(ctx.memoryLimit?.execPath ?? process.execPath, ['--expose-gc', ...options.controllerNodeArgs, BASELINE_JS, kubeconfig], (err, stdout) =>
+        err === null ? resolve(stdout) : reject(err),
+      );
+    });
+    return JSON.parse(out);
   }
 
   /** The controller's Events in `default`: objects and their total count, by reason. */
@@ -313,13 +360,15 @@ export async function controllerPart(tier, options, ctx) {
           toSave.push(t - p);
         }
       }
-      const spanMs = last - first;
+      // A backlog (claims created before the controller started) counts from the controller's run() to the last PV.
+      const spanMs = b.runMs ?? last - first;
       return {
         claims: b.claims,
         provisioned,
         complete: b.complete,
         spanMs,
         perSecond: (provisioned / spanMs) * 1000,
+        backlog: b.runMs !== undefined,
         latencyMs: dist(latencies),
         latencySplitMs: { createdToProvisionCall: dist(toCall), provisionCallToSaved: dist(toSave) },
         loadGenerator: { concurrency: options.createConcurrency, ms: b.createMs, perSecond: (b.claims / b.createMs) * 1000 },
@@ -369,6 +418,7 @@ export async function controllerPart(tier, options, ctx) {
     let raw;
     let rawDefault = null;
     let controller;
+    let backlog;
     if (tier === 'testkit') {
       say(`threadiness ${t}: raw PV creates, shared agent`);
       raw = await withServer(`raw-${t}`, (kc, server) => rawRun(kc, server, t, 'shared', 'raw'));
@@ -381,20 +431,33 @@ export async function controllerPart(tier, options, ctx) {
           return { agent: 'default', inFlight: t, error: message, perSecond: NaN };
         });
       }
+      say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
+      backlog = await withServer(`backlog-${t}`, (kc, server) => controllerRun(kc, server, t, [options.claims], undefined, 0, true));
       say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
       controller = await withServer(`controller-${t}`, (kc, server) => controllerRun(kc, server, t, bursts));
     } else {
-      // One control plane per threadiness: the controller first (its informers list an empty cluster), then the raw
-      // PV creates on the same server.
-      ({ controller, raw } = await withServer(`threadiness-${t}`, async (kc, server) => {
-        say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
-        const c = await controllerRun(kc, server, t, bursts);
+      // On a real control plane the raw PV creates run on the server of the backlog run, right after it (the
+      // controller first, so that its informers list only its own claims).
+      ({ backlog, raw } = await withServer(`backlog-${t}`, async (kc, server) => {
+        say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
+        const c = await controllerRun(kc, server, t, [options.claims], undefined, 0, true);
         say(`threadiness ${t}: raw PV creates, shared agent`);
         const r = await rawRun(kc, server, t, 'shared', 'raw');
-        return { controller: c, raw: r };
+        return { backlog: c, raw: r };
       }));
+      controller = await withServer(`threadiness-${t}`, async (kc, server) => {
+        say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
+        return controllerRun(kc, server, t, bursts);
+      });
     }
-    runs.push({ threadiness: t, controller, raw: { shared: raw, default: rawDefault }, ratio: controller.bursts[0].perSecond / raw.perSecond });
+    runs.push({
+      threadiness: t,
+      controller,
+      backlog,
+      raw: { shared: raw, default: rawDefault },
+      ratio: backlog.bursts[0].perSecond / raw.perSecond,
+      burstRatio: controller.bursts[0].perSecond / raw.perSecond,
+    });
   }
 
   let qps = null;
@@ -411,7 +474,10 @@ export async function controllerPart(tier, options, ctx) {
     const bursts = [];
     for (let left = options.cacheClaims; left > 0; left -= options.claims) bursts.push(Math.min(options.claims, left));
     say(`threadiness ${t}: controller until ${options.cacheClaims} claims and PVs are cached, bursts of ${options.claims}`);
-    cache = await withServer(`cache-${t}`, (kc, server) => controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000));
+    cache = await withServer(`cache-${t}`, async (kc, server) => {
+      const baseline = await baselineMemory(server.kubeconfig);
+      return { ...(await controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000)), baseline };
+    });
   }
   return { tier, runs, qps, cache };
 }
@@ -436,8 +502,20 @@ function mainTable(part, options) {
   const rows = [];
   const row = (label, fn) => rows.push([label, ...runs.map(fn)]);
   const first = (r) => r.controller.bursts[0];
-  row(`claims provisioned (first burst of ${f0(options.claims)})`, (r) => `${f0(first(r).provisioned)} / ${f0(first(r).claims)}${first(r).complete ? '' : ' (timed out)'}`);
-  row('**provisions/s** (first PVC created → last PV created)', (r) => `**${f0(first(r).perSecond)}**`);
+  const pending = (r) => r.backlog.bursts[0];
+  row(`claims provisioned: ${f0(options.claims)} pending at the start / a burst of ${f0(options.claims)}`, (r) =>
+    [pending(r), first(r)].map((b) => `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`).join('<br>'),
+  );
+  row(`**provisions/s, ${f0(options.claims)} claims pending when the controller starts** (run() → last PV created)`, (r) => `**${f0(pending(r).perSecond)}**`);
+  row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling)', (r) => f0(r.raw.shared.perSecond));
+  row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
+  row('↳ CPU ms per provision: controller / server', (r) => `${f2(pending(r).cpuMsPerProvision)} / ${f2(pending(r).cpu.serverMsPerProvision)}`);
+  row('↳ Events written / dropped (queue full)', (r) =>
+    `${f0(Object.values(r.backlog.eventsWritten).reduce((n, e) => n + e.objects, 0))} / ${f0(r.backlog.eventsDropped)}`,
+  );
+  row(`**provisions/s, a burst of ${f0(options.claims)}** created while the controller runs (first PVC created → last PV created)`, (r) => `**${f0(first(r).perSecond)}**`);
+  row(`↳ load generator PVC creates/s in that burst (${options.createConcurrency} in flight): the most the controller can provision`, (r) => f0(first(r).loadGenerator.perSecond));
+  row('↳ controller / raw, in the burst', (r) => f2(r.burstRatio));
   row('PVC created → PV created, p50 / p95 / p99 (ms)', (r) => {
     const l = first(r).latencyMs;
     return `${f1(l.p50)} / ${f1(l.p95)} / ${f1(l.p99)}`;
@@ -450,14 +528,11 @@ function mainTable(part, options) {
     const l = first(r).latencySplitMs.provisionCallToSaved;
     return `${f1(l.p50)} / ${f1(l.p95)}`;
   });
-  row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling, same server)', (r) => f0(r.raw.shared.perSecond));
-  row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
   if (part.tier === 'testkit' && options.defaultAgent) {
     row(`raw PV creates/s, client-node default agent (new connection per request; ${f0(Math.min(options.claims, DEFAULT_AGENT_CREATES))} creates)`, (r) =>
       r.raw.default?.error === undefined ? f0(r.raw.default?.perSecond) : 'failed, see JSON',
     );
   }
-  row(`load generator PVC creates/s (${options.createConcurrency} in flight)`, (r) => f0(first(r).loadGenerator.perSecond));
   row('later bursts: claims → provisions/s, latency p50 / p99 (ms)', (r) =>
     r.controller.bursts.length < 2
       ? '–'
@@ -506,6 +581,19 @@ function cacheTable(c) {
     return [`${f0(cached)} claims + ${f0(cached)} PVs cached`, memPair(b.memory), memPair(b.afterGc), f0(b.perSecond), f2(b.cpuMsPerProvision)];
   });
   rows.unshift(['informers synced (empty cluster)', '–', memPair(c.memory.start), '–', '–']);
+  if (c.baseline !== undefined) {
+    rows.unshift(['Node.js with client-node and the library imported, a KubeConfig loaded, no controller (another process)', '–', memPair(c.baseline), '–', '–']);
+    const last = c.bursts.at(-1)?.afterGc;
+    if (last !== undefined) {
+      rows.push([
+        `the controller's own, with ${f0(c.bursts.reduce((n, x) => n + x.provisioned, 0))} claims and PVs cached (after full GCs, less the row above)`,
+        '–',
+        `${mib(last.rss - c.baseline.rss)} / ${mib(last.heapUsed - c.baseline.heapUsed)}`,
+        '–',
+        '–',
+      ]);
+    }
+  }
   if (c.idle !== null) rows.push([`then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`, `${mib(c.idle.minRss)} / ${mib(c.idle.end.heapUsed)}`, '–', '–', '–']);
   return grid(['', 'RSS / heap used at the burst\'s last PV (MiB)', 'after full GCs (MiB)', 'provisions/s', 'controller CPU ms per provision'], rows);
 }
@@ -519,7 +607,7 @@ export const CONTROLLER_HEADINGS = {
 export function controllerMarkdown(part, options, meta) {
   const server =
     part.tier === 'real'
-      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates). The controller runs first; the raw PV creates follow on the same server`
+      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates). The raw PV creates follow the run with pending claims on the same server`
       : `\`kprov-testkit serve --no-scheduler --no-kubelet\`, a fresh child process for each raw setting and each controller run, warmed up with ${options.warmup} untimed ConfigMap creates. ${options.binder ? 'PV binder **on**' : 'PV binder **off** (`--no-binder`): claims are created with the storage-provisioner annotations the binder would add, and stay Pending'}`;
   return [
     CONTROLLER_HEADINGS[part.tier],
@@ -531,8 +619,8 @@ export function controllerMarkdown(part, options, meta) {
     ...(part.qps === null ? [] : ['Under a client-side rate limit (`setClientRateLimit`, client-go\'s defaults), a fresh server:', '', qpsTable(part.qps), '']),
     ...(part.cache === null ? [] : [`Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`, '', cacheTable(part.cache), '']),
     `- Server: ${server}.`,
-    `- Controller: its own process (importing only client-node and the library), leader election off, a trivial in-memory provisioner (hostPath PV template at once). PVCs come from a load generator in the driver process, ${options.createConcurrency} creates in flight, while the controller runs.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
-    '- Provisions/s: claims provisioned ÷ (first PVC create response → last PV saved), per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
+    `- Controller: its own process (importing only client-node and the library${options.controllerMemoryLimit === undefined ? '' : `, in a memory cgroup limited to ${mib(options.controllerMemoryLimit)} MiB, as a container with that limit`}), leader election off, a trivial in-memory provisioner (hostPath PV template at once). With pending claims, the load generator in the driver process creates them (${options.createConcurrency} in flight) before the controller process starts, and the time runs from its \`run()\` to the last PV; in a burst, it creates them while the controller runs, so the server shares its time between the PVC creates and the controller's writes, and the load generator's rate is the most the controller can provision.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
+    '- Provisions/s: claims provisioned ÷ (the controller\'s `run()` → last PV saved) with pending claims, ÷ (first PVC create response → last PV saved) per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
     "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
     `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs.`,
     "- CPU: user + system time of a burst, from the driver's message that starts it to its last provision (controller: `process.cpuUsage`; servers: `/proc/<pid>/stat`; load generator: the driver process).",

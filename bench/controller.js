@@ -140,6 +140,8 @@ controller.on('provisioned', (claim) => {
 });
 
 const stop = new globalThis.AbortController();
+// Claims created before this process started: the first burst starts with run().
+if (typeof config.backlog === 'number') burst = { expected: config.backlog, cpuAtStart: process.cpuUsage(), wallAtStart: now() };
 const running = controller.run(stop.signal);
 let runError;
 running.catch((err) => {

@@ -11,6 +11,7 @@ import { LIB_PATH, now, ROOT, testkit, waitForExit } from './common.js';
 import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './controller-part.js';
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
+import { memoryLimitedNode, parseMemoryLimit } from './memory-limit.js';
 import { LOCAL_PATH_HEADING, localPathMarkdown } from './local-path-report.js';
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
@@ -38,6 +39,9 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
   --no-default-agent       skip the raw runs with client-node's per-request agent
   --controller-node-args A Node.js flags for the controller process, space-separated, e.g.
                            "--cpu-prof --cpu-prof-dir=/tmp/prof" or "--heap-prof" (see bench/README.md)
+  --controller-memory-limit M
+                           run the controller process in a memory cgroup limited to M (512M, 1G), as a
+                           container with that memory limit; needs root (default: no limit)
 
 local-path part (the local-path-provisioner binary, real helper pods; see bench/README.md):
   --lp-claims LIST         PVCs per run, comma-separated (default 100,1000)
@@ -88,6 +92,7 @@ try {
       'no-default-agent': { type: 'boolean' },
       'no-write': { type: 'boolean' },
       'controller-node-args': { type: 'string' },
+      'controller-memory-limit': { type: 'string' },
       tiers: { type: 'string' },
       'latency-claims': { type: 'string' },
       'qps-claims': { type: 'string' },
@@ -121,6 +126,7 @@ try {
     defaultAgent: values['no-default-agent'] !== true,
     write: values['no-write'] !== true,
     controllerNodeArgs: (values['controller-node-args'] ?? '').split(' ').filter((a) => a !== ''),
+    controllerMemoryLimit: values['controller-memory-limit'] === undefined ? undefined : parseMemoryLimit(values['controller-memory-limit']),
     tiers: (values.tiers ?? (realTierAvailable ? 'testkit,real' : 'testkit')).split(',').map((t) => t.trim()),
     latencyClaims: nonNegativeInt('latency-claims', values['latency-claims'], 100),
     qpsClaims: nonNegativeInt('qps-claims', values['qps-claims'], 100),
@@ -188,13 +194,15 @@ const localPathRuns = [];
 const runController = options.only !== 'local-path';
 const runLocalPath = options.only !== 'controller';
 let failed = false;
+let memoryLimit;
 const started = new Date();
 // Other work on the machine skews every figure; the 1/5/15-minute load average before the bench says how much there was.
 const loadAverage = os.loadavg();
 try {
+  if (runController && options.controllerMemoryLimit !== undefined) memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot);
   for (const tier of runController ? options.tiers : []) {
     log(`controller part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
-    const part = await controllerPart(tier, options, { tmpRoot, live, log, aborted: () => aborted });
+    const part = await controllerPart(tier, options, { tmpRoot, live, log, aborted: () => aborted, memoryLimit });
     const all = [...part.runs.map((r) => r.controller), ...(part.qps === null ? [] : [part.qps]), ...(part.cache === null ? [] : [part.cache])];
     if (all.some((r) => !r.complete)) failed = true;
     controllerParts.push(part);
@@ -222,6 +230,7 @@ try {
   log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`);
 } finally {
   await cleanup();
+  await memoryLimit?.remove();
 }
 
 // ---- report ----------------------------------------------------------------------------------------------------

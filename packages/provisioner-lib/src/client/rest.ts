@@ -4,6 +4,7 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import type { Dispatcher } from 'undici';
 import { DEFAULT_USER_AGENT, sharedAgent, type AgentClientOptions } from './agent.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
+import { inFlightRequests } from './rate-limit/in-flight.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
 
 /** Query parameters; `undefined` values are left out. */
@@ -160,19 +161,27 @@ export class RestClient {
    */
   async json<T>(request: RestRequest): Promise<T> {
     const { origin, path, url } = this.target(request.path, request.query);
-    await throttleRequest(this.kc, this.override, request.method, url, request.signal, request.priority);
-    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-    const headers = await this.headers(body === undefined ? undefined : (request.contentType ?? 'application/json'));
-    const response = await this.agent.request({
-      origin,
-      path,
-      method: request.method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      ...(request.signal === undefined ? {} : { signal: request.signal }),
-    });
-    const text = await response.body.text();
-    const status = response.statusCode;
+    const done = await inFlightRequests(this.kc).start(request.priority, request.signal);
+    let text: string;
+    let status: number;
+    let response: Dispatcher.ResponseData;
+    try {
+      await throttleRequest(this.kc, this.override, request.method, url, request.signal, request.priority);
+      const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+      const headers = await this.headers(body === undefined ? undefined : (request.contentType ?? 'application/json'));
+      response = await this.agent.request({
+        origin,
+        path,
+        method: request.method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        ...(request.signal === undefined ? {} : { signal: request.signal }),
+      });
+      text = await response.body.text();
+      status = response.statusCode;
+    } finally {
+      done();
+    }
     if (status >= 200 && status < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
     const responseHeaders = flatHeaders(response.headers);
     if (status === 401) throw new ApiException(status, 'Unauthorized', undefined, responseHeaders);

@@ -32,6 +32,13 @@ import { provisionClaimOperation } from './provision-operation.js';
  */
 const EVENTS_PER_PV_WRITE = 2;
 
+/**
+ * Events the controller's recorder queues before it drops one (client-go's `maxQueuedEvents` is 1,000). The Events
+ * of a burst trail its PV writes, so the queue holds the two Events of each of 5,000 claims; a queued Event is a
+ * few hundred bytes.
+ */
+const CONTROLLER_EVENT_QUEUE_SIZE = 10_000;
+
 /** Errors thrown by user code are not always Error objects; the queue and the logs want one. */
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
@@ -106,9 +113,11 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         clock: o.clock,
         logger: this.logger,
         metrics: o.metrics,
-        // The server, and a client-side rate limit, serve requests about first come, first served: with fewer writes
-        // in flight than the workers' Events need, a burst of claims fills the recorder's queue and Events are lost.
+        // Once the PV writes are through, the Events that trailed them go this many at a time.
         concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
+        // While PV writes are in flight, Events go one at a time (see InFlightRequests) and trail the PVs: the queue
+        // holds the Events of a burst of several thousand claims instead of dropping them.
+        queueSize: CONTROLLER_EVENT_QUEUE_SIZE,
       });
     const limiter = o.rateLimiter ?? provisionerRateLimiter(o.exponentialBackOffOnError, o.clock);
     this.claimQueue = newRateLimitingQueue<string>({ name: 'claims', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });

@@ -26,7 +26,7 @@ const packages = readdirSync(join(ROOT, 'packages')).map((dir) => {
 function entryPoints(json) {
   return Object.entries(json.exports ?? {})
     .filter(([subpath]) => subpath !== './package.json')
-    .map(([subpath, target]) => [subpath, typeof target === 'string' ? target : target.import ?? target.default]);
+    .map(([subpath, target]) => [subpath, typeof target === 'string' ? target : (target.import ?? target.default)]);
 }
 
 const loaded = new Map();
@@ -48,7 +48,9 @@ function help(file) {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${file} --help exited with ${code}:\n${output}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`${file} --help exited with ${code}:\n${output}`)),
+    );
   });
 }
 
@@ -81,7 +83,9 @@ try {
   const core = kit.kubeConfig.makeApiClient(k8s.CoreV1Api);
   await kit.kubeConfig
     .makeApiClient(k8s.StorageV1Api)
-    .createStorageClass({ body: { metadata: { name: 'smoke' }, provisioner: 'example.com/smoke', reclaimPolicy: 'Delete' } });
+    .createStorageClass({
+      body: { metadata: { name: 'smoke' }, provisioner: 'example.com/smoke', reclaimPolicy: 'Delete' },
+    });
   const backend = new Set();
   const controller = new lib.ProvisionController({
     kubeConfig: kit.kubeConfig,
@@ -110,13 +114,25 @@ try {
   running = controller.run(stop.signal);
   await core.createNamespacedPersistentVolumeClaim({
     namespace: 'default',
-    body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: 'smoke' } },
+    body: {
+      metadata: { name: 'data' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: 'smoke' },
+    },
   });
-  await until('the claim to be Bound', async () => (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).status?.phase === 'Bound');
-  const pvName = (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).spec?.volumeName;
+  await until(
+    'the claim to be Bound',
+    async () =>
+      (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).status?.phase ===
+      'Bound',
+  );
+  const pvName = (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).spec
+    ?.volumeName;
   say(`claim default/data Bound to ${pvName}`);
   await core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' });
-  await until('the volume to be deleted', async () => (await core.listPersistentVolume()).items.length === 0 && backend.size === 0);
+  await until(
+    'the volume to be deleted',
+    async () => (await core.listPersistentVolume()).items.length === 0 && backend.size === 0,
+  );
   say(`claim deleted, ${pvName} and its volume gone`);
 } finally {
   stop.abort();

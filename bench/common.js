@@ -86,7 +86,10 @@ export function waitForExit(child, ms) {
  * scheduler and kubelet are off and the PV binder on; `nodes` are `NAME=ROOTDIR` flags (default: the server's one
  * node). The child is added to `track` (a Set) as soon as it is spawned, for cleanup.
  */
-export async function startServer(dir, { binder = true, scheduler = false, kubelet = false, nodes = [], timeoutMs = 20_000, track } = {}) {
+export async function startServer(
+  dir,
+  { binder = true, scheduler = false, kubelet = false, nodes = [], timeoutMs = 20_000, track } = {},
+) {
   const { child, kubeconfig, url } = await testkit.startServeProcess({
     dir,
     nodes,
@@ -135,7 +138,11 @@ export function pidsMentioning(text) {
  * kubeconfig, `serverCpuMs()` (kube-apiserver + etcd, from /proc), `kcmCpuMs()` and `stop()`.
  */
 export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, track } = {}) {
-  const cp = await testkit.startControlPlane({ scheduler: false, controllerManagerQps: { qps: kcmQps, burst: kcmBurst }, verbosity: 1 });
+  const cp = await testkit.startControlPlane({
+    scheduler: false,
+    controllerManagerQps: { qps: kcmQps, burst: kcmBurst },
+    verbosity: 1,
+  });
   track?.add(cp);
   const procs = pidsMentioning(cp.dataDir);
   const pidsOf = (re) => procs.filter((p) => re.test(p.command)).map((p) => p.pid);

@@ -60,7 +60,8 @@ function messagesOf(child) {
   return (type, ms) => {
     const queued = got.get(type);
     if (queued !== undefined && queued.length > 0) return Promise.resolve(queued.shift());
-    if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error('controller process has exited'));
+    if (child.exitCode !== null || child.signalCode !== null)
+      return Promise.reject(new Error('controller process has exited'));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         waiting.delete(type);
@@ -104,22 +105,33 @@ export async function controllerPart(tier, options, ctx) {
       server = await startRealServer({ track: ctx.live });
     } else {
       const s = await startServer(dir, { binder: options.binder, track: ctx.live });
-      server = { kubeconfig: s.kubeconfig, serverCpuMs: () => procCpuMs(s.child.pid), kcmCpuMs: () => NaN, stop: async () => {
-        await s.stop();
-        ctx.live.delete(s.child);
-      } };
+      server = {
+        kubeconfig: s.kubeconfig,
+        serverCpuMs: () => procCpuMs(s.child.pid),
+        kcmCpuMs: () => NaN,
+        stop: async () => {
+          await s.stop();
+          ctx.live.delete(s.child);
+        },
+      };
     }
     const kc = loadKubeConfig(server.kubeconfig);
     try {
       if (options.warmup > 0) {
         const core = lib.makeApiClient(kc, k8s.CoreV1Api);
         await pool(options.warmup, 8, (i) =>
-          core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `warmup-${i}` }, data: { i: String(i) } } }),
+          core.createNamespacedConfigMap({
+            namespace: 'default',
+            body: { metadata: { name: `warmup-${i}` }, data: { i: String(i) } },
+          }),
         );
       }
       return await fn(kc, server);
     } finally {
-      await lib.sharedAgent(kc).close().catch(() => undefined);
+      await lib
+        .sharedAgent(kc)
+        .close()
+        .catch(() => undefined);
       await server.stop();
       await rm(dir, { recursive: true, force: true });
     }
@@ -135,7 +147,9 @@ export async function controllerPart(tier, options, ctx) {
       const serverCpu = server.serverCpuMs();
       const ownCpu = process.cpuUsage();
       const start = now();
-      await pool(creates, inFlight, (i) => core.createPersistentVolume({ body: hostPathVolume(`${prefix}-${agentKind}-${r}-${i}`) }));
+      await pool(creates, inFlight, (i) =>
+        core.createPersistentVolume({ body: hostPathVolume(`${prefix}-${agentKind}-${r}-${i}`) }),
+      );
       const ms = now() - start;
       const own = process.cpuUsage(ownCpu);
       reps.push({
@@ -155,7 +169,11 @@ export async function controllerPart(tier, options, ctx) {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name, namespace: 'default', ...annotations },
-      spec: { accessModes: ['ReadWriteOnce'], storageClassName: STORAGE_CLASS, resources: { requests: { storage: '1Gi' } } },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: STORAGE_CLASS,
+        resources: { requests: { storage: '1Gi' } },
+      },
     };
   }
 
@@ -185,7 +203,10 @@ export async function controllerPart(tier, options, ctx) {
       const uids = new Set();
       const createStart = now();
       await pool(bursts[0], options.createConcurrency, async (i) => {
-        const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-0-${i}`) });
+        const pvc = await core.createNamespacedPersistentVolumeClaim({
+          namespace: 'default',
+          body: claimBody(`claim-0-${i}`),
+        });
         const uid = pvc.metadata?.uid ?? '';
         created.set(uid, now());
         uids.add(uid);
@@ -197,7 +218,12 @@ export async function controllerPart(tier, options, ctx) {
       execArgv: ['--expose-gc', ...options.controllerNodeArgs],
       env: {
         ...process.env,
-        KPROV_BENCH_CONFIG: JSON.stringify({ kubeconfig: server.kubeconfig, threadiness, ...(limit ?? {}), ...(backlog ? { backlog: bursts[0] } : {}) }),
+        KPROV_BENCH_CONFIG: JSON.stringify({
+          kubeconfig: server.kubeconfig,
+          threadiness,
+          ...(limit ?? {}),
+          ...(backlog ? { backlog: bursts[0] } : {}),
+        }),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -229,7 +255,10 @@ export async function controllerPart(tier, options, ctx) {
         else {
           const createStart = now();
           await pool(claims, options.createConcurrency, async (i) => {
-            const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claimBody(`claim-${b}-${i}`) });
+            const pvc = await core.createNamespacedPersistentVolumeClaim({
+              namespace: 'default',
+              body: claimBody(`claim-${b}-${i}`),
+            });
             const uid = pvc.metadata?.uid ?? '';
             created.set(uid, now());
             uids.add(uid);
@@ -242,7 +271,9 @@ export async function controllerPart(tier, options, ctx) {
           done = await next('allProvisioned', timeoutMs);
         } catch (err) {
           complete = false;
-          say(`${label}: burst ${b + 1}: ${err instanceof Error ? err.message : String(err)}; stopping with partial results`);
+          say(
+            `${label}: burst ${b + 1}: ${err instanceof Error ? err.message : String(err)}; stopping with partial results`,
+          );
         }
         const driver = process.cpuUsage(driverCpu);
         const cpu = {
@@ -301,7 +332,10 @@ export async function controllerPart(tier, options, ctx) {
       result = await next('result', 60_000);
       say(`${label}: controller stopped in ${result.stopMs.toFixed(0)} ms`);
       const events = await eventsWritten(core);
-      return { ...summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete), idle: idle ?? null };
+      return {
+        ...summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete),
+        idle: idle ?? null,
+      };
     } finally {
       if (result === undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await waitForExit(child, 15_000);
@@ -312,8 +346,10 @@ export async function controllerPart(tier, options, ctx) {
   /** Memory of a process that imports what the controller imports and loads the KubeConfig, nothing more. */
   async function baselineMemory(kubeconfig) {
     const out = await new Promise((resolve, reject) => {
-      execFile(ctx.memoryLimit?.execPath ?? process.execPath, ['--expose-gc', ...options.controllerNodeArgs, BASELINE_JS, kubeconfig], (err, stdout) =>
-        err === null ? resolve(stdout) : reject(err),
+      execFile(
+        ctx.memoryLimit?.execPath ?? process.execPath,
+        ['--expose-gc', ...options.controllerNodeArgs, BASELINE_JS, kubeconfig],
+        (err, stdout) => (err === null ? resolve(stdout) : reject(err)),
       );
     });
     return JSON.parse(out);
@@ -324,7 +360,11 @@ export async function controllerPart(tier, options, ctx) {
     const byReason = {};
     let token;
     do {
-      const page = await core.listNamespacedEvent({ namespace: 'default', limit: 500, ...(token === undefined ? {} : { _continue: token }) });
+      const page = await core.listNamespacedEvent({
+        namespace: 'default',
+        limit: 500,
+        ...(token === undefined ? {} : { _continue: token }),
+      });
       for (const e of page.items) {
         if (!(e.source?.component ?? '').startsWith(PROVISIONER_NAME)) continue;
         const r = (byReason[e.reason ?? ''] ??= { objects: 0, count: 0 });
@@ -371,7 +411,11 @@ export async function controllerPart(tier, options, ctx) {
         backlog: b.runMs !== undefined,
         latencyMs: dist(latencies),
         latencySplitMs: { createdToProvisionCall: dist(toCall), provisionCallToSaved: dist(toSave) },
-        loadGenerator: { concurrency: options.createConcurrency, ms: b.createMs, perSecond: (b.claims / b.createMs) * 1000 },
+        loadGenerator: {
+          concurrency: options.createConcurrency,
+          ms: b.createMs,
+          perSecond: (b.claims / b.createMs) * 1000,
+        },
         cpuMsPerProvision: (b.controllerCpuMs ?? NaN) / provisioned,
         cpu: {
           ...b.cpu,
@@ -379,7 +423,12 @@ export async function controllerPart(tier, options, ctx) {
           serverMsPerProvision: b.cpu.serverMs / provisioned,
           kcmMsPerProvision: b.cpu.kcmMs / provisioned,
           driverMsPerProvision: b.cpu.driverMs / provisioned,
-          coresBusy: (b.cpu.serverMs + (Number.isNaN(b.cpu.kcmMs) ? 0 : b.cpu.kcmMs) + b.cpu.driverMs + (b.controllerCpuMs ?? 0)) / b.cpu.wallMs,
+          coresBusy:
+            (b.cpu.serverMs +
+              (Number.isNaN(b.cpu.kcmMs) ? 0 : b.cpu.kcmMs) +
+              b.cpu.driverMs +
+              (b.controllerCpuMs ?? 0)) /
+            b.cpu.wallMs,
         },
         memory: b.memory,
         afterGc: b.afterGc,
@@ -414,7 +463,10 @@ export async function controllerPart(tier, options, ctx) {
 
   const runs = [];
   for (const t of options.threadiness) {
-    const bursts = t === Math.max(...options.threadiness) && options.latencyClaims > 0 ? [options.claims, options.latencyClaims, options.claims, options.latencyClaims] : [options.claims];
+    const bursts =
+      t === Math.max(...options.threadiness) && options.latencyClaims > 0
+        ? [options.claims, options.latencyClaims, options.claims, options.latencyClaims]
+        : [options.claims];
     let raw;
     let rawDefault = null;
     let controller;
@@ -425,14 +477,18 @@ export async function controllerPart(tier, options, ctx) {
       if (options.defaultAgent) {
         say(`threadiness ${t}: raw PV creates, client-node default agent`);
         // For context only: a failure here (EMFILE on a low descriptor limit) is reported, not fatal.
-        rawDefault = await withServer(`raw-default-${t}`, (kc, server) => rawRun(kc, server, t, 'default', 'raw')).catch((err) => {
+        rawDefault = await withServer(`raw-default-${t}`, (kc, server) =>
+          rawRun(kc, server, t, 'default', 'raw'),
+        ).catch((err) => {
           const message = err instanceof Error ? err.message : String(err);
           say(`threadiness ${t}: default agent run failed: ${message}`);
           return { agent: 'default', inFlight: t, error: message, perSecond: NaN };
         });
       }
       say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
-      backlog = await withServer(`backlog-${t}`, (kc, server) => controllerRun(kc, server, t, [options.claims], undefined, 0, true));
+      backlog = await withServer(`backlog-${t}`, (kc, server) =>
+        controllerRun(kc, server, t, [options.claims], undefined, 0, true),
+      );
       say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
       controller = await withServer(`controller-${t}`, (kc, server) => controllerRun(kc, server, t, bursts));
     } else {
@@ -473,7 +529,9 @@ export async function controllerPart(tier, options, ctx) {
     const t = Math.max(...options.threadiness);
     const bursts = [];
     for (let left = options.cacheClaims; left > 0; left -= options.claims) bursts.push(Math.min(options.claims, left));
-    say(`threadiness ${t}: controller until ${options.cacheClaims} claims and PVs are cached, bursts of ${options.claims}`);
+    say(
+      `threadiness ${t}: controller until ${options.cacheClaims} claims and PVs are cached, bursts of ${options.claims}`,
+    );
     cache = await withServer(`cache-${t}`, async (kc, server) => {
       const baseline = await baselineMemory(server.kubeconfig);
       return { ...(await controllerRun(kc, server, t, bursts, undefined, options.idleS * 1000)), baseline };
@@ -488,7 +546,8 @@ const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
 const f2 = (n) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 const mib = (n) => f1(n / MiB);
 const line = (cells) => `| ${cells.join(' | ')} |`;
-const grid = (head, rows) => [line(head), line(head.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+const grid = (head, rows) =>
+  [line(head), line(head.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
 const memPair = (m) => (m === undefined ? '–' : `${mib(m.rss)} / ${mib(m.heapUsed)}`);
 const eventsCell = (events) =>
   Object.entries(events)
@@ -504,17 +563,33 @@ function mainTable(part, options) {
   const first = (r) => r.controller.bursts[0];
   const pending = (r) => r.backlog.bursts[0];
   row(`claims provisioned: ${f0(options.claims)} pending at the start / a burst of ${f0(options.claims)}`, (r) =>
-    [pending(r), first(r)].map((b) => `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`).join('<br>'),
+    [pending(r), first(r)]
+      .map((b) => `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`)
+      .join('<br>'),
   );
-  row(`**provisions/s, ${f0(options.claims)} claims pending when the controller starts** (run() → last PV created)`, (r) => `**${f0(pending(r).perSecond)}**`);
+  row(
+    `**provisions/s, ${f0(options.claims)} claims pending when the controller starts** (run() → last PV created)`,
+    (r) => `**${f0(pending(r).perSecond)}**`,
+  );
   row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling)', (r) => f0(r.raw.shared.perSecond));
   row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
-  row('↳ CPU ms per provision: controller / server', (r) => `${f2(pending(r).cpuMsPerProvision)} / ${f2(pending(r).cpu.serverMsPerProvision)}`);
-  row('↳ Events written / dropped (queue full)', (r) =>
-    `${f0(Object.values(r.backlog.eventsWritten).reduce((n, e) => n + e.objects, 0))} / ${f0(r.backlog.eventsDropped)}`,
+  row(
+    '↳ CPU ms per provision: controller / server',
+    (r) => `${f2(pending(r).cpuMsPerProvision)} / ${f2(pending(r).cpu.serverMsPerProvision)}`,
   );
-  row(`**provisions/s, a burst of ${f0(options.claims)}** created while the controller runs (first PVC created → last PV created)`, (r) => `**${f0(first(r).perSecond)}**`);
-  row(`↳ load generator PVC creates/s in that burst (${options.createConcurrency} in flight): the most the controller can provision`, (r) => f0(first(r).loadGenerator.perSecond));
+  row(
+    '↳ Events written / dropped (queue full)',
+    (r) =>
+      `${f0(Object.values(r.backlog.eventsWritten).reduce((n, e) => n + e.objects, 0))} / ${f0(r.backlog.eventsDropped)}`,
+  );
+  row(
+    `**provisions/s, a burst of ${f0(options.claims)}** created while the controller runs (first PVC created → last PV created)`,
+    (r) => `**${f0(first(r).perSecond)}**`,
+  );
+  row(
+    `↳ load generator PVC creates/s in that burst (${options.createConcurrency} in flight): the most the controller can provision`,
+    (r) => f0(first(r).loadGenerator.perSecond),
+  );
   row('↳ controller / raw, in the burst', (r) => f2(r.burstRatio));
   row('PVC created → PV created, p50 / p95 / p99 (ms)', (r) => {
     const l = first(r).latencyMs;
@@ -529,8 +604,9 @@ function mainTable(part, options) {
     return `${f1(l.p50)} / ${f1(l.p95)}`;
   });
   if (part.tier === 'testkit' && options.defaultAgent) {
-    row(`raw PV creates/s, client-node default agent (new connection per request; ${f0(Math.min(options.claims, DEFAULT_AGENT_CREATES))} creates)`, (r) =>
-      r.raw.default?.error === undefined ? f0(r.raw.default?.perSecond) : 'failed, see JSON',
+    row(
+      `raw PV creates/s, client-node default agent (new connection per request; ${f0(Math.min(options.claims, DEFAULT_AGENT_CREATES))} creates)`,
+      (r) => (r.raw.default?.error === undefined ? f0(r.raw.default?.perSecond) : 'failed, see JSON'),
     );
   }
   row('later bursts: claims → provisions/s, latency p50 / p99 (ms)', (r) =>
@@ -544,11 +620,28 @@ function mainTable(part, options) {
   row('API requests per provision (controller, client side, whole run)', (r) => f2(r.controller.requests.perProvision));
   const keys = [...new Set(runs.flatMap((r) => Object.keys(r.controller.requests.byVerbResource)))].sort();
   for (const k of keys) row(`↳ ${k} (requests in all)`, (r) => f0(r.controller.requests.byVerbResource[k] ?? 0));
-  row(`CPU ms per provision (first burst): controller / server${part.tier === 'real' ? ' (kube-apiserver + etcd) / kube-controller-manager' : ''} / load generator`, (r) => {
-    const c = first(r).cpu;
-    return [first(r).cpuMsPerProvision, c.serverMsPerProvision, ...(part.tier === 'real' ? [c.kcmMsPerProvision] : []), c.driverMsPerProvision].map(f2).join(' / ');
-  });
-  row('controller CPU ms per provision, later bursts', (r) => (r.controller.bursts.length < 2 ? '–' : r.controller.bursts.slice(1).map((b) => f2(b.cpuMsPerProvision)).join(' / ')));
+  row(
+    `CPU ms per provision (first burst): controller / server${part.tier === 'real' ? ' (kube-apiserver + etcd) / kube-controller-manager' : ''} / load generator`,
+    (r) => {
+      const c = first(r).cpu;
+      return [
+        first(r).cpuMsPerProvision,
+        c.serverMsPerProvision,
+        ...(part.tier === 'real' ? [c.kcmMsPerProvision] : []),
+        c.driverMsPerProvision,
+      ]
+        .map(f2)
+        .join(' / ');
+    },
+  );
+  row('controller CPU ms per provision, later bursts', (r) =>
+    r.controller.bursts.length < 2
+      ? '–'
+      : r.controller.bursts
+          .slice(1)
+          .map((b) => f2(b.cpuMsPerProvision))
+          .join(' / '),
+  );
   row('server CPU ms per raw PV create', (r) => f2(r.raw.shared.serverCpuMsPerCreate));
   row(`cores busy during the first burst (of ${os.availableParallelism()})`, (r) => f2(first(r).cpu.coresBusy));
   row('controller RSS / heap used (MiB): informers synced (after GC)', (r) => memPair(r.controller.memory.start));
@@ -556,7 +649,9 @@ function mainTable(part, options) {
   row('↳ after each burst, after full GCs', (r) => r.controller.bursts.map((b) => memPair(b.afterGc)).join('<br>'));
   row('↳ peak RSS / heap used (50 ms samples)', (r) => memPair(r.controller.memory.peak));
   row("Events written (the controller's, in the namespace, by reason)", (r) => eventsCell(r.controller.eventsWritten));
-  row('Events dropped, recorder queue full (`event_recorder_dropped_events_total`)', (r) => f0(r.controller.eventsDropped));
+  row('Events dropped, recorder queue full (`event_recorder_dropped_events_total`)', (r) =>
+    f0(r.controller.eventsDropped),
+  );
   row('duplicate provisions / failed attempts', (r) => `${r.controller.duplicates} / ${r.controller.failures}`);
   return grid(head, rows);
 }
@@ -568,9 +663,15 @@ function qpsTable(q) {
     [
       ['claims provisioned', `${f0(b.provisioned)} / ${f0(b.claims)}${b.complete ? '' : ' (timed out)'}`],
       ['**provisions/s**', `**${f1(b.perSecond)}**`],
-      ['PVC created → PV created, p50 / p95 / p99 (ms)', `${f0(b.latencyMs.p50)} / ${f0(b.latencyMs.p95)} / ${f0(b.latencyMs.p99)}`],
+      [
+        'PVC created → PV created, p50 / p95 / p99 (ms)',
+        `${f0(b.latencyMs.p50)} / ${f0(b.latencyMs.p95)} / ${f0(b.latencyMs.p99)}`,
+      ],
       ['API requests per provision (whole run, the Events included)', f2(q.requests.perProvision)],
-      ["Events written (the controller's, by reason; they trail the PVs, and the run waits for them)", eventsCell(q.eventsWritten)],
+      [
+        "Events written (the controller's, by reason; they trail the PVs, and the run waits for them)",
+        eventsCell(q.eventsWritten),
+      ],
     ],
   );
 }
@@ -578,11 +679,23 @@ function qpsTable(q) {
 function cacheTable(c) {
   const rows = c.bursts.map((b, i) => {
     const cached = c.bursts.slice(0, i + 1).reduce((n, x) => n + x.provisioned, 0);
-    return [`${f0(cached)} claims + ${f0(cached)} PVs cached`, memPair(b.memory), memPair(b.afterGc), f0(b.perSecond), f2(b.cpuMsPerProvision)];
+    return [
+      `${f0(cached)} claims + ${f0(cached)} PVs cached`,
+      memPair(b.memory),
+      memPair(b.afterGc),
+      f0(b.perSecond),
+      f2(b.cpuMsPerProvision),
+    ];
   });
   rows.unshift(['informers synced (empty cluster)', '–', memPair(c.memory.start), '–', '–']);
   if (c.baseline !== undefined) {
-    rows.unshift(['Node.js with client-node and the library imported, a KubeConfig loaded, no controller (another process)', '–', memPair(c.baseline), '–', '–']);
+    rows.unshift([
+      'Node.js with client-node and the library imported, a KubeConfig loaded, no controller (another process)',
+      '–',
+      memPair(c.baseline),
+      '–',
+      '–',
+    ]);
     const last = c.bursts.at(-1)?.afterGc;
     if (last !== undefined) {
       rows.push([
@@ -594,8 +707,24 @@ function cacheTable(c) {
       ]);
     }
   }
-  if (c.idle !== null) rows.push([`then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`, `${mib(c.idle.minRss)} / ${mib(c.idle.end.heapUsed)}`, '–', '–', '–']);
-  return grid(['', 'RSS / heap used at the burst\'s last PV (MiB)', 'after full GCs (MiB)', 'provisions/s', 'controller CPU ms per provision'], rows);
+  if (c.idle !== null)
+    rows.push([
+      `then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`,
+      `${mib(c.idle.minRss)} / ${mib(c.idle.end.heapUsed)}`,
+      '–',
+      '–',
+      '–',
+    ]);
+  return grid(
+    [
+      '',
+      "RSS / heap used at the burst's last PV (MiB)",
+      'after full GCs (MiB)',
+      'provisions/s',
+      'controller CPU ms per provision',
+    ],
+    rows,
+  );
 }
 
 export const CONTROLLER_HEADINGS = {
@@ -616,11 +745,25 @@ export function controllerMarkdown(part, options, meta) {
     '',
     part.runs.length > 0 ? mainTable(part, options) : '_no complete run_',
     '',
-    ...(part.qps === null ? [] : ['Under a client-side rate limit (`setClientRateLimit`, client-go\'s defaults), a fresh server:', '', qpsTable(part.qps), '']),
-    ...(part.cache === null ? [] : [`Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`, '', cacheTable(part.cache), '']),
+    ...(part.qps === null
+      ? []
+      : [
+          "Under a client-side rate limit (`setClientRateLimit`, client-go's defaults), a fresh server:",
+          '',
+          qpsTable(part.qps),
+          '',
+        ]),
+    ...(part.cache === null
+      ? []
+      : [
+          `Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`,
+          '',
+          cacheTable(part.cache),
+          '',
+        ]),
     `- Server: ${server}.`,
     `- Controller: its own process (importing only client-node and the library${options.controllerMemoryLimit === undefined ? '' : `, in a memory cgroup limited to ${mib(options.controllerMemoryLimit)} MiB, as a container with that limit`}), leader election off, a trivial in-memory provisioner (hostPath PV template at once). With pending claims, the load generator in the driver process creates them (${options.createConcurrency} in flight) before the controller process starts, and the time runs from its \`run()\` to the last PV; in a burst, it creates them while the controller runs, so the server shares its time between the PVC creates and the controller's writes, and the load generator's rate is the most the controller can provision.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
-    '- Provisions/s: claims provisioned ÷ (the controller\'s `run()` → last PV saved) with pending claims, ÷ (first PVC create response → last PV saved) per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.',
+    "- Provisions/s: claims provisioned ÷ (the controller's `run()` → last PV saved) with pending claims, ÷ (first PVC create response → last PV saved) per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.",
     "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
     `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs.`,
     "- CPU: user + system time of a burst, from the driver's message that starts it to its last provision (controller: `process.cpuUsage`; servers: `/proc/<pid>/stat`; load generator: the driver process).",

@@ -141,7 +141,8 @@ controller.on('provisioned', (claim) => {
 
 const stop = new globalThis.AbortController();
 // Claims created before this process started: the first burst starts with run().
-if (typeof config.backlog === 'number') burst = { expected: config.backlog, cpuAtStart: process.cpuUsage(), wallAtStart: now() };
+if (typeof config.backlog === 'number')
+  burst = { expected: config.backlog, cpuAtStart: process.cpuUsage(), wallAtStart: now() };
 const running = controller.run(stop.signal);
 let runError;
 running.catch((err) => {
@@ -160,7 +161,9 @@ process.on('message', (message) => {
       globalThis.gc?.();
       globalThis.gc?.();
     }
-    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+    const spaces = Object.fromEntries(
+      v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]),
+    );
     void send({ type: 'snapshot', memory: { ...process.memoryUsage(), spaces }, provisioned: provisioned.size });
     return;
   }
@@ -169,7 +172,10 @@ process.on('message', (message) => {
     const stopStarted = now();
     stop.abort();
     let timer;
-    await Promise.race([running.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
+    await Promise.race([
+      running.catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, 15_000))),
+    ]);
     clearTimeout(timer);
     const stopMs = now() - stopStarted;
     clearInterval(sampler);

@@ -46,7 +46,8 @@ export function classify(method, path) {
   let verb;
   switch (method.toUpperCase()) {
     case 'GET':
-      verb = params.get('watch') === 'true' || params.get('watch') === '1' ? 'watch' : name === undefined ? 'list' : 'get';
+      verb =
+        params.get('watch') === 'true' || params.get('watch') === '1' ? 'watch' : name === undefined ? 'list' : 'get';
       break;
     case 'POST':
       verb = 'create';

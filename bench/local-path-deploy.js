@@ -18,19 +18,29 @@ const yaml = await import(pathToFileURL(localPathRequire.resolve('yaml')).href);
  * every node (`DEFAULT_PATH_FOR_NON_LISTED_NODES`) and the `mkdir -m` mode of its setup script.
  */
 export async function deployObjects() {
-  const docs = yaml.parseAllDocuments(await readFile(DEPLOY_YAML, 'utf8')).map((d) => d.toJS()).filter((o) => o !== null);
+  const docs = yaml
+    .parseAllDocuments(await readFile(DEPLOY_YAML, 'utf8'))
+    .map((d) => d.toJS())
+    .filter((o) => o !== null);
   const configMap = docs.find((o) => o.kind === 'ConfigMap' && o.metadata?.name === 'local-path-config');
   const storageClass = docs.find((o) => o.kind === 'StorageClass' && o.metadata?.name === 'local-path');
   if (configMap === undefined || storageClass === undefined) {
-    throw new Error(`${DEPLOY_YAML} lacks the ConfigMap local-path-config or the StorageClass local-path; the local-path bench runs what it deploys`);
+    throw new Error(
+      `${DEPLOY_YAML} lacks the ConfigMap local-path-config or the StorageClass local-path; the local-path bench runs what it deploys`,
+    );
   }
   const namespace = configMap.metadata.namespace;
   const config = JSON.parse(configMap.data['config.json']);
   const basePath = config.nodePathMap?.find((e) => e.node === 'DEFAULT_PATH_FOR_NON_LISTED_NODES')?.paths?.[0];
   if (typeof basePath !== 'string') {
-    throw new Error(`${DEPLOY_YAML}: config.json has no DEFAULT_PATH_FOR_NON_LISTED_NODES path; the bench spreads claims over nodes it does not list`);
+    throw new Error(
+      `${DEPLOY_YAML}: config.json has no DEFAULT_PATH_FOR_NON_LISTED_NODES path; the bench spreads claims over nodes it does not list`,
+    );
   }
   const mode = /mkdir -m (0?[0-7]{3,4})/.exec(configMap.data.setup ?? '')?.[1];
-  if (mode === undefined) throw new Error(`${DEPLOY_YAML}: the setup script has no "mkdir -m MODE", which the bench checks every directory against`);
+  if (mode === undefined)
+    throw new Error(
+      `${DEPLOY_YAML}: the setup script has no "mkdir -m MODE", which the bench checks every directory against`,
+    );
   return { namespace, configMap, storageClass, basePath, dirMode: Number.parseInt(mode, 8) };
 }

@@ -15,7 +15,17 @@ function nodeOfVolume(pv, annotation) {
  * node of `selectedNode`, its path must be `<basePath>/<pv>_default_<claim>`, and `<node root><path>` must be a
  * directory with permission bits `mode`. Returns the counts and the directories found (`dirs`, for the deletion).
  */
-export async function checkDirectories({ created, volumeOf, pvs, selectedNode, claimName, roots, basePath, mode, pvNodeAnnotation }) {
+export async function checkDirectories({
+  created,
+  volumeOf,
+  pvs,
+  selectedNode,
+  claimName,
+  roots,
+  basePath,
+  mode,
+  pvNodeAnnotation,
+}) {
   const result = { ok: 0, notBound: 0, missing: 0, wrongMode: 0, wrongNode: 0, wrongPath: 0, problems: [], dirs: [] };
   const problem = (kind, text) => {
     result[kind] += 1;
@@ -35,7 +45,8 @@ export async function checkDirectories({ created, volumeOf, pvs, selectedNode, c
       continue;
     }
     const path = pv.spec?.hostPath?.path ?? pv.spec?.local?.path ?? '';
-    if (path !== `${basePath}/${pvName}_default_${claim}`) problem('wrongPath', `${claim}: PV ${pvName} has path ${path}`);
+    if (path !== `${basePath}/${pvName}_default_${claim}`)
+      problem('wrongPath', `${claim}: PV ${pvName} has path ${path}`);
     const dir = join(roots.get(node), path);
     const st = await stat(dir).catch(() => undefined);
     if (st === undefined || !st.isDirectory()) {
@@ -43,7 +54,8 @@ export async function checkDirectories({ created, volumeOf, pvs, selectedNode, c
       continue;
     }
     result.dirs.push(dir);
-    if ((st.mode & 0o7777) !== mode) problem('wrongMode', `${claim}: ${dir} has mode ${(st.mode & 0o7777).toString(8)}, not ${mode.toString(8)}`);
+    if ((st.mode & 0o7777) !== mode)
+      problem('wrongMode', `${claim}: ${dir} has mode ${(st.mode & 0o7777).toString(8)}, not ${mode.toString(8)}`);
     else result.ok += 1;
   }
   return result;
@@ -51,6 +63,13 @@ export async function checkDirectories({ created, volumeOf, pvs, selectedNode, c
 
 /** How many of `dirs` still exist. */
 export async function remainingDirectories(dirs) {
-  const exists = await Promise.all(dirs.map((d) => stat(d).then(() => true, () => false)));
+  const exists = await Promise.all(
+    dirs.map((d) =>
+      stat(d).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return exists.filter(Boolean).length;
 }

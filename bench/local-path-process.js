@@ -35,7 +35,9 @@ export function provisionerArgs({ kubeconfig, namespace, workers, qps, burst }) 
  * running). Its output is drained; the last lines are kept for `tail()`. The child is added to `track` at once.
  */
 export async function startProvisioner(settings, track, timeoutMs = 30_000) {
-  const child = spawn(process.execPath, [LOCAL_PATH_CLI, ...provisionerArgs(settings)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [LOCAL_PATH_CLI, ...provisionerArgs(settings)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   track.add(child);
   const lines = [];
   let ready = false;
@@ -60,7 +62,11 @@ export async function startProvisioner(settings, track, timeoutMs = 30_000) {
   child.stdout.setEncoding('utf8').on('data', onData);
   child.stderr.setEncoding('utf8').on('data', onData);
   await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`local-path-provisioner did not log "${READY}" within ${timeoutMs} ms:\n${lines.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`local-path-provisioner did not log "${READY}" within ${timeoutMs} ms:\n${lines.join('\n')}`)),
+      timeoutMs,
+    );
     const onExit = (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`local-path-provisioner exited (${code ?? signal}) before it started:\n${lines.join('\n')}`));

@@ -23,7 +23,13 @@ function latencies(from, to) {
     if (f !== undefined) xs.push(t - f);
   }
   xs.sort((a, b) => a - b);
-  return { p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), max: xs.at(-1) ?? NaN, n: xs.length };
+  return {
+    p50: percentile(xs, 50),
+    p95: percentile(xs, 95),
+    p99: percentile(xs, 99),
+    max: xs.at(-1) ?? NaN,
+    n: xs.length,
+  };
 }
 
 /**
@@ -37,24 +43,41 @@ export async function localPathRun(setting, env) {
   const log = (m) => env.log(`${label}: ${m}`);
   const deploy = await deployObjects();
   const dir = await mkdtemp(join(env.tmpRoot, `local-path-${claims}-${workers}-`));
-  const nodes = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}`, root: join(dir, 'nodes', `node-${i + 1}`) }));
+  const nodes = Array.from({ length: nodeCount }, (_, i) => ({
+    name: `node-${i + 1}`,
+    root: join(dir, 'nodes', `node-${i + 1}`),
+  }));
   const roots = new Map(nodes.map((n) => [n.name, n.root]));
   for (const n of nodes) await mkdir(n.root, { recursive: true });
   const stoppers = [];
   try {
     if (env.aborted()) throw new Error('stopped');
-    const server = await startServer(dir, { binder: true, scheduler: true, kubelet: true, nodes: nodes.map((n) => `${n.name}=${n.root}`), track: env.track });
+    const server = await startServer(dir, {
+      binder: true,
+      scheduler: true,
+      kubelet: true,
+      nodes: nodes.map((n) => `${n.name}=${n.root}`),
+      track: env.track,
+    });
     stoppers.push(async () => {
       await server.stop();
       env.track.delete(server.child);
     });
     const kc = loadKubeConfig(server.kubeconfig);
-    stoppers.push(() => lib.sharedAgent(kc).close().catch(() => undefined));
+    stoppers.push(() =>
+      lib
+        .sharedAgent(kc)
+        .close()
+        .catch(() => undefined),
+    );
     const core = lib.makeApiClient(kc, k8s.CoreV1Api);
     const storage = lib.makeApiClient(kc, k8s.StorageV1Api);
     if (setting.warmup > 0) {
       await pool(setting.warmup, 8, (i) =>
-        core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `warmup-${i}` }, data: { i: String(i) } } }),
+        core.createNamespacedConfigMap({
+          namespace: 'default',
+          body: { metadata: { name: `warmup-${i}` }, data: { i: String(i) } },
+        }),
       );
     }
     await core.createNamespace({ body: { metadata: { name: deploy.namespace } } });
@@ -134,7 +157,11 @@ export async function localPathRun(setting, env) {
           apiVersion: 'v1',
           kind: 'PersistentVolumeClaim',
           metadata: { name: `claim-${i}`, annotations: { [SELECTED_NODE]: node } },
-          spec: { accessModes: ['ReadWriteOnce'], storageClassName: deploy.storageClass.metadata.name, resources: { requests: { storage: '1Gi' } } },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            storageClassName: deploy.storageClass.metadata.name,
+            resources: { requests: { storage: '1Gi' } },
+          },
         },
       });
       const uid = pvc.metadata?.uid ?? '';
@@ -150,8 +177,20 @@ export async function localPathRun(setting, env) {
     log(allBound ? 'all Bound' : `timed out with ${bound.size} of ${claims} Bound`);
     // The PV informer may trail the last Bound claim by a moment.
     await until(() => [...volumeOf.values()].every((v) => pvs.has(v)), 5_000);
-    const disk = await checkDirectories({ created, volumeOf, pvs, selectedNode, claimName, roots, basePath: deploy.basePath, mode: deploy.dirMode, pvNodeAnnotation: PV_SELECTED_NODE });
-    log(`directories: ${disk.ok} ok, ${disk.missing} missing, ${disk.wrongMode} wrong mode, ${disk.wrongNode} on the wrong node`);
+    const disk = await checkDirectories({
+      created,
+      volumeOf,
+      pvs,
+      selectedNode,
+      claimName,
+      roots,
+      basePath: deploy.basePath,
+      mode: deploy.dirMode,
+      pvNodeAnnotation: PV_SELECTED_NODE,
+    });
+    log(
+      `directories: ${disk.ok} ok, ${disk.missing} missing, ${disk.wrongMode} wrong mode, ${disk.wrongNode} on the wrong node`,
+    );
 
     // ---- deletion -----------------------------------------------------------------------------------------
     const deleteSent = new Map();
@@ -175,7 +214,11 @@ export async function localPathRun(setting, env) {
     const deleteCpu = meter.stop();
     const deleteLag = probe.stop();
     const dirsLeft = await remainingDirectories(expectedDirs);
-    log(allGone && dirsLeft === 0 ? 'all PVs and directories gone' : `timed out: ${volumes.filter((v) => !pvDeleted.has(v)).length} PVs and ${dirsLeft} directories left`);
+    log(
+      allGone && dirsLeft === 0
+        ? 'all PVs and directories gone'
+        : `timed out: ${volumes.filter((v) => !pvDeleted.has(v)).length} PVs and ${dirsLeft} directories left`,
+    );
 
     // Per claim: delete response → PV deleted (the teardown helper pod ran before the PV is deleted).
     const deleteByVolume = new Map();
@@ -189,9 +232,12 @@ export async function localPathRun(setting, env) {
     const lastPvDeleted = Math.max(...volumes.map((v) => pvDeleted.get(v) ?? NaN));
     const deleteEnd = Math.max(lastPvDeleted, dirsGoneAt);
     const phases = { Succeeded: 0, Failed: 0, other: 0 };
-    for (const p of helperPods.values()) phases[p.phase === 'Succeeded' || p.phase === 'Failed' ? p.phase : 'other'] += 1;
+    for (const p of helperPods.values())
+      phases[p.phase === 'Succeeded' || p.phase === 'Failed' ? p.phase : 'other'] += 1;
     const helperAdded = new Map([...helperPods].map(([uid, p]) => [uid, p.added]));
-    const helperDone = new Map([...helperPods].filter(([, p]) => p.done !== undefined).map(([uid, p]) => [uid, p.done]));
+    const helperDone = new Map(
+      [...helperPods].filter(([, p]) => p.done !== undefined).map(([uid, p]) => [uid, p.done]),
+    );
     const complete = allBound && allGone && dirsLeft === 0 && watchErrors.length === 0;
     return {
       claims,

@@ -64,7 +64,8 @@ function positiveInt(name, value, fallback) {
 function finiteNumber(name, value, fallback) {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw new Error(`--${name} must be a number (negative: no limit), got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n))
+    throw new Error(`--${name} must be a number (negative: no limit), got "${value}"`);
   return n;
 }
 
@@ -126,7 +127,8 @@ try {
     defaultAgent: values['no-default-agent'] !== true,
     write: values['no-write'] !== true,
     controllerNodeArgs: (values['controller-node-args'] ?? '').split(' ').filter((a) => a !== ''),
-    controllerMemoryLimit: values['controller-memory-limit'] === undefined ? undefined : parseMemoryLimit(values['controller-memory-limit']),
+    controllerMemoryLimit:
+      values['controller-memory-limit'] === undefined ? undefined : parseMemoryLimit(values['controller-memory-limit']),
     tiers: (values.tiers ?? (realTierAvailable ? 'testkit,real' : 'testkit')).split(',').map((t) => t.trim()),
     latencyClaims: nonNegativeInt('latency-claims', values['latency-claims'], 100),
     qpsClaims: nonNegativeInt('qps-claims', values['qps-claims'], 100),
@@ -141,12 +143,14 @@ try {
       qps: finiteNumber('lp-qps', values['lp-qps'], -1),
       burst: positiveInt('lp-burst', values['lp-burst'], 10),
       nodes: positiveInt('lp-nodes', values['lp-nodes'], 3),
-      timeoutS: values['lp-timeout-s'] === undefined ? undefined : positiveInt('lp-timeout-s', values['lp-timeout-s'], 0),
+      timeoutS:
+        values['lp-timeout-s'] === undefined ? undefined : positiveInt('lp-timeout-s', values['lp-timeout-s'], 0),
     },
   };
   for (const tier of options.tiers) {
     if (tier !== 'testkit' && tier !== 'real') throw new Error(`--tiers takes testkit and real, got "${tier}"`);
-    if (tier === 'real' && !realTierAvailable) throw new Error('--tiers real needs KUBEBUILDER_ASSETS (see docs/testkit.md)');
+    if (tier === 'real' && !realTierAvailable)
+      throw new Error('--tiers real needs KUBEBUILDER_ASSETS (see docs/testkit.md)');
   }
   if (options.only !== undefined && options.only !== 'controller' && options.only !== 'local-path') {
     throw new Error(`--only must be "controller" or "local-path", got "${options.only}"; leave it out to run both`);
@@ -199,11 +203,16 @@ const started = new Date();
 // Other work on the machine skews every figure; the 1/5/15-minute load average before the bench says how much there was.
 const loadAverage = os.loadavg();
 try {
-  if (runController && options.controllerMemoryLimit !== undefined) memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot);
+  if (runController && options.controllerMemoryLimit !== undefined)
+    memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot);
   for (const tier of runController ? options.tiers : []) {
     log(`controller part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
     const part = await controllerPart(tier, options, { tmpRoot, live, log, aborted: () => aborted, memoryLimit });
-    const all = [...part.runs.map((r) => r.controller), ...(part.qps === null ? [] : [part.qps]), ...(part.cache === null ? [] : [part.cache])];
+    const all = [
+      ...part.runs.map((r) => r.controller),
+      ...(part.qps === null ? [] : [part.qps]),
+      ...(part.cache === null ? [] : [part.cache]),
+    ];
     if (all.some((r) => !r.complete)) failed = true;
     controllerParts.push(part);
   }
@@ -213,12 +222,30 @@ try {
       if (aborted) throw new Error('stopped');
       log(`local-path: ${claims} PVCs, ${workers} workers`);
       const timeoutMs = (lp.timeoutS ?? Math.ceil(60 + claims / 5)) * 1000;
-      const setting = { claims, workers, qps: lp.qps, burst: lp.burst, nodes: lp.nodes, createConcurrency: options.createConcurrency, warmup: options.warmup, timeoutMs };
+      const setting = {
+        claims,
+        workers,
+        qps: lp.qps,
+        burst: lp.burst,
+        nodes: lp.nodes,
+        createConcurrency: options.createConcurrency,
+        warmup: options.warmup,
+        timeoutMs,
+      };
       const result = await localPathRun(setting, { tmpRoot, track: live, log, aborted: () => aborted }).catch((err) => {
         if (aborted) throw err;
         const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
-        log(`local-path ${claims} PVCs, ${workers} workers failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`);
-        return { claims, workers, qps: lp.qps, burst: lp.burst, complete: false, error: `${err instanceof Error ? err.message : String(err)}${cause}` };
+        log(
+          `local-path ${claims} PVCs, ${workers} workers failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`,
+        );
+        return {
+          claims,
+          workers,
+          qps: lp.qps,
+          burst: lp.burst,
+          complete: false,
+          error: `${err instanceof Error ? err.message : String(err)}${cause}`,
+        };
       });
       if (!result.complete) failed = true;
       localPathRuns.push(result);
@@ -237,8 +264,16 @@ try {
 
 function gitCommit() {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty === '' ? commit : `${commit} (modified)`;
   } catch {
     return 'unknown';
@@ -258,8 +293,12 @@ const meta = {
   options,
 };
 
-const localPathSection = runLocalPath ? localPathMarkdown(localPathRuns, meta, { ...options.localPath, createConcurrency: options.createConcurrency }) : undefined;
-const controllerSections = new Map(controllerParts.map((part) => [CONTROLLER_HEADINGS[part.tier], controllerMarkdown(part, options, meta)]));
+const localPathSection = runLocalPath
+  ? localPathMarkdown(localPathRuns, meta, { ...options.localPath, createConcurrency: options.createConcurrency })
+  : undefined;
+const controllerSections = new Map(
+  controllerParts.map((part) => [CONTROLLER_HEADINGS[part.tier], controllerMarkdown(part, options, meta)]),
+);
 for (const section of controllerSections.values()) process.stdout.write(`\n${section}\n`);
 if (localPathSection !== undefined) process.stdout.write(`\n${localPathSection}\n`);
 
@@ -267,7 +306,10 @@ if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
   await mkdir(RESULTS, { recursive: true });
   const stamp = meta.date.replace(/[:.]/g, '-');
   const json = join(RESULTS, `${stamp}.json`);
-  await writeFile(json, `${JSON.stringify({ meta, controller: controllerParts, localPath: localPathRuns }, null, 2)}\n`);
+  await writeFile(
+    json,
+    `${JSON.stringify({ meta, controller: controllerParts, localPath: localPathRuns }, null, 2)}\n`,
+  );
   await writeLatest(
     join(RESULTS, 'latest.md'),
     new Map([...controllerSections, [LOCAL_PATH_HEADING, localPathRuns.length > 0 ? localPathSection : undefined]]),

@@ -21,7 +21,10 @@ interface PackageJson {
 }
 
 const published = readdirSync(join(ROOT, 'packages'))
-  .map((dir) => ({ folder: join(ROOT, 'packages', dir), json: JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as PackageJson }))
+  .map((dir) => ({
+    folder: join(ROOT, 'packages', dir),
+    json: JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as PackageJson,
+  }))
   .filter((p) => p.json.private !== true);
 
 /** `[import specifier, source file]` of every entry point of a package but `./package.json`. */
@@ -50,13 +53,16 @@ describe('the install lines of the docs', () => {
 
   it.each(docs)('%s installs the optional peer dependency of every entry point it mentions', (doc) => {
     const text = readFileSync(join(ROOT, doc), 'utf8');
-    const installed = new Set([...text.matchAll(/^npm install (.+?)(?:\s+#.*)?$/gm)].flatMap((m) => (m[1] ?? '').trim().split(/\s+/)));
+    const installed = new Set(
+      [...text.matchAll(/^npm install (.+?)(?:\s+#.*)?$/gm)].flatMap((m) => (m[1] ?? '').trim().split(/\s+/)),
+    );
     const missing: string[] = [];
     for (const p of published) {
       for (const [specifier, source] of entryPoints(p)) {
         if (!new RegExp(`${specifier.replace(/[/@-]/g, '\\$&')}(?![\\w/-])`).test(text)) continue;
         for (const dep of importedPackages(source)) {
-          if (p.json.peerDependencies?.[dep] !== undefined && !installed.has(dep)) missing.push(`${specifier} needs ${dep}`);
+          if (p.json.peerDependencies?.[dep] !== undefined && !installed.has(dep))
+            missing.push(`${specifier} needs ${dep}`);
         }
       }
     }
@@ -78,7 +84,14 @@ describe('a CommonJS TypeScript project with "module": "nodenext"', () => {
       writeFileSync(
         join(dir, 'tsconfig.json'),
         JSON.stringify({
-          compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, outDir: 'out', skipLibCheck: true, types: ['node'] },
+          compilerOptions: {
+            module: 'nodenext',
+            target: 'es2022',
+            strict: true,
+            outDir: 'out',
+            skipLibCheck: true,
+            types: ['node'],
+          },
           include: ['main.ts'],
         }),
       );
@@ -92,7 +105,9 @@ describe('a CommonJS TypeScript project with "module": "nodenext"', () => {
       execFileSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8' });
       const compiled = readFileSync(join(dir, 'out/main.js'), 'utf8');
       expect(compiled).toContain('require("@kprov/provisioner-lib")');
-      const loaded = JSON.parse(execFileSync(process.execPath, [join(dir, 'out/main.js')], { encoding: 'utf8' })) as Record<string, number>;
+      const loaded = JSON.parse(
+        execFileSync(process.execPath, [join(dir, 'out/main.js')], { encoding: 'utf8' }),
+      ) as Record<string, number>;
       expect(Object.keys(loaded).sort()).toEqual([...specifiers].sort());
       for (const [specifier, exported] of Object.entries(loaded)) expect(exported, specifier).toBeGreaterThan(0);
     } finally {

@@ -74,7 +74,11 @@ function satisfies(version: Version, range: string): boolean {
           case '~':
             return c >= 0 && version[0] === bound[0] && (partial === 1 || version[1] === bound[1]);
           default:
-            return partial === 1 ? version[0] === bound[0] : partial === 2 ? version[0] === bound[0] && version[1] === bound[1] : c === 0;
+            return partial === 1
+              ? version[0] === bound[0]
+              : partial === 2
+                ? version[0] === bound[0] && version[1] === bound[1]
+                : c === 0;
         }
       }),
   );
@@ -126,7 +130,9 @@ describe('engines.node', () => {
     const oldest = parseVersion(declared.slice(2));
     const engines = runtimeEngines();
     expect(engines.size).toBeGreaterThan(10);
-    const unsupported = [...engines].filter(([, range]) => !satisfies(oldest, range)).map(([pkg, range]) => `${pkg} needs node ${range}`);
+    const unsupported = [...engines]
+      .filter(([, range]) => !satisfies(oldest, range))
+      .map(([pkg, range]) => `${pkg} needs node ${range}`);
     expect(unsupported).toEqual([]);
   });
 });
@@ -135,12 +141,22 @@ describe('the packed tarballs', () => {
   const out = mkdtempSync(join(tmpdir(), 'kprov-pack-'));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it.each(published.map((p) => [p.json.name, p] as const))('%s ships LICENSE and NOTICE, as at the root', (_name, p) => {
-    const tarball = execFileSync('pnpm', ['pack', '--pack-destination', out], { cwd: p.folder, encoding: 'utf8' }).trim().split('\n').at(-1) ?? '';
-    const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
-    expect(entries).toEqual(expect.arrayContaining(['package/LICENSE', 'package/NOTICE', 'package/README.md', 'package/package.json']));
-    const extract = (entry: string): string => execFileSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' });
-    expect(extract('package/LICENSE')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
-    expect(extract('package/NOTICE')).toBe(readFileSync(join(ROOT, 'NOTICE'), 'utf8'));
-  }, 30_000);
+  it.each(published.map((p) => [p.json.name, p] as const))(
+    '%s ships LICENSE and NOTICE, as at the root',
+    (_name, p) => {
+      const tarball =
+        execFileSync('pnpm', ['pack', '--pack-destination', out], { cwd: p.folder, encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .at(-1) ?? '';
+      const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
+      expect(entries).toEqual(
+        expect.arrayContaining(['package/LICENSE', 'package/NOTICE', 'package/README.md', 'package/package.json']),
+      );
+      const extract = (entry: string): string => execFileSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' });
+      expect(extract('package/LICENSE')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
+      expect(extract('package/NOTICE')).toBe(readFileSync(join(ROOT, 'NOTICE'), 'utf8'));
+    },
+    30_000,
+  );
 });

@@ -4,7 +4,12 @@
  * the {@link HostPathProvisioner}, the `kprov-hostpath` command line ({@link parseOptions}) and the program
  * itself ({@link main}).
  */
-export { HostPathProvisioner, IDENTITY_ANNOTATION, DEFAULT_PV_DIR, type HostPathProvisionerOptions } from './provisioner.js';
+export {
+  HostPathProvisioner,
+  IDENTITY_ANNOTATION,
+  DEFAULT_PV_DIR,
+  type HostPathProvisionerOptions,
+} from './provisioner.js';
 export {
   parseOptions,
   parseOptionsOrThrow,

@@ -142,16 +142,29 @@ export function parseDuration(flag: string, value: string | undefined, defaultMs
     throw new UsageError(`${flag} must be a duration such as "15s", "500ms" or "1m30s", got "${value}"`);
   }
   let ms = 0;
-  for (const [, n, , unit] of value.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNIT_MS[unit ?? 's'] ?? 1000);
+  for (const [, n, , unit] of value.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g))
+    ms += Number(n) * (UNIT_MS[unit ?? 's'] ?? 1000);
   if (ms <= 0) throw new UsageError(`${flag} must be greater than zero, got "${value}"`);
   return ms;
 }
 
 /** The three lease timings, checked as client-go checks them, with messages naming the flags. */
-function parseTimings(values: Record<string, string | boolean | undefined>): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+function parseTimings(values: Record<string, string | boolean | undefined>): {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+} {
   const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
-  const leaseDurationMs = parseDuration('--leader-election-lease-duration', str('leader-election-lease-duration'), 15_000);
-  const renewDeadlineMs = parseDuration('--leader-election-renew-deadline', str('leader-election-renew-deadline'), 10_000);
+  const leaseDurationMs = parseDuration(
+    '--leader-election-lease-duration',
+    str('leader-election-lease-duration'),
+    15_000,
+  );
+  const renewDeadlineMs = parseDuration(
+    '--leader-election-renew-deadline',
+    str('leader-election-renew-deadline'),
+    10_000,
+  );
   const retryPeriodMs = parseDuration('--leader-election-retry-period', str('leader-election-retry-period'), 2_000);
   if (!(leaseDurationMs > renewDeadlineMs)) {
     throw new UsageError('--leader-election-lease-duration must be longer than --leader-election-renew-deadline');
@@ -177,7 +190,10 @@ function parseFormat(value: string | undefined): 'text' | 'json' {
  * Parses the command line and the environment. Throws a {@link UsageError} naming the flag for anything invalid,
  * including a missing node name.
  */
-export function parseOptionsOrThrow(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): CliOptions | 'help' {
+export function parseOptionsOrThrow(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): CliOptions | 'help' {
   let values;
   try {
     ({ values } = parseArgs({ args: normalizeArgs(argv), options: FLAGS, strict: true, allowPositionals: false }));
@@ -189,7 +205,9 @@ export function parseOptionsOrThrow(argv: readonly string[], env: Readonly<Recor
     throw new UsageError('--leader-election and --no-leader-election contradict each other');
   }
   if (values['leader-election-release-on-cancel'] === true && values['no-leader-election-release-on-cancel'] === true) {
-    throw new UsageError('--leader-election-release-on-cancel and --no-leader-election-release-on-cancel contradict each other');
+    throw new UsageError(
+      '--leader-election-release-on-cancel and --no-leader-election-release-on-cancel contradict each other',
+    );
   }
   const provisionerName = values['provisioner-name'] ?? DEFAULT_PROVISIONER_NAME;
   if (provisionerName === '') throw new UsageError('--provisioner-name must not be empty');

@@ -61,9 +61,11 @@ export class HostPathProvisioner implements Provisioner {
   constructor(options: HostPathProvisionerOptions) {
     const pvDir = options.pvDir ?? DEFAULT_PV_DIR;
     const hostRoot = options.hostRoot ?? '/';
-    if (!path.posix.isAbsolute(pvDir)) throw new TypeError(`HostPathProvisioner: pvDir must be an absolute path, got "${pvDir}"`);
+    if (!path.posix.isAbsolute(pvDir))
+      throw new TypeError(`HostPathProvisioner: pvDir must be an absolute path, got "${pvDir}"`);
     if (path.posix.normalize(pvDir) === '/') throw new TypeError('HostPathProvisioner: pvDir must not be "/"');
-    if (!path.isAbsolute(hostRoot)) throw new TypeError(`HostPathProvisioner: hostRoot must be an absolute path, got "${hostRoot}"`);
+    if (!path.isAbsolute(hostRoot))
+      throw new TypeError(`HostPathProvisioner: hostRoot must be an absolute path, got "${hostRoot}"`);
     if (options.identity === '') throw new TypeError('HostPathProvisioner: identity (the node name) is required');
     this.pvDir = path.posix.normalize(pvDir).replace(/\/$/, '');
     this.identity = options.identity;
@@ -83,7 +85,9 @@ export class HostPathProvisioner implements Provisioner {
     if (unknown.length > 0) {
       const noun = unknown.length === 1 ? 'parameter' : 'parameters';
       // Infeasible: the class cannot change, so retrying soon is pointless.
-      throw new InfeasibleError(`unknown StorageClass ${noun} ${quoteList(unknown)}: the hostPath provisioner takes no parameters`);
+      throw new InfeasibleError(
+        `unknown StorageClass ${noun} ${quoteList(unknown)}: the hostPath provisioner takes no parameters`,
+      );
     }
     if (pvName === '' || pvName === '.' || pvName === '..' || pvName.includes('/')) {
       throw new Error(`PV name "${pvName}" cannot be used as a directory name`);
@@ -135,7 +139,9 @@ export class HostPathProvisioner implements Provisioner {
     // Only a directory directly inside pvDir is ever removed, whatever the PV says.
     const normalized = path.posix.resolve('/', nodePath);
     if (path.posix.dirname(normalized) !== this.pvDir || nodePath !== normalized) {
-      throw new Error(`refusing to delete "${nodePath}" of PV ${name}: it is not a directory directly inside the PV directory "${this.pvDir}"`);
+      throw new Error(
+        `refusing to delete "${nodePath}" of PV ${name}: it is not a directory directly inside the PV directory "${this.pvDir}"`,
+      );
     }
     await rm(this.localPath(normalized), { recursive: true, force: true });
     this.logger.info({ pv: name, path: normalized }, 'Deleted volume directory');

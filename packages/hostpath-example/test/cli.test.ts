@@ -25,8 +25,18 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function runBin(args: string[], env: Record<string, string>): { exited: Promise<{ code: number | null; stdout: string; stderr: string }>; kill: (signal: NodeJS.Signals) => void; stdout: () => string } {
-  const child = spawn(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function runBin(
+  args: string[],
+  env: Record<string, string>,
+): {
+  exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  kill: (signal: NodeJS.Signals) => void;
+  stdout: () => string;
+} {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -60,12 +70,20 @@ describe('kprov-hostpath binary', () => {
     const { kit, root, kubeconfig, stop } = await startKit();
     cleanups.push(stop);
     await kit.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
-    await kit.kubeConfig.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: 'default', body: hostpathClaim() });
-    const program = runBin(['--kubeconfig', kubeconfig, '--leader-election-namespace', 'default', '--logging-format', 'json'], {
-      NODE_NAME: 'node-1',
-      HOST_ROOT: root,
+    await kit.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .createNamespacedPersistentVolumeClaim({ namespace: 'default', body: hostpathClaim() });
+    const program = runBin(
+      ['--kubeconfig', kubeconfig, '--leader-election-namespace', 'default', '--logging-format', 'json'],
+      {
+        NODE_NAME: 'node-1',
+        HOST_ROOT: root,
+      },
+    );
+    await vi.waitFor(() => expect(claim(kit, 'hostpath-claim')?.status?.phase).toBe('Bound'), {
+      timeout: 15_000,
+      interval: 50,
     });
-    await vi.waitFor(() => expect(claim(kit, 'hostpath-claim')?.status?.phase).toBe('Bound'), { timeout: 15_000, interval: 50 });
     program.kill('SIGTERM');
     const { code, stdout } = await program.exited;
     expect(code).toBe(0);

@@ -9,7 +9,16 @@ import type { Testkit } from '@kprov/testkit';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IDENTITY_ANNOTATION } from '../src/provisioner.js';
-import { eventsFor, hostpathClaim, runMain, settle, startKit, storageClass, volumes, type RunningMain } from './helpers.js';
+import {
+  eventsFor,
+  hostpathClaim,
+  runMain,
+  settle,
+  startKit,
+  storageClass,
+  volumes,
+  type RunningMain,
+} from './helpers.js';
 
 type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
 
@@ -18,14 +27,19 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(extraArgs: string[] = []): Promise<{ kit: Testkit; root: string; program: RunningMain; start: () => Promise<void> }> {
+async function setup(
+  extraArgs: string[] = [],
+): Promise<{ kit: Testkit; root: string; program: RunningMain; start: () => Promise<void> }> {
   const { kit, root, kubeconfig, stop } = await startKit();
   cleanups.push(stop);
   let program: RunningMain | undefined;
   const start = async (): Promise<void> => {
-    program = runMain(['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default', ...extraArgs], {
-      NODE_NAME: 'node-1',
-    });
+    program = runMain(
+      ['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default', ...extraArgs],
+      {
+        NODE_NAME: 'node-1',
+      },
+    );
     cleanups.push(() => program!.stop());
     await program.started;
   };
@@ -54,7 +68,13 @@ function releasedVolume(name: string, identity: string): V1PersistentVolume {
       capacity: { storage: '1Mi' },
       hostPath: { path: `/tmp/hostpath-provisioner/${name}`, type: 'Directory' },
       storageClassName: 'example-hostpath',
-      claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'default', name: `claim-of-${name}`, uid: `uid-of-${name}` },
+      claimRef: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: 'default',
+        name: `claim-of-${name}`,
+        uid: `uid-of-${name}`,
+      },
     },
     status: { phase: 'Released' },
   };
@@ -62,9 +82,15 @@ function releasedVolume(name: string, identity: string): V1PersistentVolume {
 
 function seedVolume(kit: Testkit, volume: V1PersistentVolume): void {
   kit.store.create('persistentvolumes', volume as unknown as Obj);
-  kit.store.modify('persistentvolumes', undefined, volume.metadata!.name!, (o) => {
-    o.status = { phase: 'Released' };
-  }, { subresource: 'status' });
+  kit.store.modify(
+    'persistentvolumes',
+    undefined,
+    volume.metadata!.name!,
+    (o) => {
+      o.status = { phase: 'Released' };
+    },
+    { subresource: 'status' },
+  );
 }
 
 describe('kprov-hostpath on the testkit', () => {
@@ -101,7 +127,10 @@ describe('kprov-hostpath on the testkit', () => {
   it('fails a claim of a class with an unknown parameter, naming it, and creates nothing', async () => {
     const env = await setup();
     const { kit, root } = env;
-    kit.store.create('storage.k8s.io/storageclasses', storageClass('example-hostpath', { foo: 'bar' }) as unknown as Obj);
+    kit.store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('example-hostpath', { foo: 'bar' }) as unknown as Obj,
+    );
     kit.store.create('persistentvolumeclaims', hostpathClaim() as unknown as Obj);
     await env.start();
 
@@ -114,7 +143,9 @@ describe('kprov-hostpath on the testkit', () => {
       { timeout: 15_000, interval: 50 },
     );
     expect(event.type).toBe('Warning');
-    expect(event.message).toContain('unknown StorageClass parameter "foo": the hostPath provisioner takes no parameters');
+    expect(event.message).toContain(
+      'unknown StorageClass parameter "foo": the hostPath provisioner takes no parameters',
+    );
     await settle((await env.program.started).controller);
     expect(volumes(kit)).toEqual([]);
     expect(existsSync(path.join(root, 'tmp/hostpath-provisioner'))).toBe(false);

@@ -14,7 +14,12 @@ export async function tempDir(prefix: string): Promise<{ dir: string; cleanup: (
 }
 
 /** A testkit with node `node-1` (temporary root) and binder, scheduler and kubelet on, plus a kubeconfig file. */
-export async function startKit(): Promise<{ kit: Testkit; root: string; kubeconfig: string; stop: () => Promise<void> }> {
+export async function startKit(): Promise<{
+  kit: Testkit;
+  root: string;
+  kubeconfig: string;
+  stop: () => Promise<void>;
+}> {
   const files = await tempDir('kprov-hostpath-kubeconfig-');
   const kit = await startApiServer({ nodes: [{ name: 'node-1' }] });
   const kubeconfig = await kit.writeKubeconfig(path.join(files.dir, 'kubeconfig'));
@@ -65,11 +70,11 @@ export function runMain(argv: string[], env: Record<string, string | undefined>)
   };
 }
 
-
 /** core/v1 Events about an object, from the store. */
 export function eventsFor(kit: Testkit, kind: string, name: string, reason?: string): CoreV1Event[] {
   return (kit.store.list('events') as unknown as CoreV1Event[]).filter(
-    (e) => e.involvedObject.kind === kind && e.involvedObject.name === name && (reason === undefined || e.reason === reason),
+    (e) =>
+      e.involvedObject.kind === kind && e.involvedObject.name === name && (reason === undefined || e.reason === reason),
   );
 }
 

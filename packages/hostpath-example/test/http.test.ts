@@ -17,7 +17,16 @@ describe('--http-endpoint', () => {
     const { kubeconfig, root, stop } = await startKit();
     cleanups.push(stop);
     const program = runMain(
-      ['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default', '--http-endpoint', '127.0.0.1:0'],
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--host-root',
+        root,
+        '--leader-election-namespace',
+        'default',
+        '--http-endpoint',
+        '127.0.0.1:0',
+      ],
       { NODE_NAME: 'node-1' },
     );
     cleanups.push(() => program.stop());

@@ -10,7 +10,11 @@ import { expect, it } from 'vitest';
 import { runMain, tempDir } from './helpers.js';
 
 /** A 20 s lease: without the release, the next replica would wait 20 s. */
-const LONG_LEASE = ['--leader-election-lease-duration=20s', '--leader-election-renew-deadline=600ms', '--leader-election-retry-period=100ms'];
+const LONG_LEASE = [
+  '--leader-election-lease-duration=20s',
+  '--leader-election-renew-deadline=600ms',
+  '--leader-election-retry-period=100ms',
+];
 
 describeTiers('the Lease when kprov-hostpath stops', (tier) => {
   async function start(extra: string[]): Promise<{ read: ObjectReader; program: ReturnType<typeof runMain> }> {
@@ -18,9 +22,21 @@ describeTiers('the Lease when kprov-hostpath stops', (tier) => {
     const files = await tempDir('kprov-hostpath-lease-');
     tier.defer(files.cleanup);
     const kubeconfig = await cluster.writeKubeconfig(path.join(files.dir, 'kubeconfig'));
-    const program = runMain(['--kubeconfig', kubeconfig, '--host-root', files.dir, '--leader-election-namespace', 'default', ...LONG_LEASE, ...extra], {
-      NODE_NAME: 'node-1',
-    });
+    const program = runMain(
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--host-root',
+        files.dir,
+        '--leader-election-namespace',
+        'default',
+        ...LONG_LEASE,
+        ...extra,
+      ],
+      {
+        NODE_NAME: 'node-1',
+      },
+    );
     tier.defer(() => program.stop());
     await program.started;
     return { read: new ObjectReader(cluster.kubeConfig), program };

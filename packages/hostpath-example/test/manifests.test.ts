@@ -14,7 +14,16 @@ import {
   type IPod,
   type IServiceAccount,
 } from 'kubernetes-models/v1';
-import { ClusterRole, ClusterRoleBinding, Role, RoleBinding, type IClusterRole, type IClusterRoleBinding, type IRole, type IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  Role,
+  RoleBinding,
+  type IClusterRole,
+  type IClusterRoleBinding,
+  type IRole,
+  type IRoleBinding,
+} from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { StorageClass, type IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseOptions, type CliOptions } from '../src/index.js';
 
@@ -24,9 +33,20 @@ const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.me
 };
 
 /** Every kind allowed in deploy/. A document of any other kind fails the test instead of going unchecked. */
-const validate = manifestValidator([ServiceAccount, ClusterRole, ClusterRoleBinding, Role, RoleBinding, Pod, StorageClass, PersistentVolumeClaim]);
+const validate = manifestValidator([
+  ServiceAccount,
+  ClusterRole,
+  ClusterRoleBinding,
+  Role,
+  RoleBinding,
+  Pod,
+  StorageClass,
+  PersistentVolumeClaim,
+]);
 
-const files = readdirSync(deployDir).filter((f) => /\.ya?ml$/.test(f)).sort();
+const files = readdirSync(deployDir)
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort();
 const manifests = loadManifestFiles(deployDir, files);
 const { byFile } = manifests;
 
@@ -77,7 +97,8 @@ describe('deploy/ manifests', () => {
         env[e.name] = field === 'metadata.namespace' ? podNamespace() : field === 'spec.nodeName' ? 'node-1' : e.value;
       }
       const parsed = parseOptions(container().args ?? [], env);
-      if (parsed.kind !== 'run') throw new Error(`pod.yaml args: ${parsed.kind === 'error' ? parsed.message : '--help'}`);
+      if (parsed.kind !== 'run')
+        throw new Error(`pod.yaml args: ${parsed.kind === 'error' ? parsed.message : '--help'}`);
       return parsed.options;
     };
 
@@ -169,7 +190,8 @@ describe('deploy/ manifests', () => {
         ['', 'events', ['create', 'update', 'patch', 'list', 'watch']],
       ];
       for (const [group, resource, verbs] of cluster) {
-        for (const verb of verbs) expect(rulesAllow(clusterRules, group, resource, verb), `${verb} ${resource}`).toBe(true);
+        for (const verb of verbs)
+          expect(rulesAllow(clusterRules, group, resource, verb), `${verb} ${resource}`).toBe(true);
       }
 
       // The Lease lives in POD_NAMESPACE, the pod's namespace: a Role there, bound to the account.

@@ -24,7 +24,10 @@ function usageError(argv: string[], env: Record<string, string | undefined> = NO
   throw new Error('expected a UsageError');
 }
 
-async function run(argv: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(
+  argv: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, env, {
@@ -57,11 +60,22 @@ describe('parseOptions', () => {
 
   it('reads the environment, and flags win over it', () => {
     const env = { NODE_NAME: 'env-node', PV_DIR: '/env/pv', HOST_ROOT: '/host', KUBECONFIG: '/env/kubeconfig' };
-    expect(parsed([], env)).toMatchObject({ nodeName: 'env-node', pvDir: '/env/pv', hostRoot: '/host', kubeconfig: '/env/kubeconfig' });
+    expect(parsed([], env)).toMatchObject({
+      nodeName: 'env-node',
+      pvDir: '/env/pv',
+      hostRoot: '/host',
+      kubeconfig: '/env/kubeconfig',
+    });
     expect(
-      parsed(['--node-name', 'flag-node', '--pv-dir=/flag/pv', '--host-root', '/', '--kubeconfig', '/flag/kubeconfig'], env),
+      parsed(
+        ['--node-name', 'flag-node', '--pv-dir=/flag/pv', '--host-root', '/', '--kubeconfig', '/flag/kubeconfig'],
+        env,
+      ),
     ).toMatchObject({ nodeName: 'flag-node', pvDir: '/flag/pv', hostRoot: '/', kubeconfig: '/flag/kubeconfig' });
-    expect(parsed([], { ...NODE, PV_DIR: '', KUBECONFIG: '' })).toMatchObject({ pvDir: '/tmp/hostpath-provisioner', kubeconfig: undefined });
+    expect(parsed([], { ...NODE, PV_DIR: '', KUBECONFIG: '' })).toMatchObject({
+      pvDir: '/tmp/hostpath-provisioner',
+      kubeconfig: undefined,
+    });
   });
 
   it('parses every flag', () => {
@@ -127,9 +141,18 @@ describe('parseOptions', () => {
       [['--leader-election-namespace', ''], '--leader-election-namespace must not be empty'],
       [['--leader-election-lease-duration', '15'], '--leader-election-lease-duration must be a duration'],
       [['--leader-election-retry-period', '0s'], '--leader-election-retry-period must be greater than zero'],
-      [['--leader-election-lease-duration', '5s'], '--leader-election-lease-duration must be longer than --leader-election-renew-deadline'],
-      [['--leader-election-retry-period', '9s'], '--leader-election-renew-deadline must be longer than 1.2 × --leader-election-retry-period'],
-      [['--leader-election', '--no-leader-election'], '--leader-election and --no-leader-election contradict each other'],
+      [
+        ['--leader-election-lease-duration', '5s'],
+        '--leader-election-lease-duration must be longer than --leader-election-renew-deadline',
+      ],
+      [
+        ['--leader-election-retry-period', '9s'],
+        '--leader-election-renew-deadline must be longer than 1.2 × --leader-election-retry-period',
+      ],
+      [
+        ['--leader-election', '--no-leader-election'],
+        '--leader-election and --no-leader-election contradict each other',
+      ],
       [
         ['--leader-election-release-on-cancel', '--no-leader-election-release-on-cancel'],
         '--leader-election-release-on-cancel and --no-leader-election-release-on-cancel contradict each other',
@@ -213,7 +236,9 @@ describe('main before running', () => {
     const { code, stderr, stdout } = await run([], {});
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr).toMatch(/^kprov-hostpath: the node name is required: set the NODE_NAME environment variable .*spec\.nodeName/);
+    expect(stderr).toMatch(
+      /^kprov-hostpath: the node name is required: set the NODE_NAME environment variable .*spec\.nodeName/,
+    );
   });
 
   it('returns 2 for an unknown flag', async () => {
@@ -223,7 +248,10 @@ describe('main before running', () => {
   });
 
   it('returns 1 for a host root that is not a directory, naming the flag', async () => {
-    const { code, stdout } = await run(['--host-root', '/nonexistent-kprov-host-root', '--kubeconfig', '/nonexistent'], NODE);
+    const { code, stdout } = await run(
+      ['--host-root', '/nonexistent-kprov-host-root', '--kubeconfig', '/nonexistent'],
+      NODE,
+    );
     expect(code).toBe(1);
     expect(stdout).toContain('--host-root \\"/nonexistent-kprov-host-root\\" (HOST_ROOT) is not a directory');
   });
@@ -249,7 +277,9 @@ describe('main before running', () => {
       );
       const { code, stdout } = await run(['--provisioner-name', 'not a name', '--kubeconfig', kubeconfig], NODE);
       expect(code).toBe(1);
-      expect(stdout).toContain('invalid --provisioner-name: ProvisionController: provisionerName \\"not a name\\" must have the form');
+      expect(stdout).toContain(
+        'invalid --provisioner-name: ProvisionController: provisionerName \\"not a name\\" must have the form',
+      );
     } finally {
       await cleanup();
     }

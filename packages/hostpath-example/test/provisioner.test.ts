@@ -28,7 +28,11 @@ function options(overrides: Partial<ProvisionOptions> = {}, klass: Partial<V1Sto
 }
 
 /** A PV as provisioned on `identity` (null: without the identity annotation). */
-function ourVolume(name: string, nodePath = `${PV_DIR}/${name}`, identity: string | null = 'node-1'): V1PersistentVolume {
+function ourVolume(
+  name: string,
+  nodePath = `${PV_DIR}/${name}`,
+  identity: string | null = 'node-1',
+): V1PersistentVolume {
   return {
     metadata: { name, annotations: identity === null ? {} : { [IDENTITY_ANNOTATION]: identity } },
     spec: { hostPath: { path: nodePath } },
@@ -61,7 +65,7 @@ describe('HostPathProvisioner.provision', () => {
     expect(await readdir(path.join(root, PV_DIR, 'pvc-1'))).toEqual(['data']);
   });
 
-  it("takes the reclaim policy from the class and honours pvDir", async () => {
+  it('takes the reclaim policy from the class and honours pvDir', async () => {
     const p = new HostPathProvisioner({ identity: 'node-1', hostRoot: root, pvDir: '/var/lib/volumes/' });
     const { volume } = await p.provision(options({}, { reclaimPolicy: 'Retain' }));
     expect(volume.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
@@ -73,7 +77,9 @@ describe('HostPathProvisioner.provision', () => {
     const p = new HostPathProvisioner({ identity: 'node-1', hostRoot: root });
     const err = await p.provision(options({}, { parameters: { foo: 'bar' } })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InfeasibleError);
-    expect((err as Error).message).toBe('unknown StorageClass parameter "foo": the hostPath provisioner takes no parameters');
+    expect((err as Error).message).toBe(
+      'unknown StorageClass parameter "foo": the hostPath provisioner takes no parameters',
+    );
     await expect(p.provision(options({}, { parameters: { zeta: '1', alpha: '2' } }))).rejects.toThrow(
       'unknown StorageClass parameters "alpha", "zeta": the hostPath provisioner takes no parameters',
     );
@@ -103,10 +109,14 @@ describe('HostPathProvisioner.provision', () => {
   });
 
   it('rejects invalid options', () => {
-    expect(() => new HostPathProvisioner({ identity: 'node-1', pvDir: 'relative' })).toThrow('pvDir must be an absolute path');
+    expect(() => new HostPathProvisioner({ identity: 'node-1', pvDir: 'relative' })).toThrow(
+      'pvDir must be an absolute path',
+    );
     expect(() => new HostPathProvisioner({ identity: 'node-1', pvDir: '/' })).toThrow('pvDir must not be "/"');
     expect(() => new HostPathProvisioner({ identity: '' })).toThrow('identity (the node name) is required');
-    expect(() => new HostPathProvisioner({ identity: 'n', hostRoot: 'host' })).toThrow('hostRoot must be an absolute path');
+    expect(() => new HostPathProvisioner({ identity: 'n', hostRoot: 'host' })).toThrow(
+      'hostRoot must be an absolute path',
+    );
   });
 });
 
@@ -140,10 +150,20 @@ describe('HostPathProvisioner.delete', () => {
     await mkdir(path.join(root, 'etc'), { recursive: true });
     await mkdir(path.join(root, PV_DIR, 'nested/deeper'), { recursive: true });
     const p = new HostPathProvisioner({ identity: 'node-1', hostRoot: root });
-    for (const nodePath of [`${PV_DIR}/../../etc`, PV_DIR, `${PV_DIR}/`, '/etc', 'tmp/hostpath-provisioner/x', `${PV_DIR}/nested/deeper`, `${PV_DIR}/..`]) {
+    for (const nodePath of [
+      `${PV_DIR}/../../etc`,
+      PV_DIR,
+      `${PV_DIR}/`,
+      '/etc',
+      'tmp/hostpath-provisioner/x',
+      `${PV_DIR}/nested/deeper`,
+      `${PV_DIR}/..`,
+    ]) {
       await expect(p.delete(ourVolume('pvc-x', nodePath)), nodePath).rejects.toThrow(/^refusing to delete/);
     }
-    await expect(p.delete({ metadata: ourVolume('pvc-x').metadata, spec: {} })).rejects.toThrow('PV pvc-x has no hostPath');
+    await expect(p.delete({ metadata: ourVolume('pvc-x').metadata, spec: {} })).rejects.toThrow(
+      'PV pvc-x has no hostPath',
+    );
     expect(existsSync(path.join(root, 'etc'))).toBe(true);
     expect(existsSync(path.join(root, PV_DIR, 'nested/deeper'))).toBe(true);
   });

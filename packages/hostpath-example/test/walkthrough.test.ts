@@ -43,9 +43,12 @@ describeTiers('the hostPath walkthrough', (tier) => {
     await storage.createStorageClass({ body: storageClass() });
     await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: hostpathClaim() });
 
-    const program: RunningMain = runMain(['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default'], {
-      NODE_NAME: 'node-1',
-    });
+    const program: RunningMain = runMain(
+      ['--kubeconfig', kubeconfig, '--host-root', root, '--leader-election-namespace', 'default'],
+      {
+        NODE_NAME: 'node-1',
+      },
+    );
     tier.defer(() => program.stop());
     await program.started;
 

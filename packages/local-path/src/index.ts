@@ -26,7 +26,13 @@ export {
   type Endpoint,
   type LocalPathOptions,
 } from './cli/options.js';
-export { readinessChecks, startHealthServer, type HealthServer, type HealthServerOptions, type ReadinessCheck } from './cli/health.js';
+export {
+  readinessChecks,
+  startHealthServer,
+  type HealthServer,
+  type HealthServerOptions,
+  type ReadinessCheck,
+} from './cli/health.js';
 export { VOLUME_WARNING_REASON, main, type MainContext } from './main.js';
 export { loadKubeConfig } from '@kprov/provisioner-lib';
 export { createLogger, levelFor, type LogSink } from '@kprov/provisioner-lib/pino';

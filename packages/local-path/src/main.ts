@@ -10,7 +10,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1PersistentVolume,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import {
   apiStatus,
   DEFAULT_EVENT_WRITE_CONCURRENCY,
@@ -25,9 +31,22 @@ import {
   type ProvisionController,
 } from '@kprov/provisioner-lib';
 import { prometheusSink } from '@kprov/provisioner-lib/prometheus';
-import { pickCommonOptions, runProvisioner, type CommandLine, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
+import {
+  pickCommonOptions,
+  runProvisioner,
+  type CommandLine,
+  type RuntimeContext,
+} from '@kprov/provisioner-lib/runtime';
 import { startHealthServer, type HealthServer } from './cli/health.js';
-import { DEFAULT_VERSION, describeUsageError, parseCommandLine, PROGRAM, UsageError, type Command, type LocalPathOptions } from './cli/options.js';
+import {
+  DEFAULT_VERSION,
+  describeUsageError,
+  parseCommandLine,
+  PROGRAM,
+  UsageError,
+  type Command,
+  type LocalPathOptions,
+} from './cli/options.js';
 import {
   CONFIG_REJECTED_REASON,
   ConfigMapConfigSource,
@@ -70,7 +89,11 @@ export interface MainContext extends Omit<RuntimeContext, 'onStarted'> {
    */
   reconcileIntervalMs?: number;
   /** Called once the controller has started its workers (after leader election, if on). */
-  onStarted?: (started: { controller: ProvisionController; endpoint: HttpEndpoint | undefined; health: HealthServer | undefined }) => void;
+  onStarted?: (started: {
+    controller: ProvisionController;
+    endpoint: HttpEndpoint | undefined;
+    health: HealthServer | undefined;
+  }) => void;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -91,23 +114,39 @@ function configMapRef(options: LocalPathOptions): ObjectReference {
 }
 
 /** `--config`: a file when it ends in `.json`, else inline JSON; none: the ConfigMap through the API. */
-function configSource(options: LocalPathOptions, kubeConfig: KubeConfig, logger: Logger, recorder: EventRecorder): ConfigSource {
+function configSource(
+  options: LocalPathOptions,
+  kubeConfig: KubeConfig,
+  logger: Logger,
+  recorder: EventRecorder,
+): ConfigSource {
   const config = options.config;
   if (config === undefined) {
     // The recorder turns a refused config into an InvalidConfig Warning Event on the ConfigMap.
-    return new ConfigMapConfigSource({ kubeConfig, namespace: options.namespace, name: options.configmapName }, { logger, recorder });
+    return new ConfigMapConfigSource(
+      { kubeConfig, namespace: options.namespace, name: options.configmapName },
+      { logger, recorder },
+    );
   }
   // Upstream's manifest mounts the ConfigMap and passes --config <mount>/config.json: a refused file is recorded on
   // that ConfigMap too, so `kubectl describe configmap` shows it.
-  if (config.endsWith('.json')) return new FileConfigSource(config, { logger, recorder, involvedObject: configMapRef(options) });
+  if (config.endsWith('.json'))
+    return new FileConfigSource(config, { logger, recorder, involvedObject: configMapRef(options) });
   return staticSource({ config: parseConfig(config), text: config });
 }
 
 /** The helper pod template text at start-up: `--helper-pod-file`, else key `helperPod.yaml` of the ConfigMap. */
-async function initialTemplateText(options: LocalPathOptions, source: ConfigSource, kubeConfig: KubeConfig, signal: AbortSignal): Promise<string> {
+async function initialTemplateText(
+  options: LocalPathOptions,
+  source: ConfigSource,
+  kubeConfig: KubeConfig,
+  signal: AbortSignal,
+): Promise<string> {
   const { namespace, configmapName } = options;
   const fromConfigMap = (reason: string): Error =>
-    new Error(`invalid empty flag helper-pod-file and it also does not exist at ConfigMap ${namespace}/${configmapName} with err: ${reason}`);
+    new Error(
+      `invalid empty flag helper-pod-file and it also does not exist at ConfigMap ${namespace}/${configmapName} with err: ${reason}`,
+    );
   if (options.helperPodFile !== undefined) {
     try {
       return await readFile(options.helperPodFile, 'utf8');
@@ -123,7 +162,10 @@ async function initialTemplateText(options: LocalPathOptions, source: ConfigSour
   // The config came from a file or inline JSON: read the template once from the ConfigMap, as upstream.
   let data: Record<string, string> | undefined;
   try {
-    const cm = await makeApiClient(kubeConfig, CoreV1Api).readNamespacedConfigMap({ name: configmapName, namespace }, withSignal(signal));
+    const cm = await makeApiClient(kubeConfig, CoreV1Api).readNamespacedConfigMap(
+      { name: configmapName, namespace },
+      withSignal(signal),
+    );
     data = cm.data;
   } catch (err) {
     throw fromConfigMap(describeError(err));
@@ -156,11 +198,17 @@ function watchTemplate(
       logger.debug({}, 'Applied helper pod template');
     } catch (err) {
       if (text !== undefined && text === refused) {
-        logger.debug({ err: describeError(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+        logger.debug(
+          { err: describeError(err) },
+          'failed to load the new helper pod manifest; keeping the previous template',
+        );
         return;
       }
       refused = text;
-      logger.error({ err: describeError(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+      logger.error(
+        { err: describeError(err) },
+        'failed to load the new helper pod manifest; keeping the previous template',
+      );
       recorder.event(
         configMapRef(options),
         'Warning',
@@ -182,7 +230,10 @@ function watchTemplate(
     const file = path.join(mount, HELPER_POD_KEY);
     const timer = setInterval(() => {
       readFile(file, 'utf8').then(apply, (err: unknown) => {
-        logger.error({ err: describeError(err) }, 'failed to load the new helper pod manifest; keeping the previous template');
+        logger.error(
+          { err: describeError(err) },
+          'failed to load the new helper pod manifest; keeping the previous template',
+        );
       });
     }, intervalMs);
     timer.unref();
@@ -197,7 +248,8 @@ function watchTemplate(
 function listedNodes(config: Config): Set<string> {
   const names = new Set<string>();
   for (const classConfig of [config.defaultConfig, ...config.storageClassConfigs.values()]) {
-    for (const node of classConfig?.nodePathMap.keys() ?? []) if (node !== DEFAULT_PATH_FOR_NON_LISTED_NODES) names.add(node);
+    for (const node of classConfig?.nodePathMap.keys() ?? [])
+      if (node !== DEFAULT_PATH_FOR_NON_LISTED_NODES) names.add(node);
   }
   return names;
 }
@@ -206,7 +258,13 @@ function listedNodes(config: Config): Set<string> {
  * Warns, once per name, about `nodePathMap` nodes that do not exist in the cluster: allowed (nodes come and go, and
  * a node added later with that name gets those paths), but often a typo. A failed node list is only logged at debug.
  */
-async function warnUnknownNodes(config: Config, core: CoreV1Api, logger: Logger, warned: Set<string>, signal: AbortSignal): Promise<void> {
+async function warnUnknownNodes(
+  config: Config,
+  core: CoreV1Api,
+  logger: Logger,
+  warned: Set<string>,
+  signal: AbortSignal,
+): Promise<void> {
   const listed = [...listedNodes(config)].filter((n) => !warned.has(n));
   if (listed.length === 0) return;
   let existing: Set<string>;
@@ -219,7 +277,10 @@ async function warnUnknownNodes(config: Config, core: CoreV1Api, logger: Logger,
   for (const node of listed) {
     if (existing.has(node)) continue;
     warned.add(node);
-    logger.warn({ node }, `nodePathMap lists node ${node}, which does not exist in the cluster; its paths apply if a node of that name joins (check the spelling)`);
+    logger.warn(
+      { node },
+      `nodePathMap lists node ${node}, which does not exist in the cluster; its paths apply if a node of that name joins (check the spelling)`,
+    );
   }
 }
 
@@ -229,7 +290,12 @@ async function warnUnknownNodes(config: Config, core: CoreV1Api, logger: Logger,
  * on 403 Forbidden this says what to do and runs without leader election, as upstream runs (one replica, no
  * election). Found, 404, or any other error (left to the elector's retries): run with leader election.
  */
-async function leaseReadable(kubeConfig: KubeConfig, options: LocalPathOptions, logger: Logger, signal: AbortSignal): Promise<boolean> {
+async function leaseReadable(
+  kubeConfig: KubeConfig,
+  options: LocalPathOptions,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<boolean> {
   const name = options.provisionerName.replaceAll('/', '-');
   const namespace = options.leaderElectionNamespace;
   try {
@@ -239,17 +305,23 @@ async function leaseReadable(kubeConfig: KubeConfig, options: LocalPathOptions, 
     const code = apiStatus(err)?.code;
     if (code === 404) return true;
     if (code !== 403) {
-      logger.debug({ err: describeError(err) }, 'Could not check the leader election Lease; starting leader election anyway');
+      logger.debug(
+        { err: describeError(err) },
+        'Could not check the leader election Lease; starting leader election anyway',
+      );
       return true;
     }
     logger.error(
       { namespace, lease: name, err: describeError(err) },
       `Leader election needs get, create and update on coordination.k8s.io leases in namespace ${namespace}, which the ` +
-        'service account may not do (upstream\'s RBAC has no such rule). Add the leases rule of deploy/local-path-storage.yaml ' +
+        "service account may not do (upstream's RBAC has no such rule). Add the leases rule of deploy/local-path-storage.yaml " +
         '(apiGroups [coordination.k8s.io], resources [leases], verbs [get, create, update]) to the Role in that namespace, ' +
         'or pass --leader-election=false. Continuing without leader election.',
     );
-    logger.warn({}, 'Running without leader election: do not run more than one replica, two replicas would provision and delete the same volumes');
+    logger.warn(
+      {},
+      'Running without leader election: do not run more than one replica, two replicas would provision and delete the same volumes',
+    );
     return false;
   }
 }
@@ -300,7 +372,12 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
     onStarted: (started) => onStarted?.({ ...started, health }),
     setup: async ({ options, common, kubeConfig, logger, registry, signal, defer }) => {
       // Upstream starts the health server before loading any config.
-      const served = await startHealthServer({ port: options.healthPort, kubeConfig, namespace: options.namespace, logger });
+      const served = await startHealthServer({
+        port: options.healthPort,
+        kubeConfig,
+        namespace: options.namespace,
+        logger,
+      });
       health = served;
       defer(() => served?.close());
 
@@ -325,8 +402,22 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       source.on('changed', (snapshot, previous) => {
         if (snapshot.config !== previous.config) checkNodes(snapshot.config);
       });
-      const holder = { template: loadHelperPodTemplate(await initialTemplateText(options, source, kubeConfig, signal), options.allowUnsafeHelperPodTemplate) };
-      defer(watchTemplate(options, source, holder, logger, events, templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS));
+      const holder = {
+        template: loadHelperPodTemplate(
+          await initialTemplateText(options, source, kubeConfig, signal),
+          options.allowUnsafeHelperPodTemplate,
+        ),
+      };
+      defer(
+        watchTemplate(
+          options,
+          source,
+          holder,
+          logger,
+          events,
+          templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS,
+        ),
+      );
 
       const provisioner = new LocalPathProvisioner({
         kubeConfig,
@@ -373,7 +464,10 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             logger,
           });
           controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
-          controller.once('started', () => void reconciler.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal));
+          controller.once(
+            'started',
+            () => void reconciler.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
+          );
           logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
         },
       };

@@ -28,16 +28,41 @@ export {
   type ClassConfig,
   type ProvisionerConfig,
 } from './config/config.js';
-export { ConfigDirectory, ConfigReadError, readConfigTexts, parseConfigTexts, type ConfigDirectoryOptions, type ConfigState } from './config/source.js';
+export {
+  ConfigDirectory,
+  ConfigReadError,
+  readConfigTexts,
+  parseConfigTexts,
+  type ConfigDirectoryOptions,
+  type ConfigState,
+} from './config/source.js';
 export { compileGlob, nameMatcher, BadPatternError } from './config/glob.js';
 export { createLocalStaticMetrics, METRIC_NAMES, METRICS_SUBSYSTEM, type LocalStaticMetrics } from './metrics.js';
 export { ProcTable, type CleanupEntry, type CleanupState, type ProcTableGauges } from './deleter/proctable.js';
-export { removeContents, runCleanerCommand, withTimeout, CleanupTimeoutError, type CleanerCommandOptions } from './deleter/cleanup.js';
-export { cleanupJob, jobName, JOB_START_TIME_ANNOTATION, JOB_DEVICE_ANNOTATION, type CleanupJobSpec } from './deleter/job.js';
+export {
+  removeContents,
+  runCleanerCommand,
+  withTimeout,
+  CleanupTimeoutError,
+  type CleanerCommandOptions,
+} from './deleter/cleanup.js';
+export {
+  cleanupJob,
+  jobName,
+  JOB_START_TIME_ANNOTATION,
+  JOB_DEVICE_ANNOTATION,
+  type CleanupJobSpec,
+} from './deleter/job.js';
 export { volumeName, fnv1a32, PV_NAME_PREFIX } from './discovery/volume-name.js';
 export { roundDownCapacity, capacityQuantity, capacityBucket } from './discovery/capacity.js';
 export { parseMountInfo, readMountPoints, DEFAULT_MOUNT_INFO } from './discovery/mounts.js';
-export { pathMode, filesystemCapacity, blockDeviceCapacity, DEFAULT_SYSFS, type VolumeMode } from './discovery/probe.js';
+export {
+  pathMode,
+  filesystemCapacity,
+  blockDeviceCapacity,
+  DEFAULT_SYSFS,
+  type VolumeMode,
+} from './discovery/probe.js';
 export {
   buildVolume,
   volumeLabels,

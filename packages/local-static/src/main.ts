@@ -38,7 +38,11 @@ export interface MainContext extends Omit<RuntimeContext, 'onStarted'> {
  * a requested stop, 1 when start-up failed (no `MY_NODE_NAME`, a config directory that cannot be read, a Node that
  * cannot be fetched), 2 for a command line that cannot be used.
  */
-export function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, context: MainContext = {}): Promise<number> {
+export function main(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  context: MainContext = {},
+): Promise<number> {
   const { mountInfoPath, sysfsPath, clock, onStarted, ...runtime } = context;
   return runProvisioner({
     name: PROGRAM,
@@ -47,18 +51,28 @@ export function main(argv: readonly string[], env: Readonly<Record<string, strin
     env,
     ...runtime,
     preflight: ({ env: e }) => {
-      if ((e[NODE_NAME_ENV] ?? '') === '') throw new Error(`${NODE_NAME_ENV} environment variable not set: set it to the node's name (fieldRef spec.nodeName)`);
+      if ((e[NODE_NAME_ENV] ?? '') === '')
+        throw new Error(
+          `${NODE_NAME_ENV} environment variable not set: set it to the node's name (fieldRef spec.nodeName)`,
+        );
     },
     setup: async ({ options, env: e, kubeConfig, logger, registry }) => {
       const namespace = e[NAMESPACE_ENV] ?? '';
       if (namespace === '') logger.warn({}, `${NAMESPACE_ENV} environment variable not set, will be set to default`);
       const jobImage = e[JOB_IMAGE_ENV] ?? '';
       if (jobImage === '') logger.warn({}, `${JOB_IMAGE_ENV} environment variable not set`);
-      const config = new ConfigDirectory({ dir: options.configDir, periodMs: options.configSyncPeriodMs, logger, ...(clock === undefined ? {} : { clock }) });
+      const config = new ConfigDirectory({
+        dir: options.configDir,
+        periodMs: options.configSyncPeriodMs,
+        logger,
+        ...(clock === undefined ? {} : { clock }),
+      });
       try {
         await config.load();
       } catch (err) {
-        throw new Error(`Error parsing Provisioner's configuration: ${(err as Error).message}. Exiting...`, { cause: err });
+        throw new Error(`Error parsing Provisioner's configuration: ${(err as Error).message}. Exiting...`, {
+          cause: err,
+        });
       }
       const provisioner = new LocalStaticProvisioner({
         kubeConfig,

@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { DEFAULT_BUCKETS, noopMetrics, type Counter, type Gauge, type Histogram, type MetricsSink } from '@kprov/provisioner-lib';
+import {
+  DEFAULT_BUCKETS,
+  noopMetrics,
+  type Counter,
+  type Gauge,
+  type Histogram,
+  type MetricsSink,
+} from '@kprov/provisioner-lib';
 
 /** Prefix of every metric name (upstream's subsystem). */
 export const METRICS_SUBSYSTEM = 'local_volume_provisioner';
@@ -57,22 +64,68 @@ export interface LocalStaticMetrics {
 export function createLocalStaticMetrics(sink: MetricsSink = noopMetrics): LocalStaticMetrics {
   const buckets = DEFAULT_BUCKETS;
   return {
-    capacity: sink.gauge({ name: METRIC_NAMES.capacity, help: 'Capacity of discovered persistent volumes in bytes. Broken down by persistent volume mode.', labelNames: ['mode'] }),
-    discovery: sink.counter({ name: METRIC_NAMES.discovery, help: 'Total number of persistent volumes created by discovery. Broken down by persistent volume mode.', labelNames: ['mode'] }),
-    discoveryDuration: sink.histogram({ name: METRIC_NAMES.discoveryDuration, help: 'Latency in seconds of persistent volume discovery. Broken down by persistent volume mode.', labelNames: ['mode'], buckets }),
-    delete: sink.counter({ name: METRIC_NAMES.delete, help: 'Total number of persistent volumes deleted. Broken down by persistent volume mode, delete type (process or job).', labelNames: ['mode', 'type'] }),
-    deleteFailed: sink.counter({ name: METRIC_NAMES.deleteFailed, help: 'Total number of persistent volumes deletion failed. Broken down by persistent volume mode, delete type (process or job).', labelNames: ['mode', 'type'] }),
+    capacity: sink.gauge({
+      name: METRIC_NAMES.capacity,
+      help: 'Capacity of discovered persistent volumes in bytes. Broken down by persistent volume mode.',
+      labelNames: ['mode'],
+    }),
+    discovery: sink.counter({
+      name: METRIC_NAMES.discovery,
+      help: 'Total number of persistent volumes created by discovery. Broken down by persistent volume mode.',
+      labelNames: ['mode'],
+    }),
+    discoveryDuration: sink.histogram({
+      name: METRIC_NAMES.discoveryDuration,
+      help: 'Latency in seconds of persistent volume discovery. Broken down by persistent volume mode.',
+      labelNames: ['mode'],
+      buckets,
+    }),
+    delete: sink.counter({
+      name: METRIC_NAMES.delete,
+      help: 'Total number of persistent volumes deleted. Broken down by persistent volume mode, delete type (process or job).',
+      labelNames: ['mode', 'type'],
+    }),
+    deleteFailed: sink.counter({
+      name: METRIC_NAMES.deleteFailed,
+      help: 'Total number of persistent volumes deletion failed. Broken down by persistent volume mode, delete type (process or job).',
+      labelNames: ['mode', 'type'],
+    }),
     deleteDuration: sink.histogram({
       name: METRIC_NAMES.deleteDuration,
       help: 'Latency in seconds of persistent volume deletion. Broken down by persistent volume mode, delete type (process or job), capacity and cleanup_command.',
       labelNames: ['mode', 'type', 'capacity', 'cleanup_command'],
       buckets,
     }),
-    apiRequests: sink.counter({ name: METRIC_NAMES.apiRequests, help: 'Total number of apiserver requests. Broken down by method.', labelNames: ['method'] }),
-    apiRequestsFailed: sink.counter({ name: METRIC_NAMES.apiRequestsFailed, help: 'Total number of apiserver requests failed. Broken down by method.', labelNames: ['method'] }),
-    apiRequestsDuration: sink.histogram({ name: METRIC_NAMES.apiRequestsDuration, help: 'Latency in seconds of apiserver requests. Broken down by method.', labelNames: ['method'], buckets }),
-    procRunning: sink.gauge({ name: METRIC_NAMES.procRunning, help: 'Number of running operations in proctable.', labelNames: [] }),
-    procSucceeded: sink.gauge({ name: METRIC_NAMES.procSucceeded, help: 'Number of succeeded operations in proctable.', labelNames: [] }),
-    procFailed: sink.gauge({ name: METRIC_NAMES.procFailed, help: 'Number of failed operations in proctable.', labelNames: [] }),
+    apiRequests: sink.counter({
+      name: METRIC_NAMES.apiRequests,
+      help: 'Total number of apiserver requests. Broken down by method.',
+      labelNames: ['method'],
+    }),
+    apiRequestsFailed: sink.counter({
+      name: METRIC_NAMES.apiRequestsFailed,
+      help: 'Total number of apiserver requests failed. Broken down by method.',
+      labelNames: ['method'],
+    }),
+    apiRequestsDuration: sink.histogram({
+      name: METRIC_NAMES.apiRequestsDuration,
+      help: 'Latency in seconds of apiserver requests. Broken down by method.',
+      labelNames: ['method'],
+      buckets,
+    }),
+    procRunning: sink.gauge({
+      name: METRIC_NAMES.procRunning,
+      help: 'Number of running operations in proctable.',
+      labelNames: [],
+    }),
+    procSucceeded: sink.gauge({
+      name: METRIC_NAMES.procSucceeded,
+      help: 'Number of succeeded operations in proctable.',
+      labelNames: [],
+    }),
+    procFailed: sink.gauge({
+      name: METRIC_NAMES.procFailed,
+      help: 'Number of failed operations in proctable.',
+      labelNames: [],
+    }),
   };
 }

@@ -39,7 +39,14 @@ export const FLAGS = {
     type: 'string',
     default: '/metrics',
     check: (v: string) => {
-      if (!v.startsWith('/') || v === '/ready' || v.startsWith('/ready/') || v === '/healthz' || v.startsWith('/healthz/')) throw new Error('must be a path starting with / other than /ready and /healthz');
+      if (
+        !v.startsWith('/') ||
+        v === '/ready' ||
+        v.startsWith('/ready/') ||
+        v === '/healthz' ||
+        v.startsWith('/healthz/')
+      )
+        throw new Error('must be a path starting with / other than /ready and /healthz');
     },
     usage: 'The `path` under which the metrics are exposed.',
   },
@@ -57,7 +64,8 @@ export const FLAGS = {
   },
   kubeconfig: {
     type: 'string',
-    usage: 'Path to the kubeconfig `file`; empty: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.',
+    usage:
+      'Path to the kubeconfig `file`; empty: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.',
   },
   'config-dir': {
     type: 'string',
@@ -102,7 +110,8 @@ export function parseCommandLine(argv: readonly string[], env: Env): CommandLine
   try {
     const parsed = parseGoFlags(argv, FLAGS);
     if (parsed.help) return { kind: 'exit', code: 0, stdout: `${DESCRIPTION}\n\n${usage}` };
-    if (parsed.rest.length > 0) throw new CommandLineError(`unexpected argument "${parsed.rest[0]!}": ${PROGRAM} takes flags only`);
+    if (parsed.rest.length > 0)
+      throw new CommandLineError(`unexpected argument "${parsed.rest[0]!}": ${PROGRAM} takes flags only`);
     const values = completeFlagValues(parsed.values, FLAGS, env);
     const options: LocalStaticOptions = {
       listenAddress: values.get('listen-address') as string,

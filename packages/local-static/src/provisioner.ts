@@ -8,7 +8,14 @@
 import { readdir } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { parseQuantity, quantityValue } from '@kprov/quantity';
-import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job, type V1Node, type V1PersistentVolume } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Job,
+  type V1Node,
+  type V1PersistentVolume,
+} from '@kubernetes/client-node';
 import {
   describeError,
   EventRecorder,
@@ -35,8 +42,20 @@ import { cleanupJob, jobName, JOB_START_TIME_ANNOTATION } from './deleter/job.js
 import { ProcTable } from './deleter/proctable.js';
 import { capacityBucket, capacityQuantity } from './discovery/capacity.js';
 import { DEFAULT_MOUNT_INFO, readMountPoints } from './discovery/mounts.js';
-import { blockDeviceCapacity, DEFAULT_SYSFS, filesystemCapacity, pathMode, type VolumeMode } from './discovery/probe.js';
-import { buildVolume, HOSTNAME_LABEL, PROVISIONED_BY_ANNOTATION, provisionerName, volumeLabels } from './discovery/volume.js';
+import {
+  blockDeviceCapacity,
+  DEFAULT_SYSFS,
+  filesystemCapacity,
+  pathMode,
+  type VolumeMode,
+} from './discovery/probe.js';
+import {
+  buildVolume,
+  HOSTNAME_LABEL,
+  PROVISIONED_BY_ANNOTATION,
+  provisionerName,
+  volumeLabels,
+} from './discovery/volume.js';
 import { volumeName } from './discovery/volume-name.js';
 import { createLocalStaticMetrics, type LocalStaticMetrics } from './metrics.js';
 
@@ -170,7 +189,9 @@ export class LocalStaticProvisioner {
   async run(signal: AbortSignal, onStarted?: () => void): Promise<void> {
     this.node = await this.fetchNode(signal);
     if (this.node.metadata?.labels?.[HOSTNAME_LABEL] === undefined) {
-      throw new Error(`Node ${this.options.nodeName} has no ${HOSTNAME_LABEL} label; its PVs could not be pinned to it`);
+      throw new Error(
+        `Node ${this.options.nodeName} has no ${HOSTNAME_LABEL} label; its PVs could not be pinned to it`,
+      );
     }
     const recorder = new EventRecorder({
       kubeConfig: this.options.kubeConfig,
@@ -183,7 +204,10 @@ export class LocalStaticProvisioner {
     const informers = [this.volumes.run(signal), this.classes.run(signal)];
     try {
       await Promise.all([this.volumes.waitForSync(signal), this.classes.waitForSync(signal)]);
-      this.logger.info({ node: this.options.nodeName, provisioner: this.provisionerName() }, 'Local volume provisioner started');
+      this.logger.info(
+        { node: this.options.nodeName, provisioner: this.provisionerName() },
+        'Local volume provisioner started',
+      );
       onStarted?.();
       while (!signal.aborted) {
         await this.pass(signal);
@@ -216,7 +240,10 @@ export class LocalStaticProvisioner {
     }
     const woken = new Promise<void>((resolve) => (this.wake = resolve));
     try {
-      await Promise.race([sleep(this.clock, this.options.discoveryPeriodMs ?? DEFAULT_DISCOVERY_PERIOD_MS, signal), woken]);
+      await Promise.race([
+        sleep(this.clock, this.options.discoveryPeriodMs ?? DEFAULT_DISCOVERY_PERIOD_MS, signal),
+        woken,
+      ]);
     } catch {
       // Stopped.
     } finally {
@@ -254,7 +281,11 @@ export class LocalStaticProvisioner {
     const name = this.provisionerName();
     if (by === name) return true;
     // useNodeNameOnly reads PVs named with the UID, when they carry this node's hostname label.
-    return this.config().useNodeNameOnly && pv.metadata?.labels?.[HOSTNAME_LABEL] === this.options.nodeName && by.startsWith(`${name}-`);
+    return (
+      this.config().useNodeNameOnly &&
+      pv.metadata?.labels?.[HOSTNAME_LABEL] === this.options.nodeName &&
+      by.startsWith(`${name}-`)
+    );
   }
 
   /** The PVs of this node: the informer's, plus those just created. */
@@ -266,7 +297,12 @@ export class LocalStaticProvisioner {
   }
 
   private event(pv: V1PersistentVolume, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.recorder?.event({ kind: 'PersistentVolume', apiVersion: 'v1', name: pv.metadata?.name ?? '', uid: pv.metadata?.uid ?? '' }, type, reason, message);
+    this.recorder?.event(
+      { kind: 'PersistentVolume', apiVersion: 'v1', name: pv.metadata?.name ?? '', uid: pv.metadata?.uid ?? '' },
+      type,
+      reason,
+      message,
+    );
   }
 
   private async apiCall<T>(method: 'create' | 'delete', call: () => Promise<T>): Promise<T> {
@@ -293,11 +329,21 @@ export class LocalStaticProvisioner {
       const policy = pv.spec?.persistentVolumeReclaimPolicy;
       if (policy === 'Retain') continue;
       if (policy === 'Recycle') {
-        this.event(pv, 'Warning', VOLUME_UNSUPPORTED_RECLAIM_POLICY, 'Volume has unsupported PersistentVolumeReclaimPolicy: Recycle');
+        this.event(
+          pv,
+          'Warning',
+          VOLUME_UNSUPPORTED_RECLAIM_POLICY,
+          'Volume has unsupported PersistentVolumeReclaimPolicy: Recycle',
+        );
         continue;
       }
       if (policy !== 'Delete') {
-        this.event(pv, 'Warning', VOLUME_UNKNOWN_RECLAIM_POLICY, 'Volume has unrecognized PersistentVolumeReclaimPolicy');
+        this.event(
+          pv,
+          'Warning',
+          VOLUME_UNKNOWN_RECLAIM_POLICY,
+          'Volume has unrecognized PersistentVolumeReclaimPolicy',
+        );
         continue;
       }
       let kind: CleanupKind | undefined;
@@ -305,7 +351,12 @@ export class LocalStaticProvisioner {
         kind = await this.deleteVolume(pv, signal);
       } catch (err) {
         if (signal.aborted) return;
-        this.failed(pv, err instanceof KindError ? err.error : err, kind?.mode ?? (err instanceof KindError ? err.kind.mode : 'unknown'), err instanceof KindError ? err.kind.type : 'process');
+        this.failed(
+          pv,
+          err instanceof KindError ? err.error : err,
+          kind?.mode ?? (err instanceof KindError ? err.kind.mode : 'unknown'),
+          err instanceof KindError ? err.kind.type : 'process',
+        );
       }
     }
   }
@@ -328,7 +379,10 @@ export class LocalStaticProvisioner {
       throw new Error(`path "${local}" is not an entry of the discovery directory ${cls.hostDir}; not cleaning it`);
     }
     const expected = volumeName(entry, this.options.nodeName, className);
-    if (pv.metadata?.name !== expected) throw new Error(`PV name ${pv.metadata?.name ?? ''} is not the one discovery gives ${local} on this node (${expected}); not cleaning it`);
+    if (pv.metadata?.name !== expected)
+      throw new Error(
+        `PV name ${pv.metadata?.name ?? ''} is not the one discovery gives ${local} on this node (${expected}); not cleaning it`,
+      );
     return { path: `${cls.mountDir.replace(/\/+$/, '')}/${entry}`, entry };
   }
 
@@ -368,7 +422,12 @@ export class LocalStaticProvisioner {
     this.logger.info({ pv: name }, 'Deleted PV');
   }
 
-  private observeDelete(pv: V1PersistentVolume, kind: CleanupKind, cls: ClassConfig, startMs: number | undefined): void {
+  private observeDelete(
+    pv: V1PersistentVolume,
+    kind: CleanupKind,
+    cls: ClassConfig,
+    startMs: number | undefined,
+  ): void {
     this.metrics.delete.inc({ mode: kind.mode, type: kind.type });
     if (startMs === undefined) return;
     let bytes: bigint;
@@ -378,12 +437,23 @@ export class LocalStaticProvisioner {
       bytes = 0n;
     }
     this.metrics.deleteDuration.observe(
-      { mode: kind.mode, type: kind.type, capacity: capacityBucket(bytes), cleanup_command: cls.blockCleanerCommand[0] ?? '' },
+      {
+        mode: kind.mode,
+        type: kind.type,
+        capacity: capacityBucket(bytes),
+        cleanup_command: cls.blockCleanerCommand[0] ?? '',
+      },
       (this.clock.now() - startMs) / 1000,
     );
   }
 
-  private async processCleanup(pv: V1PersistentVolume, path: string, cls: ClassConfig, kind: CleanupKind, signal: AbortSignal): Promise<void> {
+  private async processCleanup(
+    pv: V1PersistentVolume,
+    path: string,
+    cls: ClassConfig,
+    kind: CleanupKind,
+    signal: AbortSignal,
+  ): Promise<void> {
     const name = pv.metadata?.name ?? '';
     if (this.procTable.isRunning(name)) return;
     const finished = this.procTable.remove(name);
@@ -401,18 +471,24 @@ export class LocalStaticProvisioner {
     }
     this.procTable.markRunning(name, this.clock.now());
     this.logger.info({ pv: name, path, mode: kind.mode }, 'Starting cleanup');
-    const work = withTimeout(this.clock, cls.cleanupTimeoutMs, signal, `cleanup of PV ${name}`, async (cleanupSignal) => {
-      if (kind.mode === 'Filesystem') {
-        await removeContents(path, cleanupSignal);
-        return;
-      }
-      this.event(pv, 'Normal', VOLUME_DELETE, `Starting cleanup of Block PV "${name}", this may take a while`);
-      await runCleanerCommand(cls.blockCleanerCommand, {
-        env: { ...(this.options.env ?? process.env), [BLOCK_DEVICE_ENV]: path },
-        signal: cleanupSignal,
-        onLine: (line, stream) => this.logger.info({ pv: name, stream }, line),
-      });
-    });
+    const work = withTimeout(
+      this.clock,
+      cls.cleanupTimeoutMs,
+      signal,
+      `cleanup of PV ${name}`,
+      async (cleanupSignal) => {
+        if (kind.mode === 'Filesystem') {
+          await removeContents(path, cleanupSignal);
+          return;
+        }
+        this.event(pv, 'Normal', VOLUME_DELETE, `Starting cleanup of Block PV "${name}", this may take a while`);
+        await runCleanerCommand(cls.blockCleanerCommand, {
+          env: { ...(this.options.env ?? process.env), [BLOCK_DEVICE_ENV]: path },
+          signal: cleanupSignal,
+          onLine: (line, stream) => this.logger.info({ pv: name, stream }, line),
+        });
+      },
+    );
     const done = work.then(
       () => {
         this.procTable.markDone(name, true);
@@ -440,7 +516,10 @@ export class LocalStaticProvisioner {
 
   private async readJob(name: string, signal: AbortSignal): Promise<V1Job | undefined> {
     try {
-      return await this.batch.readNamespacedJob({ name, namespace: this.options.namespace ?? 'default' }, withSignal(signal));
+      return await this.batch.readNamespacedJob(
+        { name, namespace: this.options.namespace ?? 'default' },
+        withSignal(signal),
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -457,15 +536,23 @@ export class LocalStaticProvisioner {
     }
   }
 
-  private async jobCleanup(pv: V1PersistentVolume, path: string, cls: ClassConfig, kind: CleanupKind, signal: AbortSignal): Promise<void> {
+  private async jobCleanup(
+    pv: V1PersistentVolume,
+    path: string,
+    cls: ClassConfig,
+    kind: CleanupKind,
+    signal: AbortSignal,
+  ): Promise<void> {
     const name = pv.metadata?.name ?? '';
     const namespace = this.options.namespace ?? 'default';
     const job = await this.readJob(jobName(name), signal);
     if (job !== undefined) {
       if ((job.status?.succeeded ?? 0) <= 0) return;
-      await this.batch.deleteNamespacedJob({ name: jobName(name), namespace, propagationPolicy: 'Foreground' }, withSignal(signal)).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
+      await this.batch
+        .deleteNamespacedJob({ name: jobName(name), namespace, propagationPolicy: 'Foreground' }, withSignal(signal))
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
       await this.deletePVObject(pv, signal);
       const started = Date.parse(job.metadata?.annotations?.[JOB_START_TIME_ANNOTATION] ?? '');
       const now = (this.options.now ?? (() => new Date()))().getTime();
@@ -473,7 +560,8 @@ export class LocalStaticProvisioner {
       return;
     }
     const image = this.options.jobImage ?? '';
-    if (image === '') throw new Error('cannot run cleanup job without specifying job image name in the environment variable');
+    if (image === '')
+      throw new Error('cannot run cleanup job without specifying job image name in the environment variable');
     const body = cleanupJob({
       pv,
       nodeName: this.options.nodeName,
@@ -511,11 +599,21 @@ export class LocalStaticProvisioner {
     return errors;
   }
 
-  private async discoverClass(className: string, cls: ClassConfig, config: ProvisionerConfig, labels: Record<string, string>, signal: AbortSignal): Promise<string[]> {
+  private async discoverClass(
+    className: string,
+    cls: ClassConfig,
+    config: ProvisionerConfig,
+    labels: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<string[]> {
     const sc = this.classes.store.get(className);
-    if (sc === undefined) throw new Error(`failed to get ReclaimPolicy from storage class "${className}": storageclass.storage.k8s.io "${className}" not found`);
+    if (sc === undefined)
+      throw new Error(
+        `failed to get ReclaimPolicy from storage class "${className}": storageclass.storage.k8s.io "${className}" not found`,
+      );
     const reclaimPolicy = sc.reclaimPolicy ?? 'Delete';
-    if (reclaimPolicy !== 'Delete' && reclaimPolicy !== 'Retain') throw new Error(`unsupported reclaim policy ${reclaimPolicy} of storage class "${className}"`);
+    if (reclaimPolicy !== 'Delete' && reclaimPolicy !== 'Retain')
+      throw new Error(`unsupported reclaim policy ${reclaimPolicy} of storage class "${className}"`);
     let entries: string[];
     try {
       entries = (await readdir(cls.mountDir)).sort();
@@ -558,10 +656,16 @@ export class LocalStaticProvisioner {
       }
       const sameSpot = ours.find((pv) => pv.spec?.local?.path === hostPath);
       if (sameSpot !== undefined) {
-        this.logger.error({ path: hostPath, pv: sameSpot.metadata?.name, wanted: name }, 'A PV exists for this path already; not creating another');
+        this.logger.error(
+          { path: hostPath, pv: sameSpot.metadata?.name, wanted: name },
+          'A PV exists for this path already; not creating another',
+        );
         continue;
       }
-      if (this.procTable.isRunning(name) || (detected === 'Block' && config.useJobForCleaning && (await this.jobRunning(name, signal)))) {
+      if (
+        this.procTable.isRunning(name) ||
+        (detected === 'Block' && config.useJobForCleaning && (await this.jobRunning(name, signal)))
+      ) {
         this.logger.info({ pv: name }, 'PV is still being cleaned, not going to recreate it');
         continue;
       }
@@ -576,10 +680,13 @@ export class LocalStaticProvisioner {
       try {
         if (detected === 'Block') {
           bytes = await blockDeviceCapacity(path, this.options.sysfsPath ?? DEFAULT_SYSFS);
-          if (cls.volumeMode === 'Block' && mountOptions.length > 0) this.logger.warn({ path, className }, 'StorageClass mountOptions are ignored for block volumes');
+          if (cls.volumeMode === 'Block' && mountOptions.length > 0)
+            this.logger.warn({ path, className }, 'StorageClass mountOptions are ignored for block volumes');
         } else {
-          if (cls.volumeMode === 'Block') throw new DiscoveryError(`path "${path}" of filesystem mode cannot be used to create block volume`);
-          if (!mounts.has(path)) throw new DiscoveryError(`path "${path}" is not a valid mount point: it is not in the mount table`);
+          if (cls.volumeMode === 'Block')
+            throw new DiscoveryError(`path "${path}" of filesystem mode cannot be used to create block volume`);
+          if (!mounts.has(path))
+            throw new DiscoveryError(`path "${path}" is not a valid mount point: it is not in the mount table`);
           bytes = await filesystemCapacity(path);
         }
       } catch (err) {
@@ -604,19 +711,26 @@ export class LocalStaticProvisioner {
         owner: config.setPVOwnerRef ? this.node : undefined,
       });
       try {
-        const created = await this.apiCall('create', () => this.core.createPersistentVolume({ body }, withSignal(signal)));
+        const created = await this.apiCall('create', () =>
+          this.core.createPersistentVolume({ body }, withSignal(signal)),
+        );
         this.created.set(name, created);
         byName.set(name, created);
         ours.push(created);
       } catch (err) {
         if (signal.aborted) throw err;
-        errors.push(`error creating PV ${name} for path ${path}: ${isAlreadyExists(err) ? 'it exists already and is not one of this node\'s' : describeError(err)}`);
+        errors.push(
+          `error creating PV ${name} for path ${path}: ${isAlreadyExists(err) ? "it exists already and is not one of this node's" : describeError(err)}`,
+        );
         continue;
       }
       totals[detected] += bytes;
       this.metrics.discovery.inc({ mode: cls.volumeMode });
       this.metrics.discoveryDuration.observe({ mode: cls.volumeMode }, (this.clock.now() - started) / 1000);
-      this.logger.info({ pv: name, path: hostPath, capacity: body.spec?.capacity?.storage, mode: cls.volumeMode }, 'Created PV');
+      this.logger.info(
+        { pv: name, path: hostPath, capacity: body.spec?.capacity?.storage, mode: cls.volumeMode },
+        'Created PV',
+      );
     }
     this.metrics.capacity.set({ mode: 'Block' }, Number(totals.Block));
     this.metrics.capacity.set({ mode: 'Filesystem' }, Number(totals.Filesystem));
@@ -649,12 +763,14 @@ export class LocalStaticProvisioner {
         return;
       } catch (err) {
         if (signal.aborted) return;
-        this.logger.error({ node: this.options.nodeName, taint: key, err: describeError(err) }, 'Could not remove the startup taint');
+        this.logger.error(
+          { node: this.options.nodeName, taint: key, err: describeError(err) },
+          'Could not remove the startup taint',
+        );
       }
     }
   }
 }
-
 
 /** An error of a cleanup whose kind is known. */
 class KindError extends Error {

@@ -50,7 +50,7 @@ function isMountPoint(dir: string): boolean {
 }
 
 describeTiers('deleter', () => {
-  it('cleans a released volume and publishes it again: the pod\'s data is gone, the mount point stays, the PV has the same name', async () => {
+  it("cleans a released volume and publishes it again: the pod's data is gone, the mount point stays, the PV has the same name", async () => {
     const e = await startEnv();
     await e.storage.createStorageClass({ body: storageClass('local-storage') });
     const disk = `${e.onNode(NODE, HOST_DIR)}/disk1`;
@@ -61,9 +61,19 @@ describeTiers('deleter', () => {
 
     await e.core.createNamespacedPersistentVolumeClaim({
       namespace: 'default',
-      body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-storage', resources: { requests: { storage: '1Mi' } } } },
+      body: {
+        metadata: { name: 'data' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: 'local-storage',
+          resources: { requests: { storage: '1Mi' } },
+        },
+      },
     });
-    await e.core.createNamespacedPod({ namespace: 'default', body: podWith('writer', 'data', 'mkdir -p /data/dir && echo secret > /data/dir/file && echo top > /data/top') });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: podWith('writer', 'data', 'mkdir -p /data/dir && echo secret > /data/dir/file && echo top > /data/top'),
+    });
     await vi.waitFor(async () => expect((await e.read.pod('writer'))?.status?.phase).toBe('Succeeded'), WAIT);
     expect((await e.read.volume(name))?.status?.phase).toBe('Bound');
     expect(readFileSync(`${disk}/dir/file`, 'utf8')).toBe('secret\n');
@@ -75,12 +85,16 @@ describeTiers('deleter', () => {
     if (CAN_MOUNT) expect(isMountPoint(disk)).toBe(true);
 
     const text = await e.metrics(instance);
-    expect(metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Filesystem",type="process"}')).toBe(1);
+    expect(
+      metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Filesystem",type="process"}'),
+    ).toBe(1);
     expect(metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="delete"}')).toBe(1);
     expect(metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="create"}')).toBe(2);
     expect(metricValue(text, 'local_volume_provisioner_proctable_succeeded')).toBe(1);
     expect(metricValue(text, 'local_volume_provisioner_proctable_running')).toBe(0);
-    expect(text).toMatch(/^local_volume_provisioner_persistentvolume_delete_duration_seconds_count\{mode="Filesystem",type="process",capacity="500G",cleanup_command="\/scripts\/quick_reset.sh"\} 1$/m);
+    expect(text).toMatch(
+      /^local_volume_provisioner_persistentvolume_delete_duration_seconds_count\{mode="Filesystem",type="process",capacity="500G",cleanup_command="\/scripts\/quick_reset.sh"\} 1$/m,
+    );
     expect(await volumeEvents(e, name, 'VolumeFailedDelete')).toEqual([]);
   });
 
@@ -92,12 +106,20 @@ describeTiers('deleter', () => {
     const recycleDisk = `${e.onNode(NODE, HOST_DIR)}/disk1`;
     e.mounts.mount(keepDisk);
     e.mounts.mount(recycleDisk);
-    const instance = await e.start(NODE, { storageClassMap: { keep: classEntry(e, NODE, {}, '/mnt/keep'), sc1: classEntry(e, NODE) } });
+    const instance = await e.start(NODE, {
+      storageClassMap: { keep: classEntry(e, NODE, {}, '/mnt/keep'), sc1: classEntry(e, NODE) },
+    });
     const kept = volumeName('disk1', NODE, 'keep');
     const recycled = volumeName('disk1', NODE, 'sc1');
     await waitVolumes(e, [kept, recycled]);
-    await e.core.patchPersistentVolume({ name: recycled, body: [{ op: 'replace', path: '/spec/persistentVolumeReclaimPolicy', value: 'Recycle' }] });
-    for (const [claim, cls, pv, disk] of [['c1', 'keep', kept, keepDisk], ['c2', 'sc1', recycled, recycleDisk]] as const) {
+    await e.core.patchPersistentVolume({
+      name: recycled,
+      body: [{ op: 'replace', path: '/spec/persistentVolumeReclaimPolicy', value: 'Recycle' }],
+    });
+    for (const [claim, cls, pv, disk] of [
+      ['c1', 'keep', kept, keepDisk],
+      ['c2', 'sc1', recycled, recycleDisk],
+    ] as const) {
       await bind(e, claim, cls, pv);
       writeFileSync(`${disk}/data`, 'keep me\n');
       await release(e, claim, pv);
@@ -105,8 +127,16 @@ describeTiers('deleter', () => {
     await vi.waitFor(async () => {
       const [event] = await volumeEvents(e, recycled, 'VolumeUnsupportedReclaimPolicy');
       // kube-controller-manager marks a Recycle PV it has no recycler for as Failed, often before a pass saw it Released.
-      if (e.cluster.tier === 'real' && event === undefined && (await e.read.volume(recycled))?.status?.phase === 'Failed') return;
-      expect(event).toMatchObject({ type: 'Warning', message: 'Volume has unsupported PersistentVolumeReclaimPolicy: Recycle' });
+      if (
+        e.cluster.tier === 'real' &&
+        event === undefined &&
+        (await e.read.volume(recycled))?.status?.phase === 'Failed'
+      )
+        return;
+      expect(event).toMatchObject({
+        type: 'Warning',
+        message: 'Volume has unsupported PersistentVolumeReclaimPolicy: Recycle',
+      });
     }, WAIT);
     await morePasses(instance);
     expect((await e.read.volume(kept))?.status?.phase).toBe('Released');
@@ -124,9 +154,16 @@ describeTiers('deleter', () => {
     await waitVolumes(e, [volumeName('disk1', NODE, 'sc1')]);
     const node = await e.core.readNode({ name: NODE });
     const ours = `local-volume-provisioner-${NODE}-${node.metadata!.uid!}`;
-    const affinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }] } };
+    const affinity = {
+      required: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }],
+      },
+    };
     // Another provisioner's PV on a disk of the same directory, and one that claims to be ours but names another entry.
-    for (const [pvName, entry, by] of [['someone-elses', 'disk2', 'local-volume-provisioner-other-node-1234'], ['impostor', 'disk3', ours]] as const) {
+    for (const [pvName, entry, by] of [
+      ['someone-elses', 'disk2', 'local-volume-provisioner-other-node-1234'],
+      ['impostor', 'disk3', ours],
+    ] as const) {
       e.mounts.mount(`${dir}/${entry}`);
       writeFileSync(`${dir}/${entry}/data`, 'not yours\n');
       await e.core.createPersistentVolume({
@@ -151,7 +188,10 @@ describeTiers('deleter', () => {
     }, WAIT);
     await morePasses(instance);
     expect(await volumeEvents(e, 'someone-elses')).toEqual([]);
-    for (const [pvName, entry] of [['someone-elses', 'disk2'], ['impostor', 'disk3']] as const) {
+    for (const [pvName, entry] of [
+      ['someone-elses', 'disk2'],
+      ['impostor', 'disk3'],
+    ] as const) {
       expect((await e.read.volume(pvName))?.status?.phase).toBe('Released');
       expect(readFileSync(`${dir}/${entry}/data`, 'utf8')).toBe('not yours\n');
     }
@@ -205,30 +245,45 @@ describeTiers('deleter of block volumes', () => {
   const skip = !CAN_LOOP;
   const why = NO_LOOP_REASON ?? 'loop devices available';
 
-  it.skipIf(skip)(`runs the block cleaner with LOCAL_PV_BLKDEVICE, then publishes the device again (${why})`, async () => {
-    const e = await startEnv();
-    await e.storage.createStorageClass({ body: storageClass('raw') });
-    const dir = e.onNode(NODE, HOST_DIR);
-    mkdirSync(dir, { recursive: true });
-    symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
-    const marker = path.join(dir, '..', 'cleaned');
-    const instance = await e.start(NODE, {
-      storageClassMap: { raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', `echo "$LOCAL_PV_BLKDEVICE" > ${marker}; echo hello`] }) },
-    });
-    const name = volumeName('dev1', NODE, 'raw');
-    const first = (await waitVolumes(e, [name])).get(name)!;
-    await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
-    await release(e, 'c1', name);
-    await waitRecreated(e, name, first.metadata?.uid);
-    expect(readFileSync(marker, 'utf8')).toBe(`${dir}/dev1\n`);
-    await vi.waitFor(async () => {
-      const [event] = await volumeEvents(e, name, 'VolumeDelete');
-      expect(event).toMatchObject({ type: 'Normal', message: `Starting cleanup of Block PV "${name}", this may take a while` });
-    }, WAIT);
-    const text = await e.metrics(instance);
-    expect(metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Block",type="process"}')).toBe(1);
-    expect(text).toMatch(/^local_volume_provisioner_persistentvolume_delete_duration_seconds_count\{mode="Block",type="process",capacity="500G",cleanup_command="sh"\} 1$/m);
-  });
+  it.skipIf(skip)(
+    `runs the block cleaner with LOCAL_PV_BLKDEVICE, then publishes the device again (${why})`,
+    async () => {
+      const e = await startEnv();
+      await e.storage.createStorageClass({ body: storageClass('raw') });
+      const dir = e.onNode(NODE, HOST_DIR);
+      mkdirSync(dir, { recursive: true });
+      symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
+      const marker = path.join(dir, '..', 'cleaned');
+      const instance = await e.start(NODE, {
+        storageClassMap: {
+          raw: classEntry(e, NODE, {
+            volumeMode: 'Block',
+            blockCleanerCommand: ['sh', '-c', `echo "$LOCAL_PV_BLKDEVICE" > ${marker}; echo hello`],
+          }),
+        },
+      });
+      const name = volumeName('dev1', NODE, 'raw');
+      const first = (await waitVolumes(e, [name])).get(name)!;
+      await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
+      await release(e, 'c1', name);
+      await waitRecreated(e, name, first.metadata?.uid);
+      expect(readFileSync(marker, 'utf8')).toBe(`${dir}/dev1\n`);
+      await vi.waitFor(async () => {
+        const [event] = await volumeEvents(e, name, 'VolumeDelete');
+        expect(event).toMatchObject({
+          type: 'Normal',
+          message: `Starting cleanup of Block PV "${name}", this may take a while`,
+        });
+      }, WAIT);
+      const text = await e.metrics(instance);
+      expect(
+        metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Block",type="process"}'),
+      ).toBe(1);
+      expect(text).toMatch(
+        /^local_volume_provisioner_persistentvolume_delete_duration_seconds_count\{mode="Block",type="process",capacity="500G",cleanup_command="sh"\} 1$/m,
+      );
+    },
+  );
 
   it.skipIf(skip)(`retries a failing cleaner and keeps the PV, reporting each failure (${why})`, async () => {
     const e = await startEnv();
@@ -236,7 +291,11 @@ describeTiers('deleter of block volumes', () => {
     const dir = e.onNode(NODE, HOST_DIR);
     mkdirSync(dir, { recursive: true });
     symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
-    const instance = await e.start(NODE, { storageClassMap: { raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', 'echo wiping; exit 10'] }) } });
+    const instance = await e.start(NODE, {
+      storageClassMap: {
+        raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', 'echo wiping; exit 10'] }),
+      },
+    });
     const name = volumeName('dev1', NODE, 'raw');
     await waitVolumes(e, [name]);
     await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
@@ -246,7 +305,9 @@ describeTiers('deleter of block volumes', () => {
     expect(event).toMatchObject({ type: 'Warning', message: `Error cleaning PV "${name}": sh exited with status 10` });
     expect((await e.read.volume(name))?.status?.phase).toBe('Released');
     const text = await e.metrics(instance);
-    expect(metricValue(text, 'local_volume_provisioner_persistentvolume_delete_failed_total{mode="Block",type="process"}')).toBeGreaterThanOrEqual(2);
+    expect(
+      metricValue(text, 'local_volume_provisioner_persistentvolume_delete_failed_total{mode="Block",type="process"}'),
+    ).toBeGreaterThanOrEqual(2);
     expect(metricValue(text, 'local_volume_provisioner_proctable_failed')).toBeGreaterThanOrEqual(2);
   });
 
@@ -260,7 +321,11 @@ describeTiers('deleter of block volumes', () => {
     const pidFile = path.join(dir, '..', 'cleaner.pid');
     const instance = await e.start(NODE, {
       storageClassMap: {
-        raw: classEntry(e, NODE, { volumeMode: 'Block', cleanupTimeout: '1s', blockCleanerCommand: ['sh', '-c', `echo $$ > ${pidFile}; exec sleep 600`] }),
+        raw: classEntry(e, NODE, {
+          volumeMode: 'Block',
+          cleanupTimeout: '1s',
+          blockCleanerCommand: ['sh', '-c', `echo $$ > ${pidFile}; exec sleep 600`],
+        }),
         fs: classEntry(e, NODE, {}, '/mnt/fs'),
       },
     });
@@ -277,7 +342,11 @@ describeTiers('deleter of block volumes', () => {
       expect(event?.message).toBe(`Error cleaning PV "${name}": cleanup of PV ${name} timed out after 1s`);
     }, WAIT);
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await vi.waitFor(() => expect(existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')).toBe(false), WAIT);
+    await vi.waitFor(
+      () =>
+        expect(existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')).toBe(false),
+      WAIT,
+    );
     expect((await e.read.volume(name))?.status?.phase).toBe('Released');
     expect(await localVolumes(e)).toHaveProperty('size', 2);
   });
@@ -287,49 +356,71 @@ describeTiers('deleter of block volumes', () => {
 describeTiers(
   'cleanup Jobs',
   () => {
-    it.skipIf(!CAN_LOOP)(`wipe a released block volume with a Job shaped as upstream's, then publish it again (${NO_LOOP_REASON ?? 'loop devices available'})`, async () => {
-      const e = await startEnv();
-      await e.storage.createStorageClass({ body: storageClass('raw') });
-      const dir = e.onNode(NODE, HOST_DIR);
-      mkdirSync(dir, { recursive: true });
-      symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
-      const instance = await e.start(
-        NODE,
-        { useJobForCleaning: true, jobTolerations: [{ key: 'dedicated', operator: 'Exists' }], storageClassMap: { raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', 'exit 0'] }) } },
-        { jobImage: 'ghcr.io/kprov/local-static:test' },
-      );
-      const name = volumeName('dev1', NODE, 'raw');
-      const first = (await waitVolumes(e, [name])).get(name)!;
-      await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
-      const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
-      const jobs: V1Job[] = [];
-      await release(e, 'c1', name);
-      await vi.waitFor(async () => {
-        const job = await batch.readNamespacedJob({ name: `cleanup-${name}`, namespace: 'default' });
-        jobs.push(job);
-      }, WAIT);
-      const job = jobs[0]!;
-      expect(job.metadata?.labels).toEqual({ 'kubernetes.io/hostname': NODE, pv: name, pvuuid: first.metadata!.uid! });
-      expect(job.metadata?.annotations?.device).toBe(`${dir}/dev1`);
-      const pod = job.spec!.template.spec!;
-      expect(pod.containers[0]).toMatchObject({
-        name: 'cleaner',
-        image: 'ghcr.io/kprov/local-static:test',
-        command: ['sh', '-c', 'exit 0'],
-        env: [{ name: 'LOCAL_PV_BLKDEVICE', value: `${dir}/dev1` }],
-        securityContext: { privileged: true },
-      });
-      expect(pod.tolerations).toEqual([{ key: 'dedicated', operator: 'Exists' }]);
-      expect(pod.nodeSelector).toEqual({ 'kubernetes.io/hostname': NODE });
+    it.skipIf(!CAN_LOOP)(
+      `wipe a released block volume with a Job shaped as upstream's, then publish it again (${NO_LOOP_REASON ?? 'loop devices available'})`,
+      async () => {
+        const e = await startEnv();
+        await e.storage.createStorageClass({ body: storageClass('raw') });
+        const dir = e.onNode(NODE, HOST_DIR);
+        mkdirSync(dir, { recursive: true });
+        symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
+        const instance = await e.start(
+          NODE,
+          {
+            useJobForCleaning: true,
+            jobTolerations: [{ key: 'dedicated', operator: 'Exists' }],
+            storageClassMap: {
+              raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', 'exit 0'] }),
+            },
+          },
+          { jobImage: 'ghcr.io/kprov/local-static:test' },
+        );
+        const name = volumeName('dev1', NODE, 'raw');
+        const first = (await waitVolumes(e, [name])).get(name)!;
+        await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
+        const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
+        const jobs: V1Job[] = [];
+        await release(e, 'c1', name);
+        await vi.waitFor(async () => {
+          const job = await batch.readNamespacedJob({ name: `cleanup-${name}`, namespace: 'default' });
+          jobs.push(job);
+        }, WAIT);
+        const job = jobs[0]!;
+        expect(job.metadata?.labels).toEqual({
+          'kubernetes.io/hostname': NODE,
+          pv: name,
+          pvuuid: first.metadata!.uid!,
+        });
+        expect(job.metadata?.annotations?.device).toBe(`${dir}/dev1`);
+        const pod = job.spec!.template.spec!;
+        expect(pod.containers[0]).toMatchObject({
+          name: 'cleaner',
+          image: 'ghcr.io/kprov/local-static:test',
+          command: ['sh', '-c', 'exit 0'],
+          env: [{ name: 'LOCAL_PV_BLKDEVICE', value: `${dir}/dev1` }],
+          securityContext: { privileged: true },
+        });
+        expect(pod.tolerations).toEqual([{ key: 'dedicated', operator: 'Exists' }]);
+        expect(pod.nodeSelector).toEqual({ 'kubernetes.io/hostname': NODE });
 
-      await vi.waitFor(async () => {
-        const pv = await e.read.volume(name);
-        if (pv === undefined || pv.metadata?.uid === first.metadata?.uid || pv.status?.phase !== 'Available') throw new Error('not published again yet');
-      }, { timeout: 60_000, interval: 100 });
-      await vi.waitFor(async () => expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]), WAIT);
-      const text = await e.metrics(instance);
-      expect(metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Block",type="job"}')).toBe(1);
-    });
+        await vi.waitFor(
+          async () => {
+            const pv = await e.read.volume(name);
+            if (pv === undefined || pv.metadata?.uid === first.metadata?.uid || pv.status?.phase !== 'Available')
+              throw new Error('not published again yet');
+          },
+          { timeout: 60_000, interval: 100 },
+        );
+        await vi.waitFor(
+          async () => expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]),
+          WAIT,
+        );
+        const text = await e.metrics(instance);
+        expect(
+          metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Block",type="job"}'),
+        ).toBe(1);
+      },
+    );
   },
   { tiers: ['real'] },
 );

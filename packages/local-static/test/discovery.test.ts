@@ -8,14 +8,28 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { volumeName } from '../src/discovery/volume-name.js';
-import { classEntry, configOf, HOST_DIR, localVolumes, metricValue, morePasses, startEnv, storageClass, waitReady, waitVolumes, WAIT } from './helpers.js';
+import {
+  classEntry,
+  configOf,
+  HOST_DIR,
+  localVolumes,
+  metricValue,
+  morePasses,
+  startEnv,
+  storageClass,
+  waitReady,
+  waitVolumes,
+  WAIT,
+} from './helpers.js';
 import { CAN_LOOP, NO_LOOP_REASON } from './mounts.js';
 
 const NODE = 'node-1';
 
 describeTiers('discovery', () => {
   it('publishes each mounted disk as a local PV pinned to its node, with the class, labels and capacity of the reference', async () => {
-    const e = await startEnv([{ name: NODE, labels: { 'topology.kubernetes.io/zone': 'zone-a', 'not-inherited': 'x' } }]);
+    const e = await startEnv([
+      { name: NODE, labels: { 'topology.kubernetes.io/zone': 'zone-a', 'not-inherited': 'x' } },
+    ]);
     await e.storage.createStorageClass({ body: storageClass('sc1', { mountOptions: ['ro'] }) });
     const dir = e.onNode(NODE, HOST_DIR);
     e.mounts.mount(`${dir}/mount1`, 16);
@@ -31,9 +45,17 @@ describeTiers('discovery', () => {
     const name2 = volumeName('mount2', NODE, 'sc1');
     const pvs = await waitVolumes(e, [name1, name2]);
     const pv = pvs.get(name1)!;
-    expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(`local-volume-provisioner-${NODE}-${node.metadata!.uid!}`);
-    expect(pv.metadata?.labels).toEqual({ 'topology.kubernetes.io/zone': 'zone-a', 'kubernetes.io/hostname': NODE, 'local-storage-cr-name': 'foobar' });
-    expect(pv.metadata?.ownerReferences).toMatchObject([{ apiVersion: 'v1', kind: 'Node', name: NODE, uid: node.metadata!.uid! }]);
+    expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(
+      `local-volume-provisioner-${NODE}-${node.metadata!.uid!}`,
+    );
+    expect(pv.metadata?.labels).toEqual({
+      'topology.kubernetes.io/zone': 'zone-a',
+      'kubernetes.io/hostname': NODE,
+      'local-storage-cr-name': 'foobar',
+    });
+    expect(pv.metadata?.ownerReferences).toMatchObject([
+      { apiVersion: 'v1', kind: 'Node', name: NODE, uid: node.metadata!.uid! },
+    ]);
     expect(pv.spec).toMatchObject({
       local: { path: `${HOST_DIR}/mount1` },
       accessModes: ['ReadWriteOnce'],
@@ -41,7 +63,13 @@ describeTiers('discovery', () => {
       volumeMode: 'Filesystem',
       persistentVolumeReclaimPolicy: 'Delete',
       mountOptions: ['ro'],
-      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }] } },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] },
+          ],
+        },
+      },
     });
     // kube-controller-manager makes a new PV Available shortly after it is created.
     await vi.waitFor(async () => expect((await e.read.volume(name1))?.status?.phase).toBe('Available'), WAIT);
@@ -53,7 +81,8 @@ describeTiers('discovery', () => {
     await waitReady(instance);
 
     // Later passes create nothing more.
-    const creates = (): number | undefined => metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="create"}');
+    const creates = (): number | undefined =>
+      metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="create"}');
     let text = await e.metrics(instance);
     expect(creates()).toBe(2);
     expect(metricValue(text, 'local_volume_provisioner_persistentvolume_discovery_total{mode="Filesystem"}')).toBe(2);
@@ -92,7 +121,10 @@ describeTiers('discovery', () => {
     expect(reason).toContain(`Skipping file "${dir}/README": not a directory nor block device`);
     expect(reason).toContain(`"${dir}/dangling"`);
 
-    instance.setConfig({ config: configOf({ storageClassMap: { sc1: classEntry(e, NODE, { namePattern: 'disk*' }) } }), errors: [] });
+    instance.setConfig({
+      config: configOf({ storageClassMap: { sc1: classEntry(e, NODE, { namePattern: 'disk*' }) } }),
+      errors: [],
+    });
     await waitReady(instance);
     expect([...(await localVolumes(e)).keys()]).toEqual([volumeName('disk1', NODE, 'sc1')]);
   });
@@ -115,14 +147,26 @@ describeTiers('discovery', () => {
     await e.storage.createStorageClass({ body: storageClass('sc1') });
     e.mounts.mount(`${e.onNode(NODE, HOST_DIR)}/disk1`);
     const selector = [{ matchExpressions: [{ key: 'shared-disk', operator: 'In', values: ['pool-a'] }] }];
-    await e.start(NODE, { useAlphaAPI: true, storageClassMap: { sc1: classEntry(e, NODE, { selector, accessMode: 'ReadWriteMany', fsType: 'ext4' }) } });
+    await e.start(NODE, {
+      useAlphaAPI: true,
+      storageClassMap: { sc1: classEntry(e, NODE, { selector, accessMode: 'ReadWriteMany', fsType: 'ext4' }) },
+    });
     const [pv] = (await waitVolumes(e, [volumeName('disk1', NODE, 'sc1')])).values();
     // spec.nodeAffinity stays: API servers since 1.10 refuse a local PV without it.
-    expect(pv?.spec?.nodeAffinity?.required?.nodeSelectorTerms).toEqual([{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }, ...selector]);
-    expect(pv?.spec).toMatchObject({ accessModes: ['ReadWriteMany'], local: { path: `${HOST_DIR}/disk1`, fsType: 'ext4' } });
+    expect(pv?.spec?.nodeAffinity?.required?.nodeSelectorTerms).toEqual([
+      { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] },
+      ...selector,
+    ]);
+    expect(pv?.spec).toMatchObject({
+      accessModes: ['ReadWriteMany'],
+      local: { path: `${HOST_DIR}/disk1`, fsType: 'ext4' },
+    });
     expect(JSON.parse(pv?.metadata?.annotations?.['volume.alpha.kubernetes.io/node-affinity'] ?? '{}')).toEqual({
       requiredDuringSchedulingIgnoredDuringExecution: {
-        nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }, ...selector],
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] },
+          ...selector,
+        ],
       },
     });
   });
@@ -137,9 +181,14 @@ describeTiers('discovery', () => {
     const b = volumeName('disk1', 'node-b', 'sc1');
     expect(a).not.toBe(b);
     const pvs = await waitVolumes(e, [a, b]);
-    for (const [name, node] of [[a, 'node-a'], [b, 'node-b']] as const) {
+    for (const [name, node] of [
+      [a, 'node-a'],
+      [b, 'node-b'],
+    ] as const) {
       expect(pvs.get(name)?.spec?.local?.path).toBe(`${HOST_DIR}/disk1`);
-      expect(pvs.get(name)?.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual([node]);
+      expect(pvs.get(name)?.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual([
+        node,
+      ]);
     }
   });
 
@@ -167,34 +216,50 @@ describeTiers('discovery', () => {
 });
 
 describeTiers('discovery of block devices', () => {
-  it.skipIf(!CAN_LOOP)(`publishes block devices and symlinks to them with their size; refuses a directory in a Block class (${NO_LOOP_REASON ?? 'loop devices available'})`, async () => {
-    const e = await startEnv();
-    await e.storage.createStorageClass({ body: storageClass('fast', { mountOptions: ['ro'] }) });
-    await e.storage.createStorageClass({ body: storageClass('raw') });
-    const fsDir = e.onNode(NODE, '/mnt/fs');
-    const blockDir = e.onNode(NODE, '/mnt/block');
-    mkdirSync(fsDir, { recursive: true });
-    mkdirSync(blockDir, { recursive: true });
-    // A block device in a Filesystem class (the kubelet formats it with fsType), and two in a Block class.
-    symlinkSync(e.mounts.loopDevice(12), `${fsDir}/symlink2`);
-    symlinkSync(e.mounts.loopDevice(8), `${blockDir}/symlink1`);
-    symlinkSync(e.mounts.loopDevice(8), `${blockDir}/symlink2`);
-    e.mounts.mount(`${blockDir}/mountdir`);
-    const instance = await e.start(NODE, {
-      storageClassMap: {
-        fast: classEntry(e, NODE, { fsType: 'ext4' }, '/mnt/fs'),
-        raw: classEntry(e, NODE, { volumeMode: 'Block' }, '/mnt/block'),
-      },
-    });
-    const names = [volumeName('symlink2', NODE, 'fast'), volumeName('symlink1', NODE, 'raw'), volumeName('symlink2', NODE, 'raw')];
-    const pvs = await waitVolumes(e, names);
-    expect(pvs.get(names[0]!)?.spec).toMatchObject({ volumeMode: 'Filesystem', capacity: { storage: '12Mi' }, local: { path: '/mnt/fs/symlink2', fsType: 'ext4' }, mountOptions: ['ro'] });
-    expect(pvs.get(names[1]!)?.spec).toMatchObject({ volumeMode: 'Block', capacity: { storage: '8Mi' }, local: { path: '/mnt/block/symlink1' } });
-    expect(pvs.get(names[1]!)?.spec?.mountOptions).toBeUndefined();
-    const reason = await waitReady(instance, /mountdir/);
-    expect(reason).toContain(`path "${blockDir}/mountdir" of filesystem mode cannot be used to create block volume`);
-    const text = await e.metrics(instance);
-    expect(metricValue(text, 'local_volume_provisioner_persistentvolume_discovery_total{mode="Block"}')).toBe(2);
-    await vi.waitFor(() => expect(instance.provisioner.readyError()).toContain('mountdir'), WAIT);
-  });
+  it.skipIf(!CAN_LOOP)(
+    `publishes block devices and symlinks to them with their size; refuses a directory in a Block class (${NO_LOOP_REASON ?? 'loop devices available'})`,
+    async () => {
+      const e = await startEnv();
+      await e.storage.createStorageClass({ body: storageClass('fast', { mountOptions: ['ro'] }) });
+      await e.storage.createStorageClass({ body: storageClass('raw') });
+      const fsDir = e.onNode(NODE, '/mnt/fs');
+      const blockDir = e.onNode(NODE, '/mnt/block');
+      mkdirSync(fsDir, { recursive: true });
+      mkdirSync(blockDir, { recursive: true });
+      // A block device in a Filesystem class (the kubelet formats it with fsType), and two in a Block class.
+      symlinkSync(e.mounts.loopDevice(12), `${fsDir}/symlink2`);
+      symlinkSync(e.mounts.loopDevice(8), `${blockDir}/symlink1`);
+      symlinkSync(e.mounts.loopDevice(8), `${blockDir}/symlink2`);
+      e.mounts.mount(`${blockDir}/mountdir`);
+      const instance = await e.start(NODE, {
+        storageClassMap: {
+          fast: classEntry(e, NODE, { fsType: 'ext4' }, '/mnt/fs'),
+          raw: classEntry(e, NODE, { volumeMode: 'Block' }, '/mnt/block'),
+        },
+      });
+      const names = [
+        volumeName('symlink2', NODE, 'fast'),
+        volumeName('symlink1', NODE, 'raw'),
+        volumeName('symlink2', NODE, 'raw'),
+      ];
+      const pvs = await waitVolumes(e, names);
+      expect(pvs.get(names[0]!)?.spec).toMatchObject({
+        volumeMode: 'Filesystem',
+        capacity: { storage: '12Mi' },
+        local: { path: '/mnt/fs/symlink2', fsType: 'ext4' },
+        mountOptions: ['ro'],
+      });
+      expect(pvs.get(names[1]!)?.spec).toMatchObject({
+        volumeMode: 'Block',
+        capacity: { storage: '8Mi' },
+        local: { path: '/mnt/block/symlink1' },
+      });
+      expect(pvs.get(names[1]!)?.spec?.mountOptions).toBeUndefined();
+      const reason = await waitReady(instance, /mountdir/);
+      expect(reason).toContain(`path "${blockDir}/mountdir" of filesystem mode cannot be used to create block volume`);
+      const text = await e.metrics(instance);
+      expect(metricValue(text, 'local_volume_provisioner_persistentvolume_discovery_total{mode="Block"}')).toBe(2);
+      await vi.waitFor(() => expect(instance.provisioner.readyError()).toContain('mountdir'), WAIT);
+    },
+  );
 });

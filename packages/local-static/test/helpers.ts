@@ -6,7 +6,15 @@
 import { mkdirSync } from 'node:fs';
 import { ObjectReader, type Cluster, type NodeSpec } from '@kprov/testkit';
 import { currentTier } from '@kprov/testkit/vitest';
-import { CoreV1Api, StorageV1Api, type CoreV1Event, type V1PersistentVolume, type V1PersistentVolumeClaim, type V1Pod, type V1StorageClass } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  StorageV1Api,
+  type CoreV1Event,
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+  type V1StorageClass,
+} from '@kubernetes/client-node';
 import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
@@ -42,13 +50,22 @@ export interface Env {
   /** Where `hostPath` is on `node`'s disk: the provisioner's `mountDir` for it. */
   onNode(node: string, hostPath: string): string;
   /** Starts a provisioner for `node` with `keys` (the ConfigMap's keys, parsed). */
-  start(node: string, keys: Record<string, unknown>, extra?: { env?: NodeJS.ProcessEnv; jobImage?: string }): Promise<Instance>;
+  start(
+    node: string,
+    keys: Record<string, unknown>,
+    extra?: { env?: NodeJS.ProcessEnv; jobImage?: string },
+  ): Promise<Instance>;
   /** The metrics text of an instance. */
   metrics(instance: Instance): Promise<string>;
 }
 
 /** `storageClassMap` entry of class `name` on `node` of `e`, with `extra` settings. */
-export function classEntry(e: Env, node: string, extra: Record<string, unknown> = {}, hostDir = HOST_DIR): Record<string, unknown> {
+export function classEntry(
+  e: Env,
+  node: string,
+  extra: Record<string, unknown> = {},
+  hostDir = HOST_DIR,
+): Record<string, unknown> {
   return { hostDir, mountDir: e.onNode(node, hostDir), ...extra };
 }
 
@@ -155,24 +172,45 @@ export async function waitReady(instance: Instance, pattern?: RegExp): Promise<s
       if (error !== undefined) throw new Error(`not ready: ${error}`);
       return undefined;
     }
-    if (error === undefined || !pattern.test(error)) throw new Error(`readiness is ${error ?? 'ok'}, want ${String(pattern)}`);
+    if (error === undefined || !pattern.test(error))
+      throw new Error(`readiness is ${error ?? 'ok'}, want ${String(pattern)}`);
     return error;
   }, WAIT);
 }
 
 /** A claim of `className` bound to `pvName` from the start (pre-bound, as an admin would). */
-export function boundClaim(name: string, className: string, pvName: string, extra: Partial<V1PersistentVolumeClaim['spec']> = {}): V1PersistentVolumeClaim {
+export function boundClaim(
+  name: string,
+  className: string,
+  pvName: string,
+  extra: Partial<V1PersistentVolumeClaim['spec']> = {},
+): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name, namespace: 'default' },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: className, volumeName: pvName, resources: { requests: { storage: '1Mi' } }, ...extra },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: className,
+      volumeName: pvName,
+      resources: { requests: { storage: '1Mi' } },
+      ...extra,
+    },
   };
 }
 
 /** Creates a pre-bound claim and waits until the PV is Bound to it. */
-export async function bind(e: Env, claim: string, className: string, pvName: string, extra: Partial<V1PersistentVolumeClaim['spec']> = {}): Promise<void> {
-  await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: boundClaim(claim, className, pvName, extra) });
+export async function bind(
+  e: Env,
+  claim: string,
+  className: string,
+  pvName: string,
+  extra: Partial<V1PersistentVolumeClaim['spec']> = {},
+): Promise<void> {
+  await e.core.createNamespacedPersistentVolumeClaim({
+    namespace: 'default',
+    body: boundClaim(claim, className, pvName, extra),
+  });
   await vi.waitFor(async () => {
     const pv = await e.read.volume(pvName);
     if (pv?.status?.phase !== 'Bound') throw new Error(`PV ${pvName} is ${pv?.status?.phase ?? 'missing'}`);
@@ -201,7 +239,14 @@ export function podWith(name: string, claim: string, command: string): V1Pod {
     metadata: { name, namespace: 'default' },
     spec: {
       restartPolicy: 'Never',
-      containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', command], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      containers: [
+        {
+          name: 'main',
+          image: 'busybox',
+          command: ['sh', '-c', command],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
     },
   };
@@ -219,6 +264,7 @@ export function metricValue(text: string, series: string): number | undefined {
 export async function morePasses(instance: Instance, n = 2): Promise<void> {
   const target = instance.provisioner.completedPasses + n;
   await vi.waitFor(() => {
-    if (instance.provisioner.completedPasses < target) throw new Error(`${instance.provisioner.completedPasses} passes, waiting for ${target}`);
+    if (instance.provisioner.completedPasses < target)
+      throw new Error(`${instance.provisioner.completedPasses} passes, waiting for ${target}`);
   }, WAIT);
 }

@@ -45,7 +45,18 @@ async function startMain(e: Env, configDir: string, env: Record<string, string> 
     onStarted: ({ endpoint, provisioner }) => started({ url: endpoint!.url, provisioner }),
   };
   const exited = main(
-    ['--kubeconfig', kubeconfig, '--listen-address', '127.0.0.1:0', '--discovery-period', '100ms', '--config-sync-period', '100ms', '--config-dir', configDir],
+    [
+      '--kubeconfig',
+      kubeconfig,
+      '--listen-address',
+      '127.0.0.1:0',
+      '--discovery-period',
+      '100ms',
+      '--config-sync-period',
+      '100ms',
+      '--config-dir',
+      configDir,
+    ],
     { MY_NODE_NAME: NODE, MY_NAMESPACE: 'default', ...env },
     context,
   );
@@ -54,7 +65,10 @@ async function startMain(e: Env, configDir: string, env: Record<string, string> 
     return exited;
   };
   currentTier().defer(stop);
-  const s = await Promise.race([ready, exited.then((code) => Promise.reject(new Error(`exited with ${code}: ${out}`)))]);
+  const s = await Promise.race([
+    ready,
+    exited.then((code) => Promise.reject(new Error(`exited with ${code}: ${out}`))),
+  ]);
   return { ...s, exited, stop, output: () => out };
 }
 
@@ -117,7 +131,11 @@ describeTiers('local-volume-provisioner', () => {
       expect(ready.body).toContain('keeping the last valid configuration');
     }, WAIT);
     e.mounts.mount(`${mountDir2}/disk3`);
-    await waitVolumes(e, [volumeName('disk1', NODE, 'sc1'), volumeName('disk2', NODE, 'sc2'), volumeName('disk3', NODE, 'sc2')]);
+    await waitVolumes(e, [
+      volumeName('disk1', NODE, 'sc1'),
+      volumeName('disk2', NODE, 'sc2'),
+      volumeName('disk3', NODE, 'sc2'),
+    ]);
 
     // Fixed: applied, ready again.
     writeConfig(configDir, { storageClassMap: `sc1:\n  hostDir: ${HOST_DIR}\n  mountDir: ${mountDir}\n` });
@@ -131,7 +149,14 @@ describeTiers('local-volume-provisioner', () => {
     await e.storage.createStorageClass({ body: storageClass('sc1') });
     const key = 'sig-storage-local-static-provisioner/agent-not-ready';
     const node = await e.core.readNode({ name: NODE });
-    node.spec = { ...node.spec, taints: [...(node.spec?.taints ?? []), { key, effect: 'NoSchedule' }, { key: 'example.com/other', effect: 'NoSchedule' }] };
+    node.spec = {
+      ...node.spec,
+      taints: [
+        ...(node.spec?.taints ?? []),
+        { key, effect: 'NoSchedule' },
+        { key: 'example.com/other', effect: 'NoSchedule' },
+      ],
+    };
     await e.core.replaceNode({ name: NODE, body: node });
     const mountDir = e.onNode(NODE, HOST_DIR);
     mkdirSync(mountDir, { recursive: true });
@@ -153,7 +178,11 @@ describeTiers('local-volume-provisioner', () => {
 describe('local-volume-provisioner start-up', () => {
   const run = async (argv: string[], env: Record<string, string>): Promise<{ code: number; out: string }> => {
     let out = '';
-    const code = await main(argv, env, { handleSignals: false, stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (out += s) } });
+    const code = await main(argv, env, {
+      handleSignals: false,
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: (s: string) => (out += s) },
+    });
     return { code, out };
   };
 
@@ -163,10 +192,20 @@ describe('local-volume-provisioner start-up', () => {
     expect(out).toContain('MY_NODE_NAME environment variable not set');
   });
 
-  it('prints upstream\'s flags with their defaults, and refuses a bad value with exit code 2', async () => {
+  it("prints upstream's flags with their defaults, and refuses a bad value with exit code 2", async () => {
     const help = await run(['--help'], {});
     expect(help.code).toBe(0);
-    for (const flag of ['-listen-address address', '(default ":8080")', '-metrics-path path', '(default "/metrics")', '-discovery-period duration', '(default 10s)', '-config-sync-period duration', '(default 5s)', '-kubeconfig file']) {
+    for (const flag of [
+      '-listen-address address',
+      '(default ":8080")',
+      '-metrics-path path',
+      '(default "/metrics")',
+      '-discovery-period duration',
+      '(default 10s)',
+      '-config-sync-period duration',
+      '(default 5s)',
+      '-kubeconfig file',
+    ]) {
       expect(help.out).toContain(flag);
     }
     const bad = await run(['--discovery-period', 'soon'], {});
@@ -175,8 +214,13 @@ describe('local-volume-provisioner start-up', () => {
   });
 
   it('exits 1 when the config directory cannot be read', async () => {
-    const { code, out } = await run(['--config-dir', '/nonexistent/config', '--kubeconfig', '/nonexistent/kubeconfig'], { MY_NODE_NAME: NODE });
+    const { code, out } = await run(
+      ['--config-dir', '/nonexistent/config', '--kubeconfig', '/nonexistent/kubeconfig'],
+      { MY_NODE_NAME: NODE },
+    );
     expect(code).toBe(1);
-    expect(out).toMatch(/Error parsing Provisioner's configuration: cannot read the config directory \/nonexistent\/config|nonexistent\/kubeconfig/);
+    expect(out).toMatch(
+      /Error parsing Provisioner's configuration: cannot read the config directory \/nonexistent\/config|nonexistent\/kubeconfig/,
+    );
   });
 });

@@ -47,7 +47,9 @@ export const CAN_LOOP: boolean = (() => {
 })();
 
 /** Why block device tests are skipped, or undefined when they run. */
-export const NO_LOOP_REASON = CAN_LOOP ? undefined : 'loop devices cannot be attached here (not root, or no /dev/loop*)';
+export const NO_LOOP_REASON = CAN_LOOP
+  ? undefined
+  : 'loop devices cannot be attached here (not root, or no /dev/loop*)';
 
 /**
  * The mounts of one test. With {@link CAN_MOUNT}, `mount(dir)` mounts a fresh tmpfs there and the provisioner reads
@@ -70,7 +72,9 @@ export class Mounts {
 
   private writeFixture(): void {
     if (CAN_MOUNT) return;
-    const lines = [...this.listed].map((p, i) => `${100 + i} 1 0:${50 + i} / ${p.replaceAll(' ', '\\040')} rw,relatime - tmpfs tmpfs rw`);
+    const lines = [...this.listed].map(
+      (p, i) => `${100 + i} 1 0:${50 + i} / ${p.replaceAll(' ', '\\040')} rw,relatime - tmpfs tmpfs rw`,
+    );
     writeFileSync(path.join(this.fixtureDir, 'mountinfo'), `${lines.join('\n')}\n`);
   }
 

@@ -14,7 +14,10 @@ import { CAN_LOOP, Mounts, NO_LOOP_REASON } from './mounts.js';
 const SCRIPTS = fileURLToPath(new URL('../src/scripts/', import.meta.url));
 
 function run(script: string, args: string[], env: Record<string, string>): { status: number | null; output: string } {
-  const r = spawnSync(path.join(SCRIPTS, script), args, { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+  const r = spawnSync(path.join(SCRIPTS, script), args, {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -23,7 +26,12 @@ describe('cleaner scripts', () => {
   afterAll(() => mounts.cleanup());
 
   it.skipIf(!CAN_LOOP)(`wipe a block device (${NO_LOOP_REASON ?? 'loop devices available'})`, () => {
-    for (const [script, args] of [['quick_reset.sh', []], ['shred.sh', ['1']], ['dd_zero.sh', []], ['blkdiscard.sh', []]] as const) {
+    for (const [script, args] of [
+      ['quick_reset.sh', []],
+      ['shred.sh', ['1']],
+      ['dd_zero.sh', []],
+      ['blkdiscard.sh', []],
+    ] as const) {
       const device = mounts.loopDevice(4);
       execFileSync('mkfs.ext4', ['-q', '-F', device]);
       const r = run(script, [...args], { LOCAL_PV_BLKDEVICE: device });
@@ -51,7 +59,10 @@ describe('cleaner scripts', () => {
   it('refuse to run without their variable, or on something else', () => {
     for (const script of ['quick_reset.sh', 'shred.sh', 'dd_zero.sh', 'blkdiscard.sh']) {
       expect(run(script, [], {})).toMatchObject({ status: 1, output: 'LOCAL_PV_BLKDEVICE is not set\n' });
-      expect(run(script, [], { LOCAL_PV_BLKDEVICE: '/etc/hostname' })).toMatchObject({ status: 1, output: '/etc/hostname is not a block device\n' });
+      expect(run(script, [], { LOCAL_PV_BLKDEVICE: '/etc/hostname' })).toMatchObject({
+        status: 1,
+        output: '/etc/hostname is not a block device\n',
+      });
     }
     expect(run('fsclean.sh', [], {}).status).toBe(1);
   });

@@ -72,7 +72,13 @@ describe('capacity', () => {
   });
 
   it('labels the delete duration by 500G buckets', () => {
-    expect([0n, 1n, 500n * GiB, 500n * GiB + 1n, 1000n * GiB + 1n].map(capacityBucket)).toEqual(['0G', '500G', '500G', '1000G', '1500G']);
+    expect([0n, 1n, 500n * GiB, 500n * GiB + 1n, 1000n * GiB + 1n].map(capacityBucket)).toEqual([
+      '0G',
+      '500G',
+      '500G',
+      '1000G',
+      '1500G',
+    ]);
   });
 });
 
@@ -81,11 +87,13 @@ describe('config', () => {
 
   it('is empty without keys, and reads YAML 1.1 booleans', () => {
     expect(buildConfig({})).toEqual({ config: emptyConfig(), errors: [] });
-    const { config } = buildConfig(keys({ useAlphaAPI: 'true', useJobForCleaning: 'yes', setPVOwnerRef: 'no', other: 'ignored' }));
+    const { config } = buildConfig(
+      keys({ useAlphaAPI: 'true', useJobForCleaning: 'yes', setPVOwnerRef: 'no', other: 'ignored' }),
+    );
     expect(config).toMatchObject({ useAlphaAPI: true, useJobForCleaning: true, setPVOwnerRef: false });
   });
 
-  it('fills a class\'s defaults and reads every field', () => {
+  it("fills a class's defaults and reads every field", () => {
     const { config, errors } = buildConfig(
       keys({
         storageClassMap: [
@@ -139,7 +147,7 @@ describe('config', () => {
     });
   });
 
-  it('leaves out an invalid class with upstream\'s message and keeps the others', () => {
+  it("leaves out an invalid class with upstream's message and keeps the others", () => {
     const { config, errors } = buildConfig(
       keys({
         storageClassMap: [
@@ -172,18 +180,22 @@ describe('config', () => {
     writeFileSync(path.join(dir, 'storageClassMap'), 'sc1: [oops\n');
     await source.reload();
     expect(source.current().config.storageClassMap.sc1?.hostDir).toBe('/a');
-    expect(source.current().errors[0]).toMatch(/^key storageClassMap is not valid YAML: .*; keeping the last valid configuration$/);
+    expect(source.current().errors[0]).toMatch(
+      /^key storageClassMap is not valid YAML: .*; keeping the last valid configuration$/,
+    );
     writeFileSync(path.join(dir, 'storageClassMap'), 'sc1: {hostDir: /a}\nsc2: {hostDir: /b, mountDir: /b}\n');
     await source.reload();
     expect(Object.keys(source.current().config.storageClassMap).sort()).toEqual(['sc1', 'sc2']);
-    expect(source.current().errors).toEqual(['Storage Class sc1 is misconfigured, missing HostDir or MountDir parameter']);
+    expect(source.current().errors).toEqual([
+      'Storage Class sc1 is misconfigured, missing HostDir or MountDir parameter',
+    ]);
     writeFileSync(path.join(dir, 'storageClassMap'), 'sc2: {hostDir: /b, mountDir: /b}\n');
     await source.reload();
     expect(source.current()).toMatchObject({ errors: [], config: { storageClassMap: { sc2: { hostDir: '/b' } } } });
     expect(source.current().config.storageClassMap.sc1).toBeUndefined();
   });
 
-  it('matches names with Go\'s filepath.Match globs', () => {
+  it("matches names with Go's filepath.Match globs", () => {
     const m = nameMatcher('nvm*,sdb?,disk[0-3],x\\*');
     expect(['nvme0n1', 'sdbc', 'disk2', 'x*'].map(m)).toEqual([true, true, true, true]);
     expect(['sda', 'sdb', 'disk4', 'xy', 'lost+found'].map(m)).toEqual([false, false, false, false, false]);
@@ -193,7 +205,8 @@ describe('config', () => {
 
 describe('mount table', () => {
   it('reads the mount points of mountinfo, unescaping spaces', () => {
-    const text = '36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw\n40 36 0:50 / /mnt/disks/with\\040space rw - tmpfs tmpfs rw\n';
+    const text =
+      '36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw\n40 36 0:50 / /mnt/disks/with\\040space rw - tmpfs tmpfs rw\n';
     expect([...parseMountInfo(text)]).toEqual(['/mnt/parent', '/mnt/disks/with space']);
   });
 });
@@ -214,7 +227,7 @@ describe('proctable', () => {
 });
 
 describe('cleanup Job', () => {
-  it('is shaped as upstream\'s', () => {
+  it("is shaped as upstream's", () => {
     const job = cleanupJob({
       pv: { metadata: { name: 'pv4', uid: 'uid-4' } },
       nodeName: 'test-node',
@@ -234,8 +247,17 @@ describe('cleanup Job', () => {
       annotations: { device: '/discoveryPath/test1/entry-pv4', 'start-time': '2024-01-02T03:04:05.000Z' },
     });
     const pod = job.spec?.template.spec;
-    expect(pod?.containers[0]).toMatchObject({ name: 'cleaner', image: 'img', command: ['/scripts/quick_reset.sh'], env: [{ name: 'LOCAL_PV_BLKDEVICE', value: '/discoveryPath/test1/entry-pv4' }] });
-    expect(pod).toMatchObject({ restartPolicy: 'OnFailure', nodeSelector: { 'kubernetes.io/hostname': 'test-node' }, tolerations: [{ key: 'k', operator: 'Exists' }] });
+    expect(pod?.containers[0]).toMatchObject({
+      name: 'cleaner',
+      image: 'img',
+      command: ['/scripts/quick_reset.sh'],
+      env: [{ name: 'LOCAL_PV_BLKDEVICE', value: '/discoveryPath/test1/entry-pv4' }],
+    });
+    expect(pod).toMatchObject({
+      restartPolicy: 'OnFailure',
+      nodeSelector: { 'kubernetes.io/hostname': 'test-node' },
+      tolerations: [{ key: 'k', operator: 'Exists' }],
+    });
     expect(pod?.volumes?.[0]?.name).toMatch(/^mount-[0-9a-f]+$/);
   });
 });
@@ -261,9 +283,13 @@ describe('cleanup helpers', () => {
     mkdirSync(path.join(dir, 'real'));
     writeFileSync(path.join(dir, 'real', 'keep'), 'x');
     symlinkSync(path.join(dir, 'real'), path.join(dir, 'link'));
-    await expect(removeContents(path.join(dir, 'link'), new AbortController().signal)).rejects.toThrow('is not a directory');
+    await expect(removeContents(path.join(dir, 'link'), new AbortController().signal)).rejects.toThrow(
+      'is not a directory',
+    );
     symlinkSync(dir, path.join(dir, 'up'));
-    await expect(removeContents(path.join(dir, 'up', 'real'), new AbortController().signal)).rejects.toThrow('is reached through a symbolic link');
+    await expect(removeContents(path.join(dir, 'up', 'real'), new AbortController().signal)).rejects.toThrow(
+      'is reached through a symbolic link',
+    );
     expect(readdirSync(path.join(dir, 'real'))).toEqual(['keep']);
   });
 
@@ -276,7 +302,9 @@ describe('cleanup helpers', () => {
       mounts.mount(path.join(vol, 'inner'));
       writeFileSync(path.join(vol, 'inner', 'other-fs'), 'x');
       writeFileSync(path.join(vol, 'mine'), 'x');
-      await expect(removeContents(vol, new AbortController().signal)).rejects.toThrow('is another filesystem mounted inside the volume');
+      await expect(removeContents(vol, new AbortController().signal)).rejects.toThrow(
+        'is another filesystem mounted inside the volume',
+      );
       expect(readdirSync(vol)).toEqual(['inner']);
       expect(readdirSync(path.join(vol, 'inner'))).toEqual(['other-fs']);
     } finally {

@@ -22,7 +22,8 @@ function hostPathProvisioner(root: string): Provisioner {
     },
     async delete(volume) {
       const path = volume.spec?.hostPath?.path;
-      if (path === undefined || !path.startsWith(`${root}/`)) throw new IgnoredError('not a volume of this provisioner');
+      if (path === undefined || !path.startsWith(`${root}/`))
+        throw new IgnoredError('not a volume of this provisioner');
       await rm(path, { recursive: true, force: true });
     },
   };
@@ -32,6 +33,9 @@ process.exit(
   await runProvisioner({
     name: 'example-hostpath',
     flags: { root: { type: 'string', default: '/var/lib/example-hostpath', usage: 'directory holding the volumes' } },
-    setup: ({ options }) => ({ provisionerName: 'example.com/hostpath', provisioner: hostPathProvisioner(options.root) }),
+    setup: ({ options }) => ({
+      provisionerName: 'example.com/hostpath',
+      provisioner: hostPathProvisioner(options.root),
+    }),
   }),
 );

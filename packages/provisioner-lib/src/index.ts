@@ -21,7 +21,15 @@ export {
 } from './controller/provisioner.js';
 export type { ProvisionControllerEvents } from './controller/events.js';
 export * from './controller/annotations.js';
-export { ApiStatusError, apiStatus, describeError, isAlreadyExists, isNotFound, toError, type ApiStatus } from './client/api-errors.js';
+export {
+  ApiStatusError,
+  apiStatus,
+  describeError,
+  isAlreadyExists,
+  isNotFound,
+  toError,
+  type ApiStatus,
+} from './client/api-errors.js';
 export { claimClass, selectedNodeName } from './controller/claims.js';
 export { realClock, sleep, type Clock, type TimerHandle } from './clock/clock.js';
 export { silentLogger, type Logger } from './logging/logger.js';
@@ -36,7 +44,12 @@ export {
   DEFAULT_USER_AGENT,
   type AgentClientOptions,
 } from './client/agent.js';
-export { TokenBucketRateLimiter, type RequestPriority, type RequestRateLimiter, type TokenBucketOptions } from './client/rate-limit/token-bucket.js';
+export {
+  TokenBucketRateLimiter,
+  type RequestPriority,
+  type RequestRateLimiter,
+  type TokenBucketOptions,
+} from './client/rate-limit/token-bucket.js';
 export {
   setClientRateLimit,
   clientRateLimiter,

@@ -54,7 +54,11 @@ function formatValue(value: unknown): string {
 function textDestination(sink: LogSink): DestinationStream {
   return {
     write(line: string) {
-      const { level, time, msg, ...fields } = JSON.parse(line) as Record<string, unknown> & { level: number; time: number; msg?: string };
+      const { level, time, msg, ...fields } = JSON.parse(line) as Record<string, unknown> & {
+        level: number;
+        time: number;
+        msg?: string;
+      };
       const pairs = Object.entries(fields).map(([k, v]) => ` ${k}=${formatValue(v)}`);
       sink.write(`${klogHeader(level, time)}${JSON.stringify(msg ?? '')}${pairs.join('')}\n`);
     },

@@ -28,7 +28,12 @@ function labels(l: Labels): LabelValues<string> {
  *   registers into the default Prometheus registry.
  */
 export function prometheusSink(registry: Registry = register): MetricsSink {
-  const common = (o: MetricOptions) => ({ name: o.name, help: o.help, labelNames: [...o.labelNames], registers: [registry] });
+  const common = (o: MetricOptions) => ({
+    name: o.name,
+    help: o.help,
+    labelNames: [...o.labelNames],
+    registers: [registry],
+  });
   return {
     counter(options) {
       const c = existing(registry, options.name, Counter, 'counter') ?? new Counter(common(options));

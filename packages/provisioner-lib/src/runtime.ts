@@ -22,11 +22,32 @@ export type {
   SetupContext,
   StartedProvisioner,
 } from './runtime/run-options.js';
-export { COMMON_DEFAULTS, pickCommonOptions, resolveCommonOptions, type CommonOptions, type EndpointAddress, type ResolvedCommonOptions } from './runtime/common-options.js';
+export {
+  COMMON_DEFAULTS,
+  pickCommonOptions,
+  resolveCommonOptions,
+  type CommonOptions,
+  type EndpointAddress,
+  type ResolvedCommonOptions,
+} from './runtime/common-options.js';
 export { COMMON_FLAGS, parseEndpointAddress } from './runtime/common-flags.js';
-export { flagsCommandLine, type CommandLine, type CommandLineParser, type Env, type FlagsCommandLineOptions } from './runtime/command-line.js';
+export {
+  flagsCommandLine,
+  type CommandLine,
+  type CommandLineParser,
+  type Env,
+  type FlagsCommandLineOptions,
+} from './runtime/command-line.js';
 export type { FlagDefinition, FlagTable, FlagType, FlagValue, FlagValues } from './runtime/flag-table.js';
-export { CommandLineError, parseGoFlags, completeFlagValues, convertFlagValue, type GoFlagsOptions, type ParsedFlags, type ParsedValue } from './runtime/go-flags.js';
+export {
+  CommandLineError,
+  parseGoFlags,
+  completeFlagValues,
+  convertFlagValue,
+  type GoFlagsOptions,
+  type ParsedFlags,
+  type ParsedValue,
+} from './runtime/go-flags.js';
 export { parseGoDuration } from './runtime/go-duration.js';
 export { goDuration as formatGoDuration } from './client/rate-limit/throttle-message.js';
 export { usageText } from './runtime/usage.js';

@@ -7,7 +7,8 @@
  */
 
 /** apimachinery's error texts: `ErrFormatWrong`, `ErrNumeric`, `ErrSuffix`. */
-export const QUANTITY_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+export const QUANTITY_FORMAT_WRONG =
+  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 const NUMERIC = 'unable to parse numeric part of quantity';
 const SUFFIX = "unable to parse quantity's suffix";
 
@@ -137,7 +138,9 @@ export function parseQuantity(str: string): Quantity {
       if (result <= MAX_INT64) {
         if (!positive) result = -result;
         const canonical =
-          format === 'BinarySI' ? s.exponent % 10 === 0 && (v & 7n) !== 0n : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
+          format === 'BinarySI'
+            ? s.exponent % 10 === 0 && (v & 7n) !== 0n
+            : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
         return { unscaled: result, scale: -scale, format, ...(canonical ? { cached: str } : {}) };
       }
     }
@@ -189,7 +192,8 @@ export function quantityString(q: Quantity): string {
   let format = q.format;
   if (format === 'BinarySI') {
     const exact = q.scale <= 0 || q.unscaled % pow10(q.scale) === 0n;
-    if ((compare(q.unscaled, q.scale, -1024n, 0) > 0 && compare(q.unscaled, q.scale, 1024n, 0) < 0) || !exact) format = 'DecimalSI';
+    if ((compare(q.unscaled, q.scale, -1024n, 0) > 0 && compare(q.unscaled, q.scale, 1024n, 0) < 0) || !exact)
+      format = 'DecimalSI';
   }
   if (format === 'BinarySI') {
     const integer = q.scale <= 0 ? q.unscaled * pow10(-q.scale) : q.unscaled / pow10(q.scale);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalQuantity, parseQuantity, QUANTITY_FORMAT_WRONG, quantityNumber, quantityString, quantityValue } from '../src/index.js';
+import {
+  canonicalQuantity,
+  parseQuantity,
+  QUANTITY_FORMAT_WRONG,
+  quantityNumber,
+  quantityString,
+  quantityValue,
+} from '../src/index.js';
 
 describe('resource.Quantity as the apiserver serves it back', () => {
   // Each pair was checked against kube-apiserver 1.32 (a PVC's storage request created and read back).

@@ -22,7 +22,14 @@ export { ChangeHistory, type Change, type ChangeType } from './store/history.js'
 export { RESOURCES, findResource, resourceKey, type ResourceType, type Verb } from './api/resources.js';
 export { StatusError, type Status, type StatusCause, type StatusDetails, type StatusReason } from './api/status.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './api/objects.js';
-export { toTable, humanDuration, type Table, type TableRow, type TableColumnDefinition, type ToTableOptions } from './server/table.js';
+export {
+  toTable,
+  humanDuration,
+  type Table,
+  type TableRow,
+  type TableColumnDefinition,
+  type ToTableOptions,
+} from './server/table.js';
 export { formatTable, type FormatTableOptions, type TableLike } from './format/table-text.js';
 export { kubectlGet } from './format/kubectl-get.js';
 export {
@@ -35,13 +42,24 @@ export {
   type StartNodeProcessOptions,
   type WaitForOptions,
 } from './process/index.js';
-export { startControlPlane, type ControlPlane, type ControlPlaneOptions, type ExtraArgs } from './control-plane/control-plane.js';
+export {
+  startControlPlane,
+  type ControlPlane,
+  type ControlPlaneOptions,
+  type ExtraArgs,
+} from './control-plane/control-plane.js';
 export type { Identity } from './control-plane/pki.js';
 export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
 export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
 export { RealTier, type RealTierOptions } from './tiers/real.js';
 export { availableTiers, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
-export { ObjectReader, recordWatch, type EventFilter, type RecordedEvent, type WatchRecorder } from './tiers/objects.js';
+export {
+  ObjectReader,
+  recordWatch,
+  type EventFilter,
+  type RecordedEvent,
+  type WatchRecorder,
+} from './tiers/objects.js';
 export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
 export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
 export type { Taint } from './sim/types.js';

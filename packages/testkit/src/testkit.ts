@@ -77,13 +77,20 @@ export async function startApiServer(options: TestkitOptions = {}): Promise<Test
       root = await mkdtemp(join(tmpdir(), `kprov-${spec.name}-`));
       created.push(root);
     }
-    registerNode(store, { name: spec.name, ...(spec.labels ? { labels: spec.labels } : {}), ...(spec.ready === undefined ? {} : { ready: spec.ready }) });
+    registerNode(store, {
+      name: spec.name,
+      ...(spec.labels ? { labels: spec.labels } : {}),
+      ...(spec.ready === undefined ? {} : { ready: spec.ready }),
+    });
     nodes.push({ name: spec.name, root });
   }
   const stoppers: { stop(): Promise<void> }[] = [];
-  if (options.binder !== false) stoppers.push(startPvBinder(store, options.binder === true || options.binder === undefined ? {} : options.binder));
+  if (options.binder !== false)
+    stoppers.push(startPvBinder(store, options.binder === true || options.binder === undefined ? {} : options.binder));
   if (options.scheduler !== false) {
-    stoppers.push(startScheduler(store, options.scheduler === true || options.scheduler === undefined ? {} : options.scheduler));
+    stoppers.push(
+      startScheduler(store, options.scheduler === true || options.scheduler === undefined ? {} : options.scheduler),
+    );
   }
   const kubelet = options.kubelet === false ? undefined : startStoreKubelet(store, { nodes });
   if (kubelet !== undefined) stoppers.push(kubelet);

@@ -76,7 +76,11 @@ export function currentTier(): TierContext {
  * `<title> [real]`. On the real tier one control plane is started before the suite's first test and stopped after
  * the file's last suite that uses it (suites of one file with the same options share it).
  */
-export function describeTiers(title: string, body: (tier: TierContext) => void, options: DescribeTiersOptions = {}): void {
+export function describeTiers(
+  title: string,
+  body: (tier: TierContext) => void,
+  options: DescribeTiersOptions = {},
+): void {
   const names = availableTiers().filter((t) => options.tiers?.includes(t) ?? true);
   if (names.length === 0) {
     // Declared, but skipped: a run narrowed to another tier still lists the suite, and a file of such suites is not empty.

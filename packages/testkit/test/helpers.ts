@@ -9,7 +9,8 @@ export async function apiError(call: Promise<unknown>): Promise<Status> {
   } catch (e) {
     if (e instanceof ApiException) {
       const body = typeof e.body === 'string' ? (JSON.parse(e.body) as Status) : (e.body as Status);
-      if (body.code !== e.code) throw new Error(`Status code ${body.code} differs from HTTP code ${e.code}`, { cause: e });
+      if (body.code !== e.code)
+        throw new Error(`Status code ${body.code} differs from HTTP code ${e.code}`, { cause: e });
       return body;
     }
     throw e;
@@ -34,14 +35,23 @@ export async function raw(
   const headers: Record<string, string> = {};
   if (init.contentType !== undefined) headers['Content-Type'] = init.contentType;
   if (init.accept !== undefined) headers.Accept = init.accept;
-  const res = await fetch(`${kit.url}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) });
+  const res = await fetch(`${kit.url}${path}`, {
+    method,
+    headers,
+    ...(init.body === undefined ? {} : { body: init.body }),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: <T>() => JSON.parse(text) as T };
 }
 
 export interface WatchEvent {
   type: string;
-  object: { metadata?: { name?: string; resourceVersion?: string }; code?: number; reason?: string; [k: string]: unknown };
+  object: {
+    metadata?: { name?: string; resourceVersion?: string };
+    code?: number;
+    reason?: string;
+    [k: string]: unknown;
+  };
 }
 
 /** A running client-node watch that records its events. */
@@ -53,7 +63,11 @@ export interface RecordedWatch {
 }
 
 /** Starts a client-node `Watch` and records every event. */
-export async function recordWatch(kc: KubeConfig, path: string, query: Record<string, string | number | boolean> = {}): Promise<RecordedWatch> {
+export async function recordWatch(
+  kc: KubeConfig,
+  path: string,
+  query: Record<string, string | number | boolean> = {},
+): Promise<RecordedWatch> {
   const events: WatchEvent[] = [];
   let finish: (e: unknown) => void = () => undefined;
   const done = new Promise<unknown>((resolve) => {

@@ -24,7 +24,10 @@ export function readinessChecks(kubeConfig: KubeConfig, namespace: string): [nam
   return [
     ['configmaps', (signal) => core.listNamespacedConfigMap({ namespace, limit: 1 }, withSignal(signal))],
     ['pods', (signal) => core.listNamespacedPod({ namespace, limit: 1 }, withSignal(signal))],
-    ['persistentvolumeclaims', (signal) => core.listNamespacedPersistentVolumeClaim({ namespace, limit: 1 }, withSignal(signal))],
+    [
+      'persistentvolumeclaims',
+      (signal) => core.listNamespacedPersistentVolumeClaim({ namespace, limit: 1 }, withSignal(signal)),
+    ],
     ['persistentvolumes', (signal) => core.listPersistentVolume({ limit: 1 }, withSignal(signal))],
     ['storageclasses', (signal) => storage.listStorageClass({ limit: 1 }, withSignal(signal))],
   ];
@@ -62,7 +65,12 @@ function send(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-async function ready(checks: readonly [string, ReadinessCheck][], req: IncomingMessage, res: ServerResponse, logger: Logger): Promise<void> {
+async function ready(
+  checks: readonly [string, ReadinessCheck][],
+  req: IncomingMessage,
+  res: ServerResponse,
+  logger: Logger,
+): Promise<void> {
   // The checks stop when the prober hangs up, as the Go handler's request context is cancelled then.
   const gone = new AbortController();
   res.once('close', () => gone.abort());

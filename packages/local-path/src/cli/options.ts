@@ -50,7 +50,14 @@ interface FlagSpec {
 
 /** Flags of the application itself, valid before `start` (and, as urfave/cli v3 flags are inherited, after it). */
 const GLOBAL_FLAGS: readonly FlagSpec[] = [
-  { name: 'debug', aliases: ['d'], kind: 'bool', env: 'RANCHER_DEBUG', defaultText: 'false', usage: 'enable debug logging level' },
+  {
+    name: 'debug',
+    aliases: ['d'],
+    kind: 'bool',
+    env: 'RANCHER_DEBUG',
+    defaultText: 'false',
+    usage: 'enable debug logging level',
+  },
 ];
 
 /** Flags that print something and exit; `--version` only before `start`. Shown in the help, parsed apart. */
@@ -66,11 +73,32 @@ const START_FLAGS: readonly FlagSpec[] = [
     kind: 'string',
     defaultText: '""',
     placeholder: 'FILE|JSON',
-    usage: 'a file if it ends in .json, else JSON text; empty: the ConfigMap\'s config.json',
+    usage: "a file if it ends in .json, else JSON text; empty: the ConfigMap's config.json",
   },
-  { name: 'provisioner-name', kind: 'string', env: 'PROVISIONER_NAME', defaultText: '"rancher.io/local-path"', placeholder: 'NAME', usage: 'name StorageClasses give as provisioner' },
-  { name: 'namespace', kind: 'string', env: 'POD_NAMESPACE', defaultText: '"local-path-storage"', placeholder: 'NS', usage: 'namespace of the provisioner, its helper pods and its ConfigMap' },
-  { name: 'helper-image', kind: 'string', env: 'HELPER_IMAGE', defaultText: '"rancher/library-busybox:1.32.1"', placeholder: 'IMAGE', usage: 'must not be empty; unused (the image comes from the helper pod template)' },
+  {
+    name: 'provisioner-name',
+    kind: 'string',
+    env: 'PROVISIONER_NAME',
+    defaultText: '"rancher.io/local-path"',
+    placeholder: 'NAME',
+    usage: 'name StorageClasses give as provisioner',
+  },
+  {
+    name: 'namespace',
+    kind: 'string',
+    env: 'POD_NAMESPACE',
+    defaultText: '"local-path-storage"',
+    placeholder: 'NS',
+    usage: 'namespace of the provisioner, its helper pods and its ConfigMap',
+  },
+  {
+    name: 'helper-image',
+    kind: 'string',
+    env: 'HELPER_IMAGE',
+    defaultText: '"rancher/library-busybox:1.32.1"',
+    placeholder: 'IMAGE',
+    usage: 'must not be empty; unused (the image comes from the helper pod template)',
+  },
   {
     name: 'kubeconfig',
     kind: 'string',
@@ -78,7 +106,13 @@ const START_FLAGS: readonly FlagSpec[] = [
     placeholder: 'FILE',
     usage: 'kubeconfig; empty: $KUBECONFIG, else in-cluster, else $HOME/.kube/config',
   },
-  { name: 'configmap-name', kind: 'string', defaultText: '"local-path-config"', placeholder: 'NAME', usage: 'ConfigMap with config.json, setup, teardown and helperPod.yaml' },
+  {
+    name: 'configmap-name',
+    kind: 'string',
+    defaultText: '"local-path-config"',
+    placeholder: 'NAME',
+    usage: 'ConfigMap with config.json, setup, teardown and helperPod.yaml',
+  },
   {
     name: 'service-account-name',
     kind: 'string',
@@ -87,10 +121,34 @@ const START_FLAGS: readonly FlagSpec[] = [
     placeholder: 'NAME',
     usage: 'service account of the helper pods',
   },
-  { name: 'helper-pod-file', kind: 'string', defaultText: '""', placeholder: 'FILE', usage: 'helper pod template; empty: key helperPod.yaml of the ConfigMap' },
-  { name: 'worker-threads', kind: 'int', defaultText: '4', placeholder: 'N', usage: 'concurrent claim and volume workers (> 0)' },
-  { name: 'provisioning-retry-count', kind: 'int', defaultText: '15', placeholder: 'N', usage: 'retries of a failed provisioning; 0: retry forever' },
-  { name: 'deletion-retry-count', kind: 'int', defaultText: '15', placeholder: 'N', usage: 'retries of a failed deletion; 0: retry forever' },
+  {
+    name: 'helper-pod-file',
+    kind: 'string',
+    defaultText: '""',
+    placeholder: 'FILE',
+    usage: 'helper pod template; empty: key helperPod.yaml of the ConfigMap',
+  },
+  {
+    name: 'worker-threads',
+    kind: 'int',
+    defaultText: '4',
+    placeholder: 'N',
+    usage: 'concurrent claim and volume workers (> 0)',
+  },
+  {
+    name: 'provisioning-retry-count',
+    kind: 'int',
+    defaultText: '15',
+    placeholder: 'N',
+    usage: 'retries of a failed provisioning; 0: retry forever',
+  },
+  {
+    name: 'deletion-retry-count',
+    kind: 'int',
+    defaultText: '15',
+    placeholder: 'N',
+    usage: 'retries of a failed deletion; 0: retry forever',
+  },
   {
     name: 'allow-unsafe-helper-pod-template',
     kind: 'bool',
@@ -98,14 +156,69 @@ const START_FLAGS: readonly FlagSpec[] = [
     defaultText: 'false',
     usage: 'skip the safety checks of the helper pod template',
   },
-  { name: 'kube-api-burst', aliases: ['kube-client-burst'], kind: 'int', defaultText: '10', placeholder: 'N', usage: 'API requests sent at once before the QPS limit applies; 0: the default' },
-  { name: 'kube-api-qps', aliases: ['kube-client-qps'], kind: 'float', defaultText: '5', placeholder: 'QPS', usage: 'API client requests per second (client-side limit); 0: the default, negative: no limit' },
-  { name: 'health-port', kind: 'int', env: 'HEALTH_PORT', defaultText: '8080', placeholder: 'PORT', usage: 'port of the health server (/health, /ready) on every address' },
-  { name: 'leader-election', kind: 'bool', defaultText: 'true', usage: 'run only while holding a Lease; turn off with --leader-election=false', ours: true },
-  { name: 'leader-election-namespace', kind: 'string', defaultText: 'the namespace', placeholder: 'NS', usage: 'namespace of the Lease', ours: true },
-  { name: 'leader-election-lease-duration', kind: 'string', defaultText: '15s', placeholder: 'DURATION', usage: 'how long a Lease lasts without renewal', ours: true },
-  { name: 'leader-election-renew-deadline', kind: 'string', defaultText: '10s', placeholder: 'DURATION', usage: 'how long the leader retries renewing before it gives up', ours: true },
-  { name: 'leader-election-retry-period', kind: 'string', defaultText: '2s', placeholder: 'DURATION', usage: 'how often candidates try to acquire and the leader renews', ours: true },
+  {
+    name: 'kube-api-burst',
+    aliases: ['kube-client-burst'],
+    kind: 'int',
+    defaultText: '10',
+    placeholder: 'N',
+    usage: 'API requests sent at once before the QPS limit applies; 0: the default',
+  },
+  {
+    name: 'kube-api-qps',
+    aliases: ['kube-client-qps'],
+    kind: 'float',
+    defaultText: '5',
+    placeholder: 'QPS',
+    usage: 'API client requests per second (client-side limit); 0: the default, negative: no limit',
+  },
+  {
+    name: 'health-port',
+    kind: 'int',
+    env: 'HEALTH_PORT',
+    defaultText: '8080',
+    placeholder: 'PORT',
+    usage: 'port of the health server (/health, /ready) on every address',
+  },
+  {
+    name: 'leader-election',
+    kind: 'bool',
+    defaultText: 'true',
+    usage: 'run only while holding a Lease; turn off with --leader-election=false',
+    ours: true,
+  },
+  {
+    name: 'leader-election-namespace',
+    kind: 'string',
+    defaultText: 'the namespace',
+    placeholder: 'NS',
+    usage: 'namespace of the Lease',
+    ours: true,
+  },
+  {
+    name: 'leader-election-lease-duration',
+    kind: 'string',
+    defaultText: '15s',
+    placeholder: 'DURATION',
+    usage: 'how long a Lease lasts without renewal',
+    ours: true,
+  },
+  {
+    name: 'leader-election-renew-deadline',
+    kind: 'string',
+    defaultText: '10s',
+    placeholder: 'DURATION',
+    usage: 'how long the leader retries renewing before it gives up',
+    ours: true,
+  },
+  {
+    name: 'leader-election-retry-period',
+    kind: 'string',
+    defaultText: '2s',
+    placeholder: 'DURATION',
+    usage: 'how often candidates try to acquire and the leader renews',
+    ours: true,
+  },
   {
     name: 'leader-election-release-on-cancel',
     kind: 'bool',
@@ -113,8 +226,22 @@ const START_FLAGS: readonly FlagSpec[] = [
     usage: 'on SIGTERM/SIGINT, give the Lease up after in-flight operations, for another replica to take at once',
     ours: true,
   },
-  { name: 'http-endpoint', kind: 'string', defaultText: 'off', placeholder: 'ADDR:PORT', usage: 'serve /metrics, /healthz, /readyz, /healthz/leader-election (e.g. ":9090")', ours: true },
-  { name: 'logging-format', kind: 'string', defaultText: '"text"', placeholder: 'text|json', usage: 'log format; json is shaped like klog\'s JSON', ours: true },
+  {
+    name: 'http-endpoint',
+    kind: 'string',
+    defaultText: 'off',
+    placeholder: 'ADDR:PORT',
+    usage: 'serve /metrics, /healthz, /readyz, /healthz/leader-election (e.g. ":9090")',
+    ours: true,
+  },
+  {
+    name: 'logging-format',
+    kind: 'string',
+    defaultText: '"text"',
+    placeholder: 'text|json',
+    usage: "log format; json is shaped like klog's JSON",
+    ours: true,
+  },
 ];
 
 /** Where a metrics and health endpoint listens. */
@@ -180,9 +307,7 @@ export interface LocalPathOptions {
 
 /** What the command line asks for. */
 export type Command =
-  | { kind: 'start'; options: LocalPathOptions }
-  | { kind: 'help'; text: string }
-  | { kind: 'version'; text: string };
+  { kind: 'start'; options: LocalPathOptions } | { kind: 'help'; text: string } | { kind: 'version'; text: string };
 
 /**
  * A command line error. `flag` names the flag at fault (without dashes) when there is one. `exitCode` is 2 for
@@ -202,7 +327,9 @@ export class UsageError extends Error {
 
 /** The line upstream prints for `err`: the syntax error prefix, or the start-up error prefix. */
 export function describeUsageError(err: UsageError): string {
-  return err.exitCode === 2 ? `Usage error, please check your command: ${err.message}` : `Error starting daemon: ${err.message}`;
+  return err.exitCode === 2
+    ? `Usage error, please check your command: ${err.message}`
+    : `Error starting daemon: ${err.message}`;
 }
 
 function flagColumn(spec: FlagSpec): string {
@@ -214,7 +341,10 @@ function helpLines(specs: readonly FlagSpec[]): string {
   const width = Math.max(...[...GLOBAL_FLAGS, ...ACTION_FLAGS, ...START_FLAGS].map((s) => flagColumn(s).length)) + 2;
   return specs
     .map((s) => {
-      const notes = [...(s.env === undefined ? [] : [`env ${s.env}`]), ...(s.defaultText === undefined ? [] : [`default ${s.defaultText}`])];
+      const notes = [
+        ...(s.env === undefined ? [] : [`env ${s.env}`]),
+        ...(s.defaultText === undefined ? [] : [`default ${s.defaultText}`]),
+      ];
       const line = `  ${flagColumn(s).padEnd(width)}${s.usage}`;
       return notes.length === 0 ? line : `${line}\n${' '.repeat(width + 2)}(${notes.join(', ')})`;
     })
@@ -249,7 +379,11 @@ booleans take "--flag" or "--flag=false", never a separate value.
 `;
 
 const GO_TYPE: Record<FlagKind, string> = { string: 'string', bool: 'bool', int: 'int64', float: 'float64' };
-const GO_PARSER: Record<Exclude<FlagKind, 'string'>, string> = { bool: 'ParseBool', int: 'ParseInt', float: 'ParseFloat' };
+const GO_PARSER: Record<Exclude<FlagKind, 'string'>, string> = {
+  bool: 'ParseBool',
+  int: 'ParseInt',
+  float: 'ParseFloat',
+};
 const FLAG_TYPE: Record<FlagKind, FlagType> = { string: 'string', bool: 'boolean', int: 'int', float: 'float' };
 
 /** `specs` as the runtime's flag table, and their aliases. */
@@ -288,7 +422,11 @@ function parseFlagSet(
     throw err;
   }
   for (const [name, value] of parsed.values) values.set(name, value);
-  return { rest: parsed.rest, help: parsed.requests?.has('help') === true, version: parsed.requests?.has('version') === true };
+  return {
+    rest: parsed.rest,
+    help: parsed.requests?.has('help') === true,
+    version: parsed.requests?.has('version') === true,
+  };
 }
 
 /**
@@ -326,7 +464,10 @@ export function parseEndpoint(value: string): Endpoint {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
   const port = m === null ? NaN : Number(m[3]);
   if (m === null || port > 65_535) {
-    throw new UsageError(`invalid flag http-endpoint "${value}": want ADDR:PORT, such as ":9090" or "127.0.0.1:9090"`, 'http-endpoint');
+    throw new UsageError(
+      `invalid flag http-endpoint "${value}": want ADDR:PORT, such as ":9090" or "127.0.0.1:9090"`,
+      'http-endpoint',
+    );
   }
   const host = m[1] ?? m[2] ?? '';
   return { host: host === '' ? '0.0.0.0' : host, port };
@@ -339,9 +480,11 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
  * that does not parse is a syntax error, worded as Go's `flag` package words a bad `flag.Duration`.
  */
 export function parseDuration(name: string, value: string): number {
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(value)) throw new UsageError(`invalid value "${value}" for flag -${name}: parse error`, name, 2);
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(value))
+    throw new UsageError(`invalid value "${value}" for flag -${name}: parse error`, name, 2);
   let ms = 0;
-  for (const [, n, , unit] of value.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNIT_MS[unit ?? 's'] ?? 1000);
+  for (const [, n, , unit] of value.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g))
+    ms += Number(n) * (UNIT_MS[unit ?? 's'] ?? 1000);
   if (ms <= 0) throw new UsageError(`invalid flag ${name} "${value}": must be greater than zero`, name);
   return ms;
 }
@@ -362,7 +505,11 @@ function nonEmpty(name: string, value: string): string {
  *
  * @throws {@link UsageError} naming the flag, with upstream's message where upstream has one.
  */
-export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, version = DEFAULT_VERSION): Command {
+export function parseCommandLine(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  version = DEFAULT_VERSION,
+): Command {
   const values: Values = new Map();
   const root = parseFlagSet(argv, GLOBAL_FLAGS, ROOT_REQUESTS, values);
   if (root.help) return { kind: 'help', text: HELP };
@@ -372,7 +519,8 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (command !== 'start') throw new UsageError(`unrecognized command: ${command}`, undefined, 2);
   const start = parseFlagSet(rest, [...GLOBAL_FLAGS, ...START_FLAGS], HELP_REQUESTS, values);
   if (start.help) return { kind: 'help', text: HELP };
-  if (start.rest.length > 0) throw new UsageError(`unexpected argument "${start.rest[0]}": start takes no arguments`, undefined, 2);
+  if (start.rest.length > 0)
+    throw new UsageError(`unexpected argument "${start.rest[0]}": start takes no arguments`, undefined, 2);
   applyEnv([...GLOBAL_FLAGS, ...START_FLAGS], values, env);
 
   const str = (name: string, dflt: string): string => {
@@ -393,13 +541,19 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const namespace = nonEmpty('namespace', str('namespace', 'local-path-storage'));
   const configmapName = nonEmpty('configmap-name', str('configmap-name', 'local-path-config'));
   const helperImage = nonEmpty('helper-image', str('helper-image', 'rancher/library-busybox:1.32.1'));
-  const serviceAccountName = nonEmpty('service-account-name', str('service-account-name', 'local-path-provisioner-service-account'));
+  const serviceAccountName = nonEmpty(
+    'service-account-name',
+    str('service-account-name', 'local-path-provisioner-service-account'),
+  );
   const provisioningRetryCount = num('provisioning-retry-count', 15);
-  if (provisioningRetryCount < 0) throw new UsageError('invalid negative integer flag provisioning-retry-count', 'provisioning-retry-count');
+  if (provisioningRetryCount < 0)
+    throw new UsageError('invalid negative integer flag provisioning-retry-count', 'provisioning-retry-count');
   const deletionRetryCount = num('deletion-retry-count', 15);
-  if (deletionRetryCount < 0) throw new UsageError('invalid negative integer flag deletion-retry-count', 'deletion-retry-count');
+  if (deletionRetryCount < 0)
+    throw new UsageError('invalid negative integer flag deletion-retry-count', 'deletion-retry-count');
   const workerThreads = num('worker-threads', 4);
-  if (workerThreads <= 0) throw new UsageError('invalid zero or negative integer flag worker-threads', 'worker-threads');
+  if (workerThreads <= 0)
+    throw new UsageError('invalid zero or negative integer flag worker-threads', 'worker-threads');
 
   const leaderElectionNamespace = nonEmpty('leader-election-namespace', str('leader-election-namespace', namespace));
   const leaseDurationMs = parseDuration('leader-election-lease-duration', str('leader-election-lease-duration', '15s'));
@@ -407,16 +561,25 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const retryPeriodMs = parseDuration('leader-election-retry-period', str('leader-election-retry-period', '2s'));
   // client-go's checks in NewLeaderElector, named by flag.
   if (!(leaseDurationMs > renewDeadlineMs)) {
-    throw new UsageError('invalid flag leader-election-lease-duration: must be longer than leader-election-renew-deadline', 'leader-election-lease-duration');
+    throw new UsageError(
+      'invalid flag leader-election-lease-duration: must be longer than leader-election-renew-deadline',
+      'leader-election-lease-duration',
+    );
   }
   if (!(renewDeadlineMs > 1.2 * retryPeriodMs)) {
-    throw new UsageError('invalid flag leader-election-renew-deadline: must be longer than 1.2 × leader-election-retry-period', 'leader-election-renew-deadline');
+    throw new UsageError(
+      'invalid flag leader-election-renew-deadline: must be longer than 1.2 × leader-election-retry-period',
+      'leader-election-renew-deadline',
+    );
   }
   const endpointText = str('http-endpoint', '');
   const httpEndpoint = endpointText === '' ? undefined : parseEndpoint(endpointText);
   const healthPort = num('health-port', 8080);
   if (httpEndpoint !== undefined && httpEndpoint.port !== 0 && httpEndpoint.port === healthPort) {
-    throw new UsageError(`invalid flag http-endpoint "${endpointText}": port ${healthPort} is already the health-port`, 'http-endpoint');
+    throw new UsageError(
+      `invalid flag http-endpoint "${endpointText}": port ${healthPort} is already the health-port`,
+      'http-endpoint',
+    );
   }
   const loggingFormat = str('logging-format', 'text');
   if (loggingFormat !== 'text' && loggingFormat !== 'json') {

@@ -82,7 +82,8 @@ type Unknown = string[];
 
 function decodeNodePathMap(value: JsonValue, ctx: Context, unknown: Unknown, where: string): RawNodePathMap | null {
   if (value === null) return null;
-  if (!isObject(value)) throw typeError(value, ctx, 'main.NodePathMapData', 'an array of {"node": ..., "paths": [...]} objects');
+  if (!isObject(value))
+    throw typeError(value, ctx, 'main.NodePathMapData', 'an array of {"node": ..., "paths": [...]} objects');
   const entry: RawNodePathMap = { node: '', paths: [] };
   const inner = { struct: 'NodePathMapData', fields: ctx.fields };
   for (const [key, v] of Object.entries(value)) {
@@ -97,9 +98,16 @@ function decodeNodePathMap(value: JsonValue, ctx: Context, unknown: Unknown, whe
   return entry;
 }
 
-function decodeNodePathMaps(value: JsonValue, ctx: Context, unknown: Unknown, where: string): (RawNodePathMap | null)[] {
+function decodeNodePathMaps(
+  value: JsonValue,
+  ctx: Context,
+  unknown: Unknown,
+  where: string,
+): (RawNodePathMap | null)[] {
   let index = 0;
-  return decodeArray(value, ctx, '[]*main.NodePathMapData', (v) => decodeNodePathMap(v, ctx, unknown, `${where}[${index++}]`));
+  return decodeArray(value, ctx, '[]*main.NodePathMapData', (v) =>
+    decodeNodePathMap(v, ctx, unknown, `${where}[${index++}]`),
+  );
 }
 
 function decodeClassConfig(value: JsonValue, ctx: Context, unknown: Unknown, where: string): RawStorageClassConfig {
@@ -182,9 +190,11 @@ function decodeClassMap(
   unknown: Unknown,
 ): Map<string, RawStorageClassConfig> | null {
   if (value === null) return null;
-  if (!isObject(value)) throw typeError(value, ctx, 'map[string]main.StorageClassConfigData', 'an object of class name → config');
+  if (!isObject(value))
+    throw typeError(value, ctx, 'map[string]main.StorageClassConfigData', 'an object of class name → config');
   const map = previous ?? new Map<string, RawStorageClassConfig>();
-  for (const [name, v] of Object.entries(value)) map.set(name, decodeClassConfig(v, ctx, unknown, `storageClassConfigs.${name}`));
+  for (const [name, v] of Object.entries(value))
+    map.set(name, decodeClassConfig(v, ctx, unknown, `storageClassConfigs.${name}`));
   return map;
 }
 
@@ -215,10 +225,16 @@ export function decodeConfig(text: string, configFile: string = text): RawConfig
   try {
     json = parseJson(text);
   } catch (err) {
-    const reason = text.trim() === '' ? 'unexpected end of JSON input' : err instanceof Error ? err.message : String(err);
-    throw new ConfigError('invalid-json', `${prefix}: ${reason}`, 'the config must be valid JSON; check quotes, commas and brackets', {
-      cause: err,
-    });
+    const reason =
+      text.trim() === '' ? 'unexpected end of JSON input' : err instanceof Error ? err.message : String(err);
+    throw new ConfigError(
+      'invalid-json',
+      `${prefix}: ${reason}`,
+      'the config must be valid JSON; check quotes, commas and brackets',
+      {
+        cause: err,
+      },
+    );
   }
   try {
     return decodeTop(json);

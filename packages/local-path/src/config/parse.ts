@@ -32,7 +32,9 @@ export function cleanAbsolutePath(path: string): string {
 }
 
 function nodeLabel(node: string): string {
-  return node === DEFAULT_PATH_FOR_NON_LISTED_NODES ? `the ${DEFAULT_PATH_FOR_NON_LISTED_NODES} entry` : `node "${node}"`;
+  return node === DEFAULT_PATH_FOR_NON_LISTED_NODES
+    ? `the ${DEFAULT_PATH_FOR_NON_LISTED_NODES} entry`
+    : `node "${node}"`;
 }
 
 /** Known keys a misspelt one may have meant: `nodePathMapp` → `nodePathMap`. */
@@ -64,7 +66,11 @@ function checkStorage(config: StorageClassConfig, unknownKeys: readonly string[]
     );
   }
   if (local && [...config.nodePathMap.values()].every((paths) => paths.length === 0)) {
-    throw new ConfigError('no-paths', 'no node in nodePathMap has a path', 'give at least one node (or DEFAULT_PATH_FOR_NON_LISTED_NODES) a path; this config could provision nothing');
+    throw new ConfigError(
+      'no-paths',
+      'no node in nodePathMap has a path',
+      'give at least one node (or DEFAULT_PATH_FOR_NON_LISTED_NODES) a path; this config could provision nothing',
+    );
   }
 }
 
@@ -77,11 +83,19 @@ function canonicalizeClass(raw: RawStorageClassConfig): StorageClassConfig {
   raw.nodePathMap.forEach((entry, index) => {
     if (entry === null) {
       // Upstream dereferences the nil entry and crashes; refuse it instead.
-      throw new ConfigError('null-entry', `nodePathMap entry ${index} is null`, 'remove the null entry from nodePathMap');
+      throw new ConfigError(
+        'null-entry',
+        `nodePathMap entry ${index} is null`,
+        'remove the null entry from nodePathMap',
+      );
     }
     const { node, paths } = entry;
     if (nodePathMap.has(node)) {
-      throw new ConfigError('duplicate-node', `duplicate node ${node}`, `list ${nodeLabel(node)} once in nodePathMap, with all its paths`);
+      throw new ConfigError(
+        'duplicate-node',
+        `duplicate node ${node}`,
+        `list ${nodeLabel(node)} once in nodePathMap, with all its paths`,
+      );
     }
     const cleaned: string[] = [];
     nodePathMap.set(node, cleaned);
@@ -142,7 +156,10 @@ export function canonicalizeConfig(raw: RawConfig): Config {
     for (const [name, classRaw] of raw.storageClassConfigs) {
       try {
         const classConfig = canonicalizeClass(classRaw);
-        checkStorage(classConfig, unknownKeys.filter((k) => k.startsWith(`storageClassConfigs.${name}.`)));
+        checkStorage(
+          classConfig,
+          unknownKeys.filter((k) => k.startsWith(`storageClassConfigs.${name}.`)),
+        );
         storageClassConfigs.set(name, classConfig);
       } catch (err) {
         const inner = wrapped(err, CANONICALIZATION_FAILED);

@@ -5,7 +5,15 @@
  * @packageDocumentation
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { Watcher, makeApiClient, silentLogger, watchWithAgent, withSignal, type Logger, type WatcherOptions } from '@kprov/provisioner-lib';
+import {
+  Watcher,
+  makeApiClient,
+  silentLogger,
+  watchWithAgent,
+  withSignal,
+  type Logger,
+  type WatcherOptions,
+} from '@kprov/provisioner-lib';
 import { ConfigError } from './errors.js';
 import { ConfigSourceBase, ConfigState, type ConfigSourceOptions, type SourceTexts } from './reload-core.js';
 
@@ -30,7 +38,9 @@ export interface ConfigMapRef {
 /** Options of {@link ConfigMapConfigSource}. */
 export interface ConfigMapConfigSourceOptions extends ConfigSourceOptions {
   /** Passed to the {@link Watcher} (backoff, clock, idle timeout, `onRestart`). Default the watcher's. */
-  watcher?: Partial<Pick<WatcherOptions<V1ConfigMap>, 'backoff' | 'clock' | 'idleTimeoutMs' | 'minWatchTimeoutSeconds' | 'onRestart'>>;
+  watcher?: Partial<
+    Pick<WatcherOptions<V1ConfigMap>, 'backoff' | 'clock' | 'idleTimeoutMs' | 'minWatchTimeoutSeconds' | 'onRestart'>
+  >;
 }
 
 type WatcherEventOf<T extends V1ConfigMap> = Parameters<Parameters<Watcher<T>['run']>[0]>[0];
@@ -70,7 +80,11 @@ export class ConfigMapConfigSource extends ConfigSourceBase {
     this.logger = (options.logger ?? silentLogger).child({ configMap: `${ref.namespace}/${ref.name}` });
     // The Event goes to the ConfigMap by default; its uid is filled in once known (see involved()).
     this.eventTarget = { ...options };
-    this.state = new ConfigState(this.logger, this.eventTarget, `ConfigMap ${ref.namespace}/${ref.name} key ${this.ref.key}`);
+    this.state = new ConfigState(
+      this.logger,
+      this.eventTarget,
+      `ConfigMap ${ref.namespace}/${ref.name} key ${this.ref.key}`,
+    );
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -83,7 +97,10 @@ export class ConfigMapConfigSource extends ConfigSourceBase {
     const watcher = new Watcher<V1ConfigMap>({
       ...this.options.watcher,
       list: (p, s) =>
-        core.listNamespacedConfigMap({ namespace, fieldSelector, limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) }, withSignal(s)),
+        core.listNamespacedConfigMap(
+          { namespace, fieldSelector, limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) },
+          withSignal(s),
+        ),
       watch: watchWithAgent(kubeConfig),
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`,
       fieldSelector,
@@ -175,7 +192,12 @@ export class ConfigMapConfigSource extends ConfigSourceBase {
       return;
     }
     this.missingKeyReported = false;
-    const texts: SourceTexts = { text, helperPodYaml: data[HELPER_POD_KEY], setup: data[SETUP_KEY], teardown: data[TEARDOWN_KEY] };
+    const texts: SourceTexts = {
+      text,
+      helperPodYaml: data[HELPER_POD_KEY],
+      setup: data[SETUP_KEY],
+      teardown: data[TEARDOWN_KEY],
+    };
     if (this.state.loaded) this.state.offer(texts);
     else this.state.initial(texts);
   }
@@ -189,7 +211,11 @@ export class ConfigMapConfigSource extends ConfigSourceBase {
     this.object = undefined;
     this.missingKeyReported = false;
     this.state.reject(
-      new ConfigError('no-config', `ConfigMap ${namespace}/${name} ${how}`, `recreate ConfigMap ${namespace}/${name}; the last valid config stays in force until then`),
+      new ConfigError(
+        'no-config',
+        `ConfigMap ${namespace}/${name} ${how}`,
+        `recreate ConfigMap ${namespace}/${name}; the last valid config stays in force until then`,
+      ),
       true,
     );
   }

@@ -181,10 +181,18 @@ export class ConfigState {
     const current = this.snapshot;
     if (current === undefined) return;
     if (forgetSeen) this.lastSeen = undefined;
-    this.logger.error({ err: error.message, code: error.code }, 'failed to load the new config file; keeping the last valid config');
+    this.logger.error(
+      { err: error.message, code: error.code },
+      'failed to load the new config file; keeping the last valid config',
+    );
     const { recorder, involvedObject } = this.options;
     if (recorder !== undefined && involvedObject !== undefined) {
-      recorder.event(involvedObject, 'Warning', CONFIG_REJECTED_REASON, `New config refused, the last valid config stays in force: ${error.message}`);
+      recorder.event(
+        involvedObject,
+        'Warning',
+        CONFIG_REJECTED_REASON,
+        `New config refused, the last valid config stays in force: ${error.message}`,
+      );
     }
     this.emit('rejected', error, current);
   }

@@ -113,7 +113,9 @@ export class FileConfigSource extends ConfigSourceBase {
         }
       } while (this.readAgain);
     })()
-      .catch((err: unknown) => this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'Config reload failed'))
+      .catch((err: unknown) =>
+        this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'Config reload failed'),
+      )
       .finally(() => {
         this.reading = undefined;
       });
@@ -138,13 +140,19 @@ export class FileConfigSource extends ConfigSourceBase {
           };
         });
         w.on('error', (err) => {
-          this.logger.warn({ err: err.message }, 'Config directory watch failed; relying on polling until it can be set up again');
+          this.logger.warn(
+            { err: err.message },
+            'Config directory watch failed; relying on polling until it can be set up again',
+          );
           w.close();
           if (watcher === w) watcher = undefined;
         });
         watcher = w;
       } catch (err) {
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'Cannot watch the config directory; relying on polling');
+        this.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'Cannot watch the config directory; relying on polling',
+        );
       }
     };
     const schedulePoll = (): void => {

@@ -16,7 +16,12 @@ export {
   type ConfigSourceListener,
   type ConfigSourceOptions,
 } from './reload-core.js';
-export { DEFAULT_CONFIG_DEBOUNCE_MS, DEFAULT_CONFIG_POLL_INTERVAL_MS, FileConfigSource, type FileConfigSourceOptions } from './reload-file.js';
+export {
+  DEFAULT_CONFIG_DEBOUNCE_MS,
+  DEFAULT_CONFIG_POLL_INTERVAL_MS,
+  FileConfigSource,
+  type FileConfigSourceOptions,
+} from './reload-file.js';
 export {
   CONFIG_KEY,
   ConfigMapConfigSource,

@@ -112,9 +112,11 @@ function addVolumeMount(mounts: V1VolumeMount[], name: string, mountPath: string
  */
 export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   const { action, pvName } = inputs;
-  const fail = (message: string): HelperPodError => new HelperPodError(`failed to ${action} volume ${pvName}: ${message}`);
+  const fail = (message: string): HelperPodError =>
+    new HelperPodError(`failed to ${action} volume ${pvName}: ${message}`);
 
-  if (pvName === '' || inputs.path === '' || (!inputs.shared && inputs.node === '')) throw fail('invalid empty name or path or node');
+  if (pvName === '' || inputs.path === '' || (!inputs.shared && inputs.node === ''))
+    throw fail('invalid empty name or path or node');
   if (!inputs.path.startsWith('/')) throw fail(`volume path ${inputs.path} is not absolute`);
   const cleaned = cleanPath(inputs.path);
   const base = inputs.basePath === undefined ? undefined : cleanPath(inputs.basePath);
@@ -138,17 +140,23 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   if (container === undefined) throw fail('helper pod template does not specify any container');
 
   const mounts = (container.volumeMounts ??= []);
-  if (items.length > 0) addVolumeMount(mounts, HELPER_SCRIPT_VOLUME_NAME, HELPER_SCRIPT_DIR).mountPath = HELPER_SCRIPT_DIR;
+  if (items.length > 0)
+    addVolumeMount(mounts, HELPER_SCRIPT_VOLUME_NAME, HELPER_SCRIPT_DIR).mountPath = HELPER_SCRIPT_DIR;
   const dataMount = addVolumeMount(mounts, HELPER_DATA_VOLUME_NAME, parentDir);
   const hostParentDir = parentDir;
   parentDir = (dataMount.mountPath ?? '').replace(/\/+$/, '');
   if (parentDir === '' || volumeDir === '' || !parentDir.startsWith('/')) {
-    throw fail(`invalid path ${action} for ${inputs.path}: cannot find parent dir or volume dir or parent dir is relative`);
+    throw fail(
+      `invalid path ${action} for ${inputs.path}: cannot find parent dir or volume dir or parent dir is relative`,
+    );
   }
   const volDir = `${parentDir}/${volumeDir}`;
 
-  const volumes: V1Volume[] = [{ name: HELPER_DATA_VOLUME_NAME, hostPath: { path: hostParentDir, type: 'DirectoryOrCreate' } }];
-  if (items.length > 0) volumes.push({ name: HELPER_SCRIPT_VOLUME_NAME, configMap: { name: inputs.configMapName, items } });
+  const volumes: V1Volume[] = [
+    { name: HELPER_DATA_VOLUME_NAME, hostPath: { path: hostParentDir, type: 'DirectoryOrCreate' } },
+  ];
+  if (items.length > 0)
+    volumes.push({ name: HELPER_SCRIPT_VOLUME_NAME, configMap: { name: inputs.configMapName, items } });
 
   pod.apiVersion ??= 'v1';
   pod.kind ??= 'Pod';
@@ -164,7 +172,10 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   spec.volumes = [...(spec.volumes ?? []), ...volumes];
 
   const size = String(inputs.sizeBytes);
-  container.command = command !== undefined && command !== '' ? [command] : ['/bin/sh', `${HELPER_SCRIPT_DIR}/${action === 'create' ? 'setup' : 'teardown'}`];
+  container.command =
+    command !== undefined && command !== ''
+      ? [command]
+      : ['/bin/sh', `${HELPER_SCRIPT_DIR}/${action === 'create' ? 'setup' : 'teardown'}`];
   container.args = ['-p', volDir, '-s', size, '-m', inputs.volumeMode, '-a', action];
   container.env = [
     ...(container.env ?? []),

@@ -79,7 +79,9 @@ export function loadHelperPodTemplate(helperPodYaml: string, allowUnsafe: boolea
 }
 
 function forbidden(what: string): HelperPodTemplateError {
-  return new HelperPodTemplateError(`helper pod template must not ${what} unless ${FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE} is enabled`);
+  return new HelperPodTemplateError(
+    `helper pod template must not ${what} unless ${FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE} is enabled`,
+  );
 }
 
 function nonEmpty(list: readonly unknown[] | undefined): boolean {
@@ -98,7 +100,8 @@ export function validateHelperPodTemplate(pod: V1Pod, allowUnsafe: boolean): voi
   if (allowUnsafe) return;
   const spec = pod.spec;
   const containers = spec?.containers ?? [];
-  if (containers.length !== 1) throw new HelperPodTemplateError('helper pod template must specify exactly one container');
+  if (containers.length !== 1)
+    throw new HelperPodTemplateError('helper pod template must specify exactly one container');
   const c = containers[0]!;
   const checks: [boolean, string][] = [
     [nonEmpty(spec?.initContainers), 'define initContainers'],
@@ -114,7 +117,8 @@ export function validateHelperPodTemplate(pod: V1Pod, allowUnsafe: boolean): voi
     [c.readinessProbe !== undefined, 'define container readinessProbe'],
     [c.startupProbe !== undefined, 'define container startupProbe'],
   ];
-  for (const env of c.env ?? []) checks.push([env.valueFrom !== undefined, `define env.valueFrom (env ${JSON.stringify(env.name ?? '')})`]);
+  for (const env of c.env ?? [])
+    checks.push([env.valueFrom !== undefined, `define env.valueFrom (env ${JSON.stringify(env.name ?? '')})`]);
   const psc = spec?.securityContext;
   checks.push(
     [psc?.runAsUser === 0, 'set pod runAsUser to 0 (root)'],

@@ -8,7 +8,18 @@
  * @module
  */
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { describeError, isAlreadyExists, isNotFound, makeApiClient, realClock, silentLogger, sleep, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import {
+  describeError,
+  isAlreadyExists,
+  isNotFound,
+  makeApiClient,
+  realClock,
+  silentLogger,
+  sleep,
+  withSignal,
+  type Clock,
+  type Logger,
+} from '@kprov/provisioner-lib';
 import { waitForPod } from './pod-watch.js';
 
 /** How many log lines of a failed helper pod go into the error. */
@@ -69,7 +80,10 @@ type LogRead = { readonly text: string } | { readonly error: string };
 
 /** The last `count` non-empty lines of `text`. */
 function lastLines(text: string, count: number): string[] {
-  return text.split('\n').filter((l) => l !== '').slice(-count);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .slice(-count);
 }
 
 /** The phase and, for a failed pod, what its first container reported. */
@@ -175,8 +189,13 @@ export class HelperPodRunner {
       if (pod.status?.phase === 'Failed') {
         logs = await this.readLog(run.pod, log);
         const tail = 'text' in logs ? lastLines(logs.text, FAILED_LOG_LINES) : [];
-        const shown = tail.length > 0 ? `last ${tail.length} log lines:\n${tail.join('\n')}` : withTerminationMessage(pod, logs);
-        throw new HelperPodFailedError(`helper pod ${namespace}/${name} failed: ${outcome(pod)}; ${shown}`, `${namespace}/${name}`, tail);
+        const shown =
+          tail.length > 0 ? `last ${tail.length} log lines:\n${tail.join('\n')}` : withTerminationMessage(pod, logs);
+        throw new HelperPodFailedError(
+          `helper pod ${namespace}/${name} failed: ${outcome(pod)}; ${shown}`,
+          `${namespace}/${name}`,
+          tail,
+        );
       }
       succeeded = true;
     } finally {
@@ -191,7 +210,10 @@ export class HelperPodRunner {
   async remove(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
     if (this.isRunning(namespace, name)) return;
     try {
-      await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }, withSignal(signal ?? new AbortController().signal));
+      await this.core.deleteNamespacedPod(
+        { name, namespace, gracePeriodSeconds: 0 },
+        withSignal(signal ?? new AbortController().signal),
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -213,7 +235,8 @@ export class HelperPodRunner {
         if (isNotFound(err)) return;
         throw err;
       }
-      if (this.clock.now() >= deadline) throw new HelperPodTimeoutError(`leftover helper pod ${namespace}/${name} is still being deleted`);
+      if (this.clock.now() >= deadline)
+        throw new HelperPodTimeoutError(`leftover helper pod ${namespace}/${name} is still being deleted`);
       await sleep(this.clock, this.pollIntervalMs, signal);
     }
   }
@@ -224,7 +247,13 @@ export class HelperPodRunner {
     const namespace = pod.metadata?.namespace ?? '';
     const container = pod.spec?.containers[0]?.name;
     try {
-      return { text: await this.core.readNamespacedPodLog({ name, namespace, ...(container === undefined ? {} : { container }) }) };
+      return {
+        text: await this.core.readNamespacedPodLog({
+          name,
+          namespace,
+          ...(container === undefined ? {} : { container }),
+        }),
+      };
     } catch (err) {
       if (!isNotFound(err)) log.warn({ err: describeError(err) }, `failed to save ${name} logs: ${describeError(err)}`);
       return { error: describeError(err) };
@@ -245,7 +274,8 @@ export class HelperPodRunner {
     try {
       await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
     } catch (err) {
-      if (!isNotFound(err)) log.error({ err: describeError(err) }, `unable to delete the helper pod: ${describeError(err)}`);
+      if (!isNotFound(err))
+        log.error({ err: describeError(err) }, `unable to delete the helper pod: ${describeError(err)}`);
     }
   }
 }

@@ -13,8 +13,18 @@ export {
   type HelperPodRecord,
   type LocalPathProvisionerOptions,
 } from './provisioner.js';
-export { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler, type HelperPodReconcilerOptions, type ReconcileReport } from './reconciler.js';
-export { checkTeardownTarget, TeardownRefusedError, type ClaimIdentity, type TeardownTarget } from './teardown-guard.js';
+export {
+  DEFAULT_RECONCILE_INTERVAL_MS,
+  HelperPodReconciler,
+  type HelperPodReconcilerOptions,
+  type ReconcileReport,
+} from './reconciler.js';
+export {
+  checkTeardownTarget,
+  TeardownRefusedError,
+  type ClaimIdentity,
+  type TeardownTarget,
+} from './teardown-guard.js';
 export * from './helper-labels.js';
 export {
   DEFAULT_POLL_INTERVAL_MS,

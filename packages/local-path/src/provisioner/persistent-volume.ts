@@ -52,7 +52,9 @@ export function buildPersistentVolume(inputs: PersistentVolumeInputs): V1Persist
   if (inputs.mode === 'local') {
     const value = inputs.node?.metadata?.labels?.[inputs.nodeAffinityKey] ?? nodeName;
     volume.spec!.nodeAffinity = {
-      required: { nodeSelectorTerms: [{ matchExpressions: [{ key: inputs.nodeAffinityKey, operator: 'In', values: [value] }] }] },
+      required: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: inputs.nodeAffinityKey, operator: 'In', values: [value] }] }],
+      },
     };
   }
   return volume;

@@ -8,7 +8,15 @@
  * @module
  */
 import type { CoreV1Api, KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { realClock, silentLogger, Watcher, watchWithAgent, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import {
+  realClock,
+  silentLogger,
+  Watcher,
+  watchWithAgent,
+  withSignal,
+  type Clock,
+  type Logger,
+} from '@kprov/provisioner-lib';
 
 /** The pod was deleted (or never existed) before it reached the awaited state. */
 export class PodGoneError extends Error {
@@ -53,7 +61,11 @@ export async function waitForPod(options: WaitForPodOptions): Promise<V1Pod> {
   let listed = false;
   const fieldSelector = `metadata.name=${name}`;
   const watcher = new Watcher<V1Pod>({
-    list: (p, signal) => core.listNamespacedPod({ namespace, fieldSelector, limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) }, withSignal(signal)),
+    list: (p, signal) =>
+      core.listNamespacedPod(
+        { namespace, fieldSelector, limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) },
+        withSignal(signal),
+      ),
     watch: watchWithAgent(options.kubeConfig),
     path: `/api/v1/namespaces/${namespace}/pods`,
     fieldSelector,

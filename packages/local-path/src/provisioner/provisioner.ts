@@ -11,7 +11,15 @@
  *
  * @module
  */
-import { CoreV1Api, StorageV1Api, type KubeConfig, type V1Node, type V1PersistentVolume, type V1Pod, type V1StorageClass } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  StorageV1Api,
+  type KubeConfig,
+  type V1Node,
+  type V1PersistentVolume,
+  type V1Pod,
+  type V1StorageClass,
+} from '@kubernetes/client-node';
 import {
   describeError,
   IgnoredError,
@@ -27,7 +35,15 @@ import {
   type ProvisionResult,
   type Provisioner,
 } from '@kprov/provisioner-lib';
-import { chooseBasePath, pathsForNode, selectClassConfig, storageModeOf, type Config, type RandomSource, type StorageClassConfig } from '../config/index.js';
+import {
+  chooseBasePath,
+  pathsForNode,
+  selectClassConfig,
+  storageModeOf,
+  type Config,
+  type RandomSource,
+  type StorageClassConfig,
+} from '../config/index.js';
 import { buildHelperPod, type HelperPodAction } from '../helper-pod/build.js';
 import { validateHelperPodTemplate } from '../helper-pod/template.js';
 import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
@@ -136,7 +152,8 @@ export class LocalPathProvisioner implements Provisioner {
   private readonly options: LocalPathProvisionerOptions;
 
   constructor(options: LocalPathProvisionerOptions) {
-    if ((options.kubeConfig as KubeConfig | undefined) === undefined) throw new TypeError('LocalPathProvisioner: kubeConfig is required');
+    if ((options.kubeConfig as KubeConfig | undefined) === undefined)
+      throw new TypeError('LocalPathProvisioner: kubeConfig is required');
     for (const key of ['namespace', 'serviceAccountName', 'provisionerName'] as const) {
       if (options[key] === '') throw new TypeError(`LocalPathProvisioner: ${key} must not be empty`);
     }
@@ -144,7 +161,12 @@ export class LocalPathProvisioner implements Provisioner {
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.storage = makeApiClient(options.kubeConfig, StorageV1Api);
     this.logger = options.logger ?? silentLogger;
-    this.runner = new HelperPodRunner({ kubeConfig: options.kubeConfig, logger: this.logger, pollIntervalMs: options.pollIntervalMs, clock: options.clock });
+    this.runner = new HelperPodRunner({
+      kubeConfig: options.kubeConfig,
+      logger: this.logger,
+      pollIntervalMs: options.pollIntervalMs,
+      clock: options.clock,
+    });
   }
 
   /** Block volumes are not supported (the controller rejects Block claims before calling {@link provision}). */
@@ -161,7 +183,10 @@ export class LocalPathProvisioner implements Provisioner {
     const { pvName, pvc, storageClass, selectedNodeName } = options;
     const className = storageClass.metadata?.name ?? '';
     if (pvc.spec?.volumeMode === 'Block') {
-      throw hinted(`${this.options.provisionerName} does not support block volume provisioning`, 'use volumeMode Filesystem');
+      throw hinted(
+        `${this.options.provisionerName} does not support block volume provisioning`,
+        'use volumeMode Filesystem',
+      );
     }
     const node = selectedNodeName === '' ? undefined : await this.readSelectedNode(selectedNodeName, signal);
 
@@ -204,7 +229,11 @@ export class LocalPathProvisioner implements Provisioner {
     checkVolumePathText(path, pvc.metadata ?? {});
     const storage = pvc.spec?.resources?.requests?.storage;
     if (storage === undefined) throw new Error('the claim requests no storage (spec.resources.requests.storage)');
-    const claimId: ClaimIdentity = { namespace: pvc.metadata?.namespace ?? '', name: pvc.metadata?.name ?? '', uid: pvc.metadata?.uid };
+    const claimId: ClaimIdentity = {
+      namespace: pvc.metadata?.namespace ?? '',
+      name: pvc.metadata?.name ?? '',
+      uid: pvc.metadata?.uid,
+    };
     const pod = this.helperPod(
       'create',
       {
@@ -234,7 +263,10 @@ export class LocalPathProvisioner implements Provisioner {
       nodeAffinityKey: resolved.nodeAffinityKey,
     });
 
-    this.logger.info({ pv: pvName }, nodeName === '' ? `Creating volume ${pvName} at ${path}` : `Creating volume ${pvName} at ${nodeName}:${path}`);
+    this.logger.info(
+      { pv: pvName },
+      nodeName === '' ? `Creating volume ${pvName} at ${path}` : `Creating volume ${pvName} at ${nodeName}:${path}`,
+    );
     // The setup pod is kept until the PV is saved: if the process dies in between, it tells the reconciler that a
     // directory was made for this claim.
     await this.runHelper('create', pvName, pod, signal, true);
@@ -255,7 +287,10 @@ export class LocalPathProvisioner implements Provisioner {
     try {
       await this.runner.remove(this.options.namespace, pod);
     } catch (err) {
-      this.logger.warn({ pv: pvName, err: describeError(err) }, `unable to delete the helper pod ${pod}; the reconciler will`);
+      this.logger.warn(
+        { pv: pvName, err: describeError(err) },
+        `unable to delete the helper pod ${pod}; the reconciler will`,
+      );
     }
   }
 
@@ -300,11 +335,15 @@ export class LocalPathProvisioner implements Provisioner {
           return;
         }
         // As upstream: other errors do not stop the cleanup.
-        this.logger.warn({ pv: pvName, node: nodeName, err: describeError(err) }, `Cannot read node ${nodeName}, deleting anyway`);
+        this.logger.warn(
+          { pv: pvName, node: nodeName, err: describeError(err) },
+          `Cannot read node ${nodeName}, deleting anyway`,
+        );
       }
     }
     const ref = volume.spec?.claimRef;
-    const claim: ClaimIdentity | undefined = ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
+    const claim: ClaimIdentity | undefined =
+      ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
     let basePath: string;
     try {
       basePath = await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal);
@@ -344,20 +383,44 @@ export class LocalPathProvisioner implements Provisioner {
   async teardownOrphan(record: HelperPodRecord, signal: AbortSignal): Promise<void> {
     const classConfig = selectClassConfig(this.options.config(), record.storageClassName);
     const mode = storageModeOf(classConfig);
-    const basePath = await this.checkTeardown({ ...record, classConfig, className: record.storageClassName, nodeName: record.node }, signal);
+    const basePath = await this.checkTeardown(
+      { ...record, classConfig, className: record.storageClassName, nodeName: record.node },
+      signal,
+    );
     const pod = this.helperPod(
       'delete',
-      { pvName: record.pvName, path: record.path, node: record.node, shared: mode === 'shared', sizeBytes: 0, volumeMode: 'Filesystem', basePath },
+      {
+        pvName: record.pvName,
+        path: record.path,
+        node: record.node,
+        shared: mode === 'shared',
+        sizeBytes: 0,
+        volumeMode: 'Filesystem',
+        basePath,
+      },
       { ...record, action: 'delete' },
     );
-    this.logger.info({ pv: record.pvName }, `Deleting the directory of interrupted volume ${record.pvName} at ${record.node}:${record.path}`);
+    this.logger.info(
+      { pv: record.pvName },
+      `Deleting the directory of interrupted volume ${record.pvName} at ${record.node}:${record.path}`,
+    );
     await this.runHelper('delete', record.pvName, pod, signal);
-    this.logger.info({ pv: record.pvName }, `Volume ${record.pvName} has been deleted on ${record.node}:${record.path}`);
+    this.logger.info(
+      { pv: record.pvName },
+      `Volume ${record.pvName} has been deleted on ${record.node}:${record.path}`,
+    );
   }
 
   /** {@link checkTeardownTarget} with the base paths of the node and class, the class's pattern and every PV's path. */
   private async checkTeardown(
-    target: { pvName: string; path: string; classConfig: StorageClassConfig; className: string; nodeName: string; claim: ClaimIdentity | undefined },
+    target: {
+      pvName: string;
+      path: string;
+      classConfig: StorageClassConfig;
+      className: string;
+      nodeName: string;
+      claim: ClaimIdentity | undefined;
+    },
     signal: AbortSignal,
   ): Promise<string> {
     const mode = storageModeOf(target.classConfig);
@@ -375,7 +438,10 @@ export class LocalPathProvisioner implements Provisioner {
     let allowUnsafePathPattern = false;
     if (storageClass !== undefined) {
       try {
-        const params = parseVolumeParameters({ parameters: storageClass.parameters, storageClassAnnotations: storageClass.metadata?.annotations });
+        const params = parseVolumeParameters({
+          parameters: storageClass.parameters,
+          storageClassAnnotations: storageClass.metadata?.annotations,
+        });
         ({ pathPattern, allowUnsafePathPattern } = params);
       } catch {
         // A class whose parameters no longer parse made no pattern volumes: the default folder name applies.
@@ -386,7 +452,15 @@ export class LocalPathProvisioner implements Provisioner {
       const p = pathOfVolume(v);
       return p === undefined ? [] : [{ name: v.metadata?.name ?? '', path: p }];
     });
-    return checkTeardownTarget({ pvName: target.pvName, path: target.path, basePaths, claim: target.claim, pathPattern, allowUnsafePathPattern, otherVolumes });
+    return checkTeardownTarget({
+      pvName: target.pvName,
+      path: target.path,
+      basePaths,
+      claim: target.claim,
+      pathPattern,
+      allowUnsafePathPattern,
+      otherVolumes,
+    });
   }
 
   private async readStorageClass(name: string, signal: AbortSignal): Promise<V1StorageClass | undefined> {
@@ -420,7 +494,8 @@ export class LocalPathProvisioner implements Provisioner {
         this.logger.warn({ pv: pvName }, message);
         this.options.warn?.(volume, message, VOLUME_NODE_MISMATCH);
       } catch (err) {
-        if (!isNotFound(err)) this.logger.warn({ pv: pvName, err: describeError(err) }, `Cannot read node ${annotated}`);
+        if (!isNotFound(err))
+          this.logger.warn({ pv: pvName, err: describeError(err) }, `Cannot read node ${annotated}`);
       }
     }
     try {
@@ -445,7 +520,10 @@ export class LocalPathProvisioner implements Provisioner {
       return await this.core.readNode({ name }, withSignal(signal));
     } catch (err) {
       if (isNotFound(err)) {
-        throw new ProvisioningError(`selected node ${name} does not exist; rescheduling`, { state: ProvisioningState.Reschedule, cause: err });
+        throw new ProvisioningError(`selected node ${name} does not exist; rescheduling`, {
+          state: ProvisioningState.Reschedule,
+          cause: err,
+        });
       }
       throw new Error(`failed to get target node: ${describeError(err)}`, { cause: err });
     }
@@ -475,7 +553,13 @@ export class LocalPathProvisioner implements Provisioner {
     });
   }
 
-  private async runHelper(action: HelperPodAction, pvName: string, pod: V1Pod, signal: AbortSignal, keepOnSuccess = false): Promise<void> {
+  private async runHelper(
+    action: HelperPodAction,
+    pvName: string,
+    pod: V1Pod,
+    signal: AbortSignal,
+    keepOnSuccess = false,
+  ): Promise<void> {
     const timeoutSeconds = this.options.config()?.cmdTimeoutSeconds ?? 120;
     try {
       await this.runner.run({ pod, timeoutSeconds, signal, keepOnSuccess });

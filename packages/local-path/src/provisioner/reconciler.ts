@@ -16,8 +16,25 @@
  * @module
  */
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { describeError, isNotFound, makeApiClient, silentLogger, sleep, realClock, withSignal, type Logger } from '@kprov/provisioner-lib';
-import { ANNOTATION_CLAIM, ANNOTATION_NODE, ANNOTATION_PATH, ANNOTATION_STORAGE_CLASS, ANNOTATION_VOLUME, LABEL_CLAIM_UID, LABEL_OPERATION } from './helper-labels.js';
+import {
+  describeError,
+  isNotFound,
+  makeApiClient,
+  silentLogger,
+  sleep,
+  realClock,
+  withSignal,
+  type Logger,
+} from '@kprov/provisioner-lib';
+import {
+  ANNOTATION_CLAIM,
+  ANNOTATION_NODE,
+  ANNOTATION_PATH,
+  ANNOTATION_STORAGE_CLASS,
+  ANNOTATION_VOLUME,
+  LABEL_CLAIM_UID,
+  LABEL_OPERATION,
+} from './helper-labels.js';
 import { waitForPod } from './pod-watch.js';
 import type { LocalPathProvisioner } from './provisioner.js';
 import { TeardownRefusedError } from './teardown-guard.js';
@@ -103,7 +120,10 @@ export class HelperPodReconciler {
       }
     }
     if (report.deleted.length + report.tornDown.length + report.failed.length > 0) {
-      this.logger.info({ deleted: report.deleted, tornDown: report.tornDown, failed: report.failed }, 'Reconciled helper pods');
+      this.logger.info(
+        { deleted: report.deleted, tornDown: report.tornDown, failed: report.failed },
+        'Reconciled helper pods',
+      );
     }
     return report;
   }

@@ -60,7 +60,10 @@ export function pathOfVolume(volume: V1PersistentVolume): string | undefined {
 }
 
 /** The folders below a base path that this provisioner could have made for the PV; a function for pattern shapes. */
-function expectedFolder(target: TeardownTarget, claim: ClaimIdentity): ((folder: string, base: string) => boolean) | string {
+function expectedFolder(
+  target: TeardownTarget,
+  claim: ClaimIdentity,
+): ((folder: string, base: string) => boolean) | string {
   const byName = defaultFolderName(target.pvName, claim.namespace, claim.name);
   const pattern = target.pathPattern;
   if (pattern === undefined) return byName;
@@ -70,11 +73,17 @@ function expectedFolder(target: TeardownTarget, claim: ClaimIdentity): ((folder:
   }
   let rendered: string | undefined;
   try {
-    rendered = renderPattern('pathPattern', pattern, { pvName: target.pvName, pvc: { namespace: claim.namespace, name: claim.name, uid: claim.uid } }, 'error');
+    rendered = renderPattern(
+      'pathPattern',
+      pattern,
+      { pvName: target.pvName, pvc: { namespace: claim.namespace, name: claim.name, uid: claim.uid } },
+      'error',
+    );
   } catch (err) {
     if (!(err instanceof GoTemplateError)) throw err;
   }
-  return (folder, base) => folder === byName || (rendered !== undefined && volumePath(base, rendered) === `${base}/${folder}`);
+  return (folder, base) =>
+    folder === byName || (rendered !== undefined && volumePath(base, rendered) === `${base}/${folder}`);
 }
 
 /**
@@ -84,7 +93,10 @@ function expectedFolder(target: TeardownTarget, claim: ClaimIdentity): ((folder:
 export function checkTeardownTarget(target: TeardownTarget): string {
   const { path } = target;
   const refuse = (why: string): TeardownRefusedError =>
-    new TeardownRefusedError(`refusing to remove ${JSON.stringify(path)} for volume ${target.pvName}: ${why}; the PV is kept and nothing was removed`, path);
+    new TeardownRefusedError(
+      `refusing to remove ${JSON.stringify(path)} for volume ${target.pvName}: ${why}; the PV is kept and nothing was removed`,
+      path,
+    );
   if (hasControlCharacter(path)) throw refuse('the path contains a control character');
   if (!path.startsWith('/') || cleanPath(path) !== path) throw refuse('the path is not a clean absolute path');
   const bases = target.basePaths.map(cleanPath);
@@ -94,7 +106,8 @@ export function checkTeardownTarget(target: TeardownTarget): string {
     throw refuse(`it is not inside a base path configured for this node and class (${bases.join(', ') || 'none'})`);
   }
   const claim = target.claim;
-  if (claim === undefined || claim.namespace === '' || claim.name === '') throw refuse('the PV names no claim (spec.claimRef), so no directory of it can be told');
+  if (claim === undefined || claim.namespace === '' || claim.name === '')
+    throw refuse('the PV names no claim (spec.claimRef), so no directory of it can be told');
   const folder = path.slice(base.length + 1);
   const expected = expectedFolder(target, claim);
   const matches = typeof expected === 'string' ? folder === expected : expected(folder, base);

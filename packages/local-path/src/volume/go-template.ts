@@ -20,7 +20,16 @@
  *
  * @module
  */
-import { lex, parseTemplate, TemplateError, type Item, type Operand as TemplateOperand, type ParsedFile, type Pipeline, type Token } from './text-template.js';
+import {
+  lex,
+  parseTemplate,
+  TemplateError,
+  type Item,
+  type Operand as TemplateOperand,
+  type ParsedFile,
+  type Pipeline,
+  type Token,
+} from './text-template.js';
 
 /** A value as the template sees it, mirroring the Go types of upstream's data. */
 export type GoValue =
@@ -64,7 +73,18 @@ type TemplateNode =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'action'; readonly source: string; readonly line: number; readonly command: Command };
 
-const CONTROL_KEYWORDS = new Set(['if', 'else', 'end', 'range', 'with', 'define', 'template', 'block', 'break', 'continue']);
+const CONTROL_KEYWORDS = new Set([
+  'if',
+  'else',
+  'end',
+  'range',
+  'with',
+  'define',
+  'template',
+  'block',
+  'break',
+  'continue',
+]);
 const SUPPORTED = 'only field access (such as .PVC.Name), index and string literals are supported';
 /** What a construct is called in messages, by the character it starts with. */
 const CONSTRUCTS: Readonly<Record<string, string>> = {
@@ -99,14 +119,16 @@ function parseSubset(name: string, text: string): TemplateNode[] {
   try {
     items = lex(name, text, { unquote: unquoteJson });
     // The first construct outside the subset, in the order of the text, is the one the error names.
-    for (const item of items) if (item.kind === 'action') for (const token of item.tokens) checkToken(token, item.line, fail);
+    for (const item of items)
+      if (item.kind === 'action') for (const token of item.tokens) checkToken(token, item.line, fail);
     // Every name parses as a function here: the tokens above were index at most.
     parsed = parseTemplate(name, text, { isFunction: () => true, unquote: unquoteJson });
   } catch (err) {
     if (err instanceof TemplateError) throw new GoTemplateError(err.message);
     throw err;
   }
-  const control = (line: number, word: string): never => unsupported(fail, line, word, 'control structures are not supported');
+  const control = (line: number, word: string): never =>
+    unsupported(fail, line, word, 'control structures are not supported');
   if (parsed.defines.length > 0) control(1, 'define');
   return parsed.root.map((node): TemplateNode => {
     switch (node.kind) {
@@ -119,7 +141,12 @@ function parseSubset(name: string, text: string): TemplateNode[] {
       case 'template':
         return control(node.line, 'template');
       case 'action':
-        return { kind: 'action', source: innerSource(node.source), line: node.pipe.line, command: subsetCommand(node.pipe, node.source, fail) };
+        return {
+          kind: 'action',
+          source: innerSource(node.source),
+          line: node.pipe.line,
+          command: subsetCommand(node.pipe, node.source, fail),
+        };
     }
   });
 }
@@ -162,7 +189,10 @@ function unsupported(fail: Fail, line: number, what: string, why: string): never
 
 /** The action without its delimiters and trim markers, as execution errors quote it. */
 function innerSource(source: string): string {
-  return source.replace(/^\{\{-? ?/, '').replace(/ ?-?\}\}$/, '').trim();
+  return source
+    .replace(/^\{\{-? ?/, '')
+    .replace(/ ?-?\}\}$/, '')
+    .trim();
 }
 
 /** One operand of the subset: a field chain or a string literal. */
@@ -188,7 +218,8 @@ function subsetOperand(term: TemplateOperand, line: number, fail: Fail): Operand
       return unsupported(fail, line, c, CONSTRUCTS[c] ?? 'number constant');
     }
     case 'identifier':
-      if (CONTROL_KEYWORDS.has(term.name)) return unsupported(fail, line, term.name, 'control structures are not supported');
+      if (CONTROL_KEYWORDS.has(term.name))
+        return unsupported(fail, line, term.name, 'control structures are not supported');
       return fail(line, `unsupported template function "${term.name}" (${SUPPORTED})`);
   }
 }
@@ -203,7 +234,8 @@ function subsetCommand(pipe: Pipeline, source: string, fail: Fail): Command {
     if (first.name !== 'index') subsetOperand(first, line, fail);
     if (rest.length === 0) fail(line, `wrong number of args for index: want at least 1 got 0 in ${source}`);
     const operands = rest.map((t) => {
-      if (t.kind === 'identifier') fail(line, `unsupported nested function call "${t.name}" in ${source} (${SUPPORTED})`);
+      if (t.kind === 'identifier')
+        fail(line, `unsupported nested function call "${t.name}" in ${source} (${SUPPORTED})`);
       return subsetOperand(t, line, fail);
     });
     return { kind: 'index', target: operands[0]!, keys: operands.slice(1) };
@@ -250,7 +282,9 @@ export class GoTemplate {
         out += printValue(evalCommand(node.command, data, missingKey));
       } catch (err) {
         if (!(err instanceof ExecError)) throw err;
-        throw new GoTemplateError(`template: ${this.name}:${node.line}: executing "${this.name}" at <${node.source}>: ${err.message}`);
+        throw new GoTemplateError(
+          `template: ${this.name}:${node.line}: executing "${this.name}" at <${node.source}>: ${err.message}`,
+        );
       }
     }
     return out;
@@ -284,7 +318,8 @@ function evalField(value: GoValue, field: string, missingKey: MissingKey): GoVal
       throw new ExecError(`can't evaluate field ${field} in type ${value.type}`);
     }
     case 'map': {
-      if (value.entries !== undefined && Object.hasOwn(value.entries, field)) return { kind: 'string', value: value.entries[field]! };
+      if (value.entries !== undefined && Object.hasOwn(value.entries, field))
+        return { kind: 'string', value: value.entries[field]! };
       if (missingKey === 'error') throw new ExecError(`map has no entry for key "${field}"`);
       return { kind: 'invalid' };
     }
@@ -311,10 +346,14 @@ function evalCommand(command: Command, data: GoValue, missingKey: MissingKey): G
     const key = evalOperand(keyOperand, data, missingKey);
     if (value.kind === 'invalid') throw new ExecError('error calling index: index of untyped nil');
     if (value.kind !== 'map') throw new ExecError(`error calling index: can't index item of type ${typeName(value)}`);
-    if (key.kind !== 'string') throw new ExecError(`error calling index: value has type ${typeName(key)}; should be string`);
+    if (key.kind !== 'string')
+      throw new ExecError(`error calling index: value has type ${typeName(key)}; should be string`);
     const entries = value.entries;
     // Go's index yields the zero value for a missing key, whatever missingkey says.
-    value = { kind: 'string', value: entries !== undefined && Object.hasOwn(entries, key.value) ? entries[key.value]! : '' };
+    value = {
+      kind: 'string',
+      value: entries !== undefined && Object.hasOwn(entries, key.value) ? entries[key.value]! : '',
+    };
   }
   return value;
 }

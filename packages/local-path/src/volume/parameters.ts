@@ -9,7 +9,14 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { GoTemplateError } from './go-template.js';
-import { cleanPath, parsePattern, PathPatternError, renderPattern, volumeFolder, type PatternData } from './path-pattern.js';
+import {
+  cleanPath,
+  parsePattern,
+  PathPatternError,
+  renderPattern,
+  volumeFolder,
+  type PatternData,
+} from './path-pattern.js';
 
 /** StorageClass parameter: force a base path from the node's `paths`. */
 export const PARAM_NODE_PATH = 'nodePath';
@@ -134,7 +141,11 @@ function checkPattern(kind: 'user' | 'group' | 'perm', pattern: string | undefin
     parsePattern(`${kind}Pattern`, pattern);
   } catch (err) {
     if (err instanceof GoTemplateError) {
-      throw new ParameterError(`failed to create ${kind} from pattern ${pattern}: ${err.message}`, `${kind}Pattern`, 'a Go template');
+      throw new ParameterError(
+        `failed to create ${kind} from pattern ${pattern}: ${err.message}`,
+        `${kind}Pattern`,
+        'a Go template',
+      );
     }
     throw err;
   }
@@ -281,7 +292,11 @@ function renderOwnerPattern(kind: 'user' | 'group' | 'perm', pattern: string | u
     value = renderPattern(`${kind}Pattern`, pattern, data, 'error').trim();
   } catch (err) {
     if (err instanceof GoTemplateError) {
-      throw new ParameterError(`failed to create ${kind} from pattern ${pattern}: ${err.message}`, `${kind}Pattern`, 'a Go template');
+      throw new ParameterError(
+        `failed to create ${kind} from pattern ${pattern}: ${err.message}`,
+        `${kind}Pattern`,
+        'a Go template',
+      );
     }
     throw err;
   }
@@ -303,7 +318,11 @@ export function resolveVolume(inputs: ResolveInputs): ResolvedVolume {
     pvcAnnotations: inputs.pvc.annotations,
   });
   const data: PatternData = { pvName: inputs.pvName, pvc: inputs.pvc };
-  const folder = volumeFolder({ ...data, pathPattern: params.pathPattern, allowUnsafePathPattern: params.allowUnsafePathPattern });
+  const folder = volumeFolder({
+    ...data,
+    pathPattern: params.pathPattern,
+    allowUnsafePathPattern: params.allowUnsafePathPattern,
+  });
   return {
     ...params,
     folder,

@@ -85,7 +85,12 @@ export function parsePattern(name: string, pattern: string): GoTemplate {
 }
 
 /** Renders a pattern over {@link patternData}. Throws a {@link GoTemplateError} on syntax or execution errors. */
-export function renderPattern(name: string, pattern: string, data: PatternData, missingKey: MissingKey = 'default'): string {
+export function renderPattern(
+  name: string,
+  pattern: string,
+  data: PatternData,
+  missingKey: MissingKey = 'default',
+): string {
   return parsePattern(name, pattern).execute(patternData(data), missingKey);
 }
 
@@ -155,7 +160,11 @@ export function folderFromPattern(pattern: string, data: PatternData, allowUnsaf
   const name = data.pvc.name ?? '';
   const prefix = `${joinPath(namespace, name)}/`;
   if (!rendered.startsWith(prefix)) {
-    throw patternError(pattern, `pathPattern must start with {{ .PVC.Namespace }}/{{ .PVC.Name }}/: ${rendered}`, rendered);
+    throw patternError(
+      pattern,
+      `pathPattern must start with {{ .PVC.Namespace }}/{{ .PVC.Name }}/: ${rendered}`,
+      rendered,
+    );
   }
   if (rendered.startsWith('/') || rendered.split('/').includes('..')) {
     throw patternError(pattern, `folder path contains invalid references: ${rendered}`, rendered);

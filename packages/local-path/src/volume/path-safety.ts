@@ -34,7 +34,8 @@ function claimFields(meta: V1ObjectMeta): [field: string, value: string][] {
     ['metadata.uid', meta.uid ?? ''],
   ];
   for (const [k, v] of Object.entries(meta.labels ?? {})) fields.push([`metadata.labels[${JSON.stringify(k)}]`, v]);
-  for (const [k, v] of Object.entries(meta.annotations ?? {})) fields.push([`metadata.annotations[${JSON.stringify(k)}]`, v]);
+  for (const [k, v] of Object.entries(meta.annotations ?? {}))
+    fields.push([`metadata.annotations[${JSON.stringify(k)}]`, v]);
   return fields.filter(([, v]) => v !== '');
 }
 

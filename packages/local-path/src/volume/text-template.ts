@@ -77,7 +77,8 @@ export type Token =
   | { kind: 'nil'; spaceBefore: boolean }
   | { kind: 'punct'; value: '(' | ')' | '|' | ':=' | '=' | ','; spaceBefore: boolean };
 
-export type Item = { kind: 'text'; text: string; line: number } | { kind: 'action'; tokens: Token[]; line: number; source: string };
+export type Item =
+  { kind: 'text'; text: string; line: number } | { kind: 'action'; tokens: Token[]; line: number; source: string };
 
 const SPACE = new Set([' ', '\t', '\r', '\n']);
 const trimLeft = (s: string): string => s.replace(/^[ \t\r\n]+/, '');
@@ -119,7 +120,8 @@ export function lex(name: string, text: string, options: SyntaxOptions = {}): It
     const actionLine = line;
     let i = open + 2 + (leftTrim ? 2 : 0);
     const atRight = (at: number): { end: number; trim: boolean } | undefined => {
-      if (SPACE.has(text[at] ?? '') && text[at + 1] === '-' && text.startsWith('}}', at + 2)) return { end: at + 4, trim: true };
+      if (SPACE.has(text[at] ?? '') && text[at + 1] === '-' && text.startsWith('}}', at + 2))
+        return { end: at + 4, trim: true };
       if (text.startsWith('}}', at)) return { end: at + 2, trim: false };
       return undefined;
     };
@@ -167,7 +169,10 @@ export function lex(name: string, text: string, options: SyntaxOptions = {}): It
         const source = text.slice(i, j + 1);
         let value: string;
         try {
-          value = options.unquote === undefined ? unquoteGo(source, () => fail(i, `bad string ${source}`)) : options.unquote(source);
+          value =
+            options.unquote === undefined
+              ? unquoteGo(source, () => fail(i, `bad string ${source}`))
+              : options.unquote(source);
         } catch (e) {
           if (e instanceof TemplateError) throw e;
           fail(i, e instanceof Error ? e.message : String(e));
@@ -205,8 +210,10 @@ export function lex(name: string, text: string, options: SyntaxOptions = {}): It
         i += m === null ? 1 : m[0].length;
       } else if (/[-+0-9.]/.test(ch)) {
         const m = /^[-+]?(0[xX][0-9a-fA-F_]+|0[oObB][0-7_]+|(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?)i?/.exec(text.slice(i));
-        if (m === null || m[0] === '' || /^[-+]?\.?$/.test(m[0])) fail(i, `bad number syntax: "${text.slice(i, i + 10)}"`);
-        if (/[\p{L}_\d.]/u.test(text[i + m![0].length] ?? '')) fail(i, `bad number syntax: "${text.slice(i, i + m![0].length + 1)}"`);
+        if (m === null || m[0] === '' || /^[-+]?\.?$/.test(m[0]))
+          fail(i, `bad number syntax: "${text.slice(i, i + 10)}"`);
+        if (/[\p{L}_\d.]/u.test(text[i + m![0].length] ?? ''))
+          fail(i, `bad number syntax: "${text.slice(i, i + m![0].length + 1)}"`);
         push({ kind: 'number', text: m![0], spaceBefore });
         i += m![0].length;
       } else if (/[\p{L}_]/u.test(ch)) {
@@ -235,7 +242,18 @@ function unquoteGo(quoted: string, bad: () => never): string {
       continue;
     }
     const e = body[++i];
-    const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'" };
+    const simple: Record<string, string> = {
+      a: '\x07',
+      b: '\b',
+      f: '\f',
+      n: '\n',
+      r: '\r',
+      t: '\t',
+      v: '\v',
+      '\\': '\\',
+      '"': '"',
+      "'": "'",
+    };
     if (e !== undefined && e in simple) out += simple[e];
     else if (e === 'x' || e === 'u' || e === 'U') {
       const len = e === 'x' ? 2 : e === 'u' ? 4 : 8;
@@ -315,10 +333,17 @@ export function parseTemplate(file: string, text: string, options: ParseOptions)
       } else if (word !== undefined && UNSUPPORTED.has(word) && !isFunction(word)) {
         fail(item.line, `{{${word}}} is not implemented${note}`);
       } else {
-        nodes.push({ kind: 'action', pipe: parsePipeline(item.tokens, item.line, true, 'command'), source: item.source });
+        nodes.push({
+          kind: 'action',
+          pipe: parsePipeline(item.tokens, item.line, true, 'command'),
+          source: item.source,
+        });
       }
     }
-    return { nodes, stop: { word: 'eof', item: { kind: 'action', tokens: [], line: items.at(-1)?.line ?? 1, source: '' }, rest: [] } };
+    return {
+      nodes,
+      stop: { word: 'eof', item: { kind: 'action', tokens: [], line: items.at(-1)?.line ?? 1, source: '' }, rest: [] },
+    };
   }
 
   function parseBlock(kind: 'if' | 'with' | 'range', line: number, tokens: Token[]): Node {
@@ -436,7 +461,10 @@ export function parseTemplate(file: string, text: string, options: ParseOptions)
           if (u.kind === 'punct' && u.value === ')') depth--;
         }
         if (depth > 0) fail(line, 'unclosed left paren');
-        term = { kind: 'pipeline', pipe: parsePipeline(tokens.slice(i + 1, j - 1), line, true, 'parenthesized pipeline') };
+        term = {
+          kind: 'pipeline',
+          pipe: parsePipeline(tokens.slice(i + 1, j - 1), line, true, 'parenthesized pipeline'),
+        };
         next = j;
         break;
       }
@@ -465,7 +493,8 @@ function parseNumber(file: string, text: string, line: number): number | bigint 
   const clean = text.replace(/_/g, '');
   const sign = clean.startsWith('-') ? -1n : 1n;
   const body = clean.replace(/^[-+]/, '');
-  if (/^0[xX][0-9a-fA-F]+$/.test(body) || /^0[bB][01]+$/.test(body) || /^0[oO][0-7]+$/.test(body)) return sign * BigInt(body.toLowerCase());
+  if (/^0[xX][0-9a-fA-F]+$/.test(body) || /^0[bB][01]+$/.test(body) || /^0[oO][0-7]+$/.test(body))
+    return sign * BigInt(body.toLowerCase());
   if (/^0[0-7]+$/.test(body)) return sign * BigInt(`0o${body.slice(1)}`);
   if (/^\d+$/.test(body)) return sign * BigInt(body);
   const value = Number(clean);

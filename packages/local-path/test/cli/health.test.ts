@@ -15,7 +15,13 @@ function recordingLogger(lines: Line[]) {
     (_fields: Record<string, unknown>, message: string): void => {
       lines.push({ level, message });
     };
-  const logger = { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug'), child: () => logger };
+  const logger = {
+    error: log('error'),
+    warn: log('warn'),
+    info: log('info'),
+    debug: log('debug'),
+    child: () => logger,
+  };
   return logger;
 }
 
@@ -31,7 +37,12 @@ describe('health server', () => {
 
   beforeAll(async () => {
     kit = await startApiServer({ nodes: [], kubelet: false, scheduler: false, binder: false });
-    const started = await startHealthServer({ port: 0, kubeConfig: kit.kubeConfig, namespace: 'default', logger: recordingLogger(lines) });
+    const started = await startHealthServer({
+      port: 0,
+      kubeConfig: kit.kubeConfig,
+      namespace: 'default',
+      logger: recordingLogger(lines),
+    });
     if (started === undefined) throw new Error('health server did not start');
     server = started;
   });
@@ -73,7 +84,11 @@ describe('health server', () => {
   }
 
   it('reports the first failure only', async () => {
-    const remove = kit.faults.add({ verb: 'list', resource: ['pods', 'storageclasses'], action: { type: 'error', code: 503 } });
+    const remove = kit.faults.add({
+      verb: 'list',
+      resource: ['pods', 'storageclasses'],
+      action: { type: 'error', code: 503 },
+    });
     try {
       expect((await request(`${server.url}/ready`)).body).toMatch(/^readiness check pods failed: /);
     } finally {
@@ -111,10 +126,17 @@ describe('listen failures', () => {
     const lines: Line[] = [];
     try {
       const kit = await startApiServer({ nodes: [], kubelet: false, scheduler: false, binder: false });
-      const server = await startHealthServer({ port, kubeConfig: kit.kubeConfig, namespace: 'default', logger: recordingLogger(lines) });
+      const server = await startHealthServer({
+        port,
+        kubeConfig: kit.kubeConfig,
+        namespace: 'default',
+        logger: recordingLogger(lines),
+      });
       await kit.stop();
       expect(server).toBeUndefined();
-      expect(lines).toEqual([{ level: 'error', message: expect.stringMatching(/^Failed to start health server: .*EADDRINUSE/) as string }]);
+      expect(lines).toEqual([
+        { level: 'error', message: expect.stringMatching(/^Failed to start health server: .*EADDRINUSE/) as string },
+      ]);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
@@ -123,7 +145,12 @@ describe('listen failures', () => {
   it('logs and carries on for an invalid port', async () => {
     const lines: Line[] = [];
     const kit = await startApiServer({ nodes: [], kubelet: false, scheduler: false, binder: false });
-    const server = await startHealthServer({ port: 70_000, kubeConfig: kit.kubeConfig, namespace: 'default', logger: recordingLogger(lines) });
+    const server = await startHealthServer({
+      port: 70_000,
+      kubeConfig: kit.kubeConfig,
+      namespace: 'default',
+      logger: recordingLogger(lines),
+    });
     await kit.stop();
     expect(server).toBeUndefined();
     expect(lines[0]?.message).toMatch(/^Failed to start health server: /);

@@ -1,9 +1,18 @@
 /** The command line: defaults, environment fallbacks, precedence, upstream's validation messages, syntax errors. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { describeUsageError, HELP, parseCommandLine, parseEndpoint, UsageError, type LocalPathOptions } from '../../src/cli/options.js';
+import {
+  describeUsageError,
+  HELP,
+  parseCommandLine,
+  parseEndpoint,
+  UsageError,
+  type LocalPathOptions,
+} from '../../src/cli/options.js';
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 type Env = Record<string, string | undefined>;
 
@@ -57,7 +66,13 @@ describe('defaults', () => {
   });
 
   it('ignores environment variables that are not bound to a flag', () => {
-    const env = { CONFIG: 'x.json', KUBE_CLIENT_QPS: '50', WORKER_THREADS: '9', CONFIGMAP_NAME: 'other', HELPER_POD_FILE: '/x' };
+    const env = {
+      CONFIG: 'x.json',
+      KUBE_CLIENT_QPS: '50',
+      WORKER_THREADS: '9',
+      CONFIGMAP_NAME: 'other',
+      HELPER_POD_FILE: '/x',
+    };
     expect(start(['start'], env)).toEqual(DEFAULTS);
   });
 });
@@ -100,7 +115,10 @@ describe('every flag, both spellings', () => {
     expect(start(['start', '--leader-election-release-on-cancel=false']).releaseOnCancel).toBe(false);
     expect(start(['start', '--leader-election-release-on-cancel']).releaseOnCancel).toBe(true);
     expect(start(['start', '--leader-election=0', '--leader-election']).leaderElection).toBe(true);
-    expect(usageError(['start', '--leader-election', 'false'])).toMatchObject({ message: 'unexpected argument "false": start takes no arguments', exitCode: 2 });
+    expect(usageError(['start', '--leader-election', 'false'])).toMatchObject({
+      message: 'unexpected argument "false": start takes no arguments',
+      exitCode: 2,
+    });
   });
 
   it('lets the last occurrence win, aliases included', () => {
@@ -118,14 +136,24 @@ describe('every flag, both spellings', () => {
   });
 
   it('maps a zero QPS or burst to client-go defaults and keeps a negative QPS (no limit)', () => {
-    expect(start(['start', '--kube-api-qps=0', '--kube-api-burst=0'])).toMatchObject({ kubeApiQps: 5, kubeApiBurst: 10 });
+    expect(start(['start', '--kube-api-qps=0', '--kube-api-burst=0'])).toMatchObject({
+      kubeApiQps: 5,
+      kubeApiBurst: 10,
+    });
     expect(start(['start', '--kube-api-qps=-1']).kubeApiQps).toBe(-1);
     // Without a limit the burst means nothing, as in client-go.
-    expect(start(['start', '--kube-api-qps=-1', '--kube-client-burst=-1'])).toMatchObject({ kubeApiQps: -1, kubeApiBurst: -1 });
+    expect(start(['start', '--kube-api-qps=-1', '--kube-client-burst=-1'])).toMatchObject({
+      kubeApiQps: -1,
+      kubeApiBurst: -1,
+    });
   });
 
   it('treats an empty --config, --kubeconfig or --helper-pod-file as unset', () => {
-    expect(start(['start', '--config=', '--kubeconfig', '', '--helper-pod-file='])).toMatchObject({ config: undefined, kubeconfig: undefined, helperPodFile: undefined });
+    expect(start(['start', '--config=', '--kubeconfig', '', '--helper-pod-file='])).toMatchObject({
+      config: undefined,
+      kubeconfig: undefined,
+      helperPodFile: undefined,
+    });
   });
 
   it('reads CONFIG_MOUNT_PATH directly', () => {
@@ -135,12 +163,28 @@ describe('every flag, both spellings', () => {
 });
 
 describe('environment fallbacks and precedence', () => {
-  const cases: [env: string, flag: string, envValue: string, flagValue: string, key: keyof LocalPathOptions, fromEnv: unknown, fromFlag: unknown][] = [
+  const cases: [
+    env: string,
+    flag: string,
+    envValue: string,
+    flagValue: string,
+    key: keyof LocalPathOptions,
+    fromEnv: unknown,
+    fromFlag: unknown,
+  ][] = [
     ['PROVISIONER_NAME', 'provisioner-name', 'env.io/lp', 'flag.io/lp', 'provisionerName', 'env.io/lp', 'flag.io/lp'],
     ['POD_NAMESPACE', 'namespace', 'env-ns', 'flag-ns', 'namespace', 'env-ns', 'flag-ns'],
     ['HELPER_IMAGE', 'helper-image', 'env:1', 'flag:1', 'helperImage', 'env:1', 'flag:1'],
     ['SERVICE_ACCOUNT_NAME', 'service-account-name', 'env-sa', 'flag-sa', 'serviceAccountName', 'env-sa', 'flag-sa'],
-    ['ALLOW_UNSAFE_HELPER_POD_TEMPLATE', 'allow-unsafe-helper-pod-template', 'true', 'false', 'allowUnsafeHelperPodTemplate', true, false],
+    [
+      'ALLOW_UNSAFE_HELPER_POD_TEMPLATE',
+      'allow-unsafe-helper-pod-template',
+      'true',
+      'false',
+      'allowUnsafeHelperPodTemplate',
+      true,
+      false,
+    ],
     ['HEALTH_PORT', 'health-port', '8181', '8282', 'healthPort', 8181, 8282],
   ];
   for (const [name, flag, envValue, flagValue, key, fromEnv, fromFlag] of cases) {
@@ -156,7 +200,7 @@ describe('environment fallbacks and precedence', () => {
     expect(start(['--debug=false', 'start'], { RANCHER_DEBUG: 'true' }).debug).toBe(false);
   });
 
-  it('takes an empty string variable as an empty value (then upstream\'s empty check fires)', () => {
+  it("takes an empty string variable as an empty value (then upstream's empty check fires)", () => {
     expect(usageError(['start'], { POD_NAMESPACE: '' }).message).toBe('invalid empty flag namespace');
   });
 
@@ -164,13 +208,15 @@ describe('environment fallbacks and precedence', () => {
     expect(start(['start'], { RANCHER_DEBUG: '', HEALTH_PORT: '' })).toMatchObject({ debug: false, healthPort: 8080 });
   });
 
-  it('refuses unparsable variables with urfave/cli\'s message', () => {
+  it("refuses unparsable variables with urfave/cli's message", () => {
     expect(usageError(['start'], { HEALTH_PORT: 'abc' })).toMatchObject({
-      message: 'could not parse "abc" as int64 value from environment variable "HEALTH_PORT" for flag health-port: strconv.ParseInt: parsing "abc": invalid syntax',
+      message:
+        'could not parse "abc" as int64 value from environment variable "HEALTH_PORT" for flag health-port: strconv.ParseInt: parsing "abc": invalid syntax',
       flag: 'health-port',
     });
     expect(usageError(['start'], { RANCHER_DEBUG: 'yes' })).toMatchObject({
-      message: 'could not parse "yes" as bool value from environment variable "RANCHER_DEBUG" for flag debug: strconv.ParseBool: parsing "yes": invalid syntax',
+      message:
+        'could not parse "yes" as bool value from environment variable "RANCHER_DEBUG" for flag debug: strconv.ParseBool: parsing "yes": invalid syntax',
       flag: 'debug',
     });
   });
@@ -187,8 +233,16 @@ describe('upstream validation messages', () => {
     [['start', '--configmap-name='], 'configmap-name', 'invalid empty flag configmap-name'],
     [['start', '--helper-image='], 'helper-image', 'invalid empty flag helper-image'],
     [['start', '--service-account-name='], 'service-account-name', 'invalid empty flag service-account-name'],
-    [['start', '--provisioning-retry-count=-1'], 'provisioning-retry-count', 'invalid negative integer flag provisioning-retry-count'],
-    [['start', '--deletion-retry-count=-1'], 'deletion-retry-count', 'invalid negative integer flag deletion-retry-count'],
+    [
+      ['start', '--provisioning-retry-count=-1'],
+      'provisioning-retry-count',
+      'invalid negative integer flag provisioning-retry-count',
+    ],
+    [
+      ['start', '--deletion-retry-count=-1'],
+      'deletion-retry-count',
+      'invalid negative integer flag deletion-retry-count',
+    ],
     [['start', '--worker-threads=0'], 'worker-threads', 'invalid zero or negative integer flag worker-threads'],
     [['start', '--worker-threads=-2'], 'worker-threads', 'invalid zero or negative integer flag worker-threads'],
     [['start', '--kube-api-burst=-1'], 'kube-api-burst', 'invalid negative integer flag kube-api-burst'],
@@ -208,10 +262,16 @@ describe('upstream validation messages', () => {
   });
 });
 
-describe('our flags\' validation', () => {
+describe("our flags' validation", () => {
   it('parses the leader election timings as Go durations, defaults 15s / 10s / 2s', () => {
     expect(start(['start'])).toMatchObject({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
-    const o = start(['start', '--leader-election-lease-duration=1m30s', '--leader-election-renew-deadline', '20s', '-leader-election-retry-period=1500ms']);
+    const o = start([
+      'start',
+      '--leader-election-lease-duration=1m30s',
+      '--leader-election-renew-deadline',
+      '20s',
+      '-leader-election-retry-period=1500ms',
+    ]);
     expect(o).toMatchObject({ leaseDurationMs: 90_000, renewDeadlineMs: 20_000, retryPeriodMs: 1_500 });
   });
 
@@ -221,26 +281,43 @@ describe('our flags\' validation', () => {
       flag: 'leader-election-lease-duration',
       exitCode: 2,
     });
-    expect(usageError(['start', '--leader-election-retry-period=0s'])).toMatchObject({ flag: 'leader-election-retry-period', exitCode: 1 });
-    expect(usageError(['start', '--leader-election-renew-deadline=20s'])).toMatchObject({ flag: 'leader-election-lease-duration', exitCode: 1 });
-    expect(usageError(['start', '--leader-election-retry-period=9s'])).toMatchObject({ flag: 'leader-election-renew-deadline', exitCode: 1 });
+    expect(usageError(['start', '--leader-election-retry-period=0s'])).toMatchObject({
+      flag: 'leader-election-retry-period',
+      exitCode: 1,
+    });
+    expect(usageError(['start', '--leader-election-renew-deadline=20s'])).toMatchObject({
+      flag: 'leader-election-lease-duration',
+      exitCode: 1,
+    });
+    expect(usageError(['start', '--leader-election-retry-period=9s'])).toMatchObject({
+      flag: 'leader-election-renew-deadline',
+      exitCode: 1,
+    });
   });
 
   it('refuses an empty Lease namespace', () => {
-    expect(usageError(['start', '--leader-election-namespace='])).toMatchObject({ message: 'invalid empty flag leader-election-namespace', flag: 'leader-election-namespace' });
+    expect(usageError(['start', '--leader-election-namespace='])).toMatchObject({
+      message: 'invalid empty flag leader-election-namespace',
+      flag: 'leader-election-namespace',
+    });
   });
 
   it('refuses a malformed --http-endpoint or one on the health port', () => {
     for (const bad of ['9090', 'host:', 'host:99999', '[::1', 'a:b:1']) {
       expect(usageError(['start', `--http-endpoint=${bad}`]).flag).toBe('http-endpoint');
     }
-    expect(usageError(['start', '--http-endpoint=:8080']).message).toBe('invalid flag http-endpoint ":8080": port 8080 is already the health-port');
+    expect(usageError(['start', '--http-endpoint=:8080']).message).toBe(
+      'invalid flag http-endpoint ":8080": port 8080 is already the health-port',
+    );
     expect(parseEndpoint('[::1]:9090')).toEqual({ host: '::1', port: 9090 });
     expect(parseEndpoint('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
   });
 
   it('refuses an unknown --logging-format', () => {
-    expect(usageError(['start', '--logging-format=xml'])).toMatchObject({ message: 'invalid flag logging-format "xml": want "text" or "json"', flag: 'logging-format' });
+    expect(usageError(['start', '--logging-format=xml'])).toMatchObject({
+      message: 'invalid flag logging-format "xml": want "text" or "json"',
+      flag: 'logging-format',
+    });
   });
 });
 
@@ -253,29 +330,56 @@ describe('syntax', () => {
   });
 
   it('refuses start flags before start', () => {
-    expect(usageError(['--config', 'c.json', 'start'])).toMatchObject({ message: 'flag provided but not defined: -config', exitCode: 2 });
+    expect(usageError(['--config', 'c.json', 'start'])).toMatchObject({
+      message: 'flag provided but not defined: -config',
+      exitCode: 2,
+    });
   });
 
   it('refuses unknown flags and commands', () => {
     const err = usageError(['start', '--no-such-flag']);
-    expect(err).toMatchObject({ message: 'flag provided but not defined: -no-such-flag', flag: 'no-such-flag', exitCode: 2 });
-    expect(describeUsageError(err)).toBe('Usage error, please check your command: flag provided but not defined: -no-such-flag');
+    expect(err).toMatchObject({
+      message: 'flag provided but not defined: -no-such-flag',
+      flag: 'no-such-flag',
+      exitCode: 2,
+    });
+    expect(describeUsageError(err)).toBe(
+      'Usage error, please check your command: flag provided but not defined: -no-such-flag',
+    );
     expect(usageError(['stop'])).toMatchObject({ message: 'unrecognized command: stop', exitCode: 2 });
     expect(usageError(['start', 'extra']).message).toBe('unexpected argument "extra": start takes no arguments');
   });
 
   it('refuses a missing value and unparsable numbers and booleans', () => {
-    expect(usageError(['start', '--config'])).toMatchObject({ message: 'flag needs an argument: -config', flag: 'config', exitCode: 2 });
-    expect(usageError(['start', '--worker-threads', 'four'])).toMatchObject({ message: 'invalid value "four" for flag -worker-threads: parse error', flag: 'worker-threads' });
-    expect(usageError(['start', '--kube-client-burst=1.5']).message).toBe('invalid value "1.5" for flag -kube-client-burst: parse error');
-    expect(usageError(['start', '--kube-api-qps=fast']).message).toBe('invalid value "fast" for flag -kube-api-qps: parse error');
-    expect(usageError(['start', '--health-port=99999999999999999999']).message).toBe('invalid value "99999999999999999999" for flag -health-port: value out of range');
-    expect(usageError(['--debug=maybe', 'start'])).toMatchObject({ message: 'invalid boolean value "maybe" for -debug: parse error', flag: 'debug' });
+    expect(usageError(['start', '--config'])).toMatchObject({
+      message: 'flag needs an argument: -config',
+      flag: 'config',
+      exitCode: 2,
+    });
+    expect(usageError(['start', '--worker-threads', 'four'])).toMatchObject({
+      message: 'invalid value "four" for flag -worker-threads: parse error',
+      flag: 'worker-threads',
+    });
+    expect(usageError(['start', '--kube-client-burst=1.5']).message).toBe(
+      'invalid value "1.5" for flag -kube-client-burst: parse error',
+    );
+    expect(usageError(['start', '--kube-api-qps=fast']).message).toBe(
+      'invalid value "fast" for flag -kube-api-qps: parse error',
+    );
+    expect(usageError(['start', '--health-port=99999999999999999999']).message).toBe(
+      'invalid value "99999999999999999999" for flag -health-port: value out of range',
+    );
+    expect(usageError(['--debug=maybe', 'start'])).toMatchObject({
+      message: 'invalid boolean value "maybe" for -debug: parse error',
+      flag: 'debug',
+    });
     expect(usageError(['start', '---config=x']).message).toBe('bad flag syntax: ---config=x');
   });
 
   it('stops at --', () => {
-    expect(usageError(['start', '--', '--debug']).message).toBe('unexpected argument "--debug": start takes no arguments');
+    expect(usageError(['start', '--', '--debug']).message).toBe(
+      'unexpected argument "--debug": start takes no arguments',
+    );
   });
 });
 
@@ -287,9 +391,15 @@ describe('help and version', () => {
   });
 
   it('prints the version before start', () => {
-    expect(parseCommandLine(['--version'], {}, 'v0.0.37')).toEqual({ kind: 'version', text: 'local-path-provisioner version v0.0.37\n' });
+    expect(parseCommandLine(['--version'], {}, 'v0.0.37')).toEqual({
+      kind: 'version',
+      text: 'local-path-provisioner version v0.0.37\n',
+    });
     // The package's version (upstream's default, with nothing stamped in, is 0.0.1).
-    expect(parseCommandLine(['-v'], {})).toEqual({ kind: 'version', text: `local-path-provisioner version ${packageVersion}\n` });
+    expect(parseCommandLine(['-v'], {})).toEqual({
+      kind: 'version',
+      text: `local-path-provisioner version ${packageVersion}\n`,
+    });
     expect(usageError(['start', '--version']).message).toBe('flag provided but not defined: -version');
   });
 
@@ -307,12 +417,16 @@ describe('help and version', () => {
     expect(entry('--helper-image')).toContain('(env HELPER_IMAGE, default "rancher/library-busybox:1.32.1")');
     expect(entry('--kubeconfig')).toContain('(default "")');
     expect(entry('--configmap-name')).toContain('(default "local-path-config")');
-    expect(entry('--service-account-name')).toContain('(env SERVICE_ACCOUNT_NAME, default "local-path-provisioner-service-account")');
+    expect(entry('--service-account-name')).toContain(
+      '(env SERVICE_ACCOUNT_NAME, default "local-path-provisioner-service-account")',
+    );
     expect(entry('--helper-pod-file')).toContain('(default "")');
     expect(entry('--worker-threads')).toContain('(default 4)');
     expect(entry('--provisioning-retry-count')).toContain('(default 15)');
     expect(entry('--deletion-retry-count')).toContain('(default 15)');
-    expect(entry('--allow-unsafe-helper-pod-template')).toContain('(env ALLOW_UNSAFE_HELPER_POD_TEMPLATE, default false)');
+    expect(entry('--allow-unsafe-helper-pod-template')).toContain(
+      '(env ALLOW_UNSAFE_HELPER_POD_TEMPLATE, default false)',
+    );
     expect(entry('--kube-api-burst, --kube-client-burst')).toContain('(default 10)');
     expect(entry('--kube-api-qps, --kube-client-qps')).toContain('(default 5)');
     expect(entry('--health-port')).toContain('(env HEALTH_PORT, default 8080)');

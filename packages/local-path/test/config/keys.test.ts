@@ -51,7 +51,9 @@ describe('config keys', () => {
   });
 
   it('folds the Unicode letters Go folds to ASCII: Kelvin sign, long s, dotted and dotless i', () => {
-    expect(matchKey('sharedFileSystemPath'.replace('s', '\u017f'), ['sharedFileSystemPath'])).toBe('sharedFileSystemPath');
+    expect(matchKey('sharedFileSystemPath'.replace('s', '\u017f'), ['sharedFileSystemPath'])).toBe(
+      'sharedFileSystemPath',
+    );
     expect(matchKey('\u212Aey', ['key'])).toBe('key');
     expect(foldKey('\u212A')).toBe('K');
     expect(foldKey('\u0131')).toBe('I');

@@ -106,7 +106,9 @@ describe('parseConfig JSON and type errors', () => {
   it('refuses a config that is not an object', () => {
     const err = configError(() => parseConfig('[]', 'c.json'));
     expect(err.code).toBe('wrong-type');
-    expect(err.upstream).toBe('fail to load config file c.json: json: cannot unmarshal array into Go value of type main.ConfigData');
+    expect(err.upstream).toBe(
+      'fail to load config file c.json: json: cannot unmarshal array into Go value of type main.ConfigData',
+    );
   });
 
   it('refuses a value of the wrong type and names the field', () => {
@@ -116,10 +118,16 @@ describe('parseConfig JSON and type errors', () => {
       'fail to load config file c.json: json: cannot unmarshal string into Go struct field ConfigData.cmdTimeoutSeconds of type int',
     );
     expect(err.hint).toBe('"cmdTimeoutSeconds" must be an integer');
-    expect(configError(() => parseConfig('{"sharedFileSystemPath": 1}')).hint).toBe('"sharedFileSystemPath" must be a string');
+    expect(configError(() => parseConfig('{"sharedFileSystemPath": 1}')).hint).toBe(
+      '"sharedFileSystemPath" must be a string',
+    );
     expect(configError(() => parseConfig('{"nodePathMap": {}}')).hint).toBe('"nodePathMap" must be an array');
-    expect(configError(() => parseConfig('{"nodePathMap": [{"paths": "/a"}]}')).hint).toBe('"nodePathMap.paths" must be an array');
-    expect(configError(() => parseConfig('{"nodePathMap": [{"node": true}]}')).hint).toBe('"nodePathMap.node" must be a string');
+    expect(configError(() => parseConfig('{"nodePathMap": [{"paths": "/a"}]}')).hint).toBe(
+      '"nodePathMap.paths" must be an array',
+    );
+    expect(configError(() => parseConfig('{"nodePathMap": [{"node": true}]}')).hint).toBe(
+      '"nodePathMap.node" must be a string',
+    );
     expect(configError(() => parseConfig('{"storageClassConfigs": []}')).code).toBe('wrong-type');
     expect(configError(() => parseConfig('{"storageClassConfigs": {"a": 1}}')).code).toBe('wrong-type');
   });
@@ -154,7 +162,9 @@ describe('parseConfig canonicalization', () => {
 
   it('refuses DEFAULT_PATH_FOR_NON_LISTED_NODES listed twice', () => {
     const d = 'DEFAULT_PATH_FOR_NON_LISTED_NODES';
-    expect(configError(() => parseConfig(nodes({ node: d }, { node: d }))).upstream).toBe(`${prefix}duplicate node ${d}`);
+    expect(configError(() => parseConfig(nodes({ node: d }, { node: d }))).upstream).toBe(
+      `${prefix}duplicate node ${d}`,
+    );
   });
 
   it('refuses a relative path with "path must start with / for path <p> on node <node>"', () => {
@@ -215,7 +225,9 @@ describe('parseConfig canonicalization', () => {
     const err = configError(() =>
       parseConfig(json({ storageClassConfigs: { fast: { nodePathMap: [{ node: 'n1', paths: ['rel'] }] } } })),
     );
-    expect(err.upstream).toBe(`config for class fast is invalid: ${prefix}path must start with / for path rel on node n1`);
+    expect(err.upstream).toBe(
+      `config for class fast is invalid: ${prefix}path must start with / for path rel on node n1`,
+    );
     expect(err.code).toBe('relative-path');
   });
 
@@ -258,11 +270,23 @@ describe('parseConfig canonicalization', () => {
   it('refuses a config that can provision nothing, which upstream accepts and logs as "Applied config"', () => {
     const cases: [string, string, string][] = [
       [json({ nodePathMapp: BASE.nodePathMap }), 'unconfigured', 'unknown keys, ignored: nodePathMapp'],
-      [json({ sharedFileSystemPath: '/nfs', nodePathMap: [{ node: 'n1', paths: ['/a'] }] }), 'both-defined', 'remove either nodePathMap or sharedFileSystemPath'],
+      [
+        json({ sharedFileSystemPath: '/nfs', nodePathMap: [{ node: 'n1', paths: ['/a'] }] }),
+        'both-defined',
+        'remove either nodePathMap or sharedFileSystemPath',
+      ],
       [json({ nodePathMap: [] }), 'unconfigured', 'this config could provision nothing'],
       ['{}', 'unconfigured', 'this config could provision nothing'],
-      [json({ nodePathMap: [{ node: 'n1', paths: [] }, { node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES' }] }), 'no-paths', 'give at least one node'],
-      [json({ storageClassConfigs: { fast: { nodePathMap: [] }, nfs: { sharedFileSystemPath: '/nfs' } } }), 'unconfigured', 'config for class fast is invalid'],
+      [
+        json({ nodePathMap: [{ node: 'n1', paths: [] }, { node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES' }] }),
+        'no-paths',
+        'give at least one node',
+      ],
+      [
+        json({ storageClassConfigs: { fast: { nodePathMap: [] }, nfs: { sharedFileSystemPath: '/nfs' } } }),
+        'unconfigured',
+        'config for class fast is invalid',
+      ],
     ];
     for (const [text, code, words] of cases) {
       const err = configError(() => parseConfig(text));
@@ -280,8 +304,12 @@ describe('parseConfig canonicalization', () => {
       'unknown key nodePathMap[0].path in config.json, ignored; check its spelling',
       'unknown key extra in config.json, ignored; check its spelling',
     ]);
-    const classes = parseConfig(json({ storageClassConfigs: { fast: { sharedFileSystemPath: '/f', nodePath: '/x' } } }));
-    expect(classes.warnings).toEqual(['unknown key storageClassConfigs.fast.nodePath in config.json, ignored; check its spelling']);
+    const classes = parseConfig(
+      json({ storageClassConfigs: { fast: { sharedFileSystemPath: '/f', nodePath: '/x' } } }),
+    );
+    expect(classes.warnings).toEqual([
+      'unknown key storageClassConfigs.fast.nodePath in config.json, ignored; check its spelling',
+    ]);
   });
 
   it('keeps the error chain: the wrapped error is the cause', () => {

@@ -14,7 +14,10 @@ import { configError, json } from './helpers.js';
 
 /** A class config as given, unchecked: the load-time checks refuse some that these runtime checks must still handle. */
 function local(...entries: { node: string; paths?: string[] }[]): StorageClassConfig {
-  return { nodePathMap: new Map(entries.map((e) => [e.node, (e.paths ?? []).map(cleanAbsolutePath)])), sharedFileSystemPath: '' };
+  return {
+    nodePathMap: new Map(entries.map((e) => [e.node, (e.paths ?? []).map(cleanAbsolutePath)])),
+    sharedFileSystemPath: '',
+  };
 }
 
 describe('selectClassConfig', () => {
@@ -26,7 +29,12 @@ describe('selectClassConfig', () => {
 
   it('looks classes up by StorageClass name', () => {
     const config = parseConfig(
-      json({ storageClassConfigs: { fast: { nodePathMap: [{ node: 'n1', paths: ['/ssd'] }] }, nfs: { sharedFileSystemPath: '/nfs' } } }),
+      json({
+        storageClassConfigs: {
+          fast: { nodePathMap: [{ node: 'n1', paths: ['/ssd'] }] },
+          nfs: { sharedFileSystemPath: '/nfs' },
+        },
+      }),
     );
     expect(selectClassConfig(config, 'nfs').sharedFileSystemPath).toBe('/nfs');
     expect(selectClassConfig(config, 'fast').nodePathMap.get('n1')).toEqual(['/ssd']);
@@ -55,13 +63,19 @@ describe('storageModeOf', () => {
 
   it('is shared for a sharedFileSystemPath and an empty or absent nodePathMap', () => {
     expect(storageModeOf(parseConfig('{"sharedFileSystemPath": "/nfs"}').defaultConfig!)).toBe('shared');
-    expect(storageModeOf(parseConfig('{"sharedFileSystemPath": "/nfs", "nodePathMap": []}').defaultConfig!)).toBe('shared');
+    expect(storageModeOf(parseConfig('{"sharedFileSystemPath": "/nfs", "nodePathMap": []}').defaultConfig!)).toBe(
+      'shared',
+    );
   });
 
   it('refuses both with "both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use"', () => {
-    const err = configError(() => storageModeOf({ ...local({ node: 'n1', paths: ['/a'] }), sharedFileSystemPath: '/nfs' }));
+    const err = configError(() =>
+      storageModeOf({ ...local({ node: 'n1', paths: ['/a'] }), sharedFileSystemPath: '/nfs' }),
+    );
     expect(err.code).toBe('both-defined');
-    expect(err.upstream).toBe('both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use');
+    expect(err.upstream).toBe(
+      'both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use',
+    );
   });
 
   it('refuses neither with "both nodePathMap and sharedFileSystemPath are unconfigured"', () => {
@@ -78,7 +92,7 @@ describe('pathsForNode and chooseBasePath', () => {
     expect(chooseBasePath(config, { nodeName: 'n1' })).toEqual({ mode: 'local', path: '/a', fromDefault: false });
   });
 
-  it('falls back to DEFAULT_PATH_FOR_NON_LISTED_NODES for an unlisted node and logs upstream\'s debug message', () => {
+  it("falls back to DEFAULT_PATH_FOR_NON_LISTED_NODES for an unlisted node and logs upstream's debug message", () => {
     const config = local({ node: 'n1', paths: ['/a'] }, { node: DEFAULT, paths: ['/d'] });
     const messages: string[] = [];
     const chosen = chooseBasePath(config, { nodeName: 'n9', debug: (m) => messages.push(m) });
@@ -104,7 +118,7 @@ describe('pathsForNode and chooseBasePath', () => {
     expect(err.upstream).toBe('no local path available on node n1');
   });
 
-  it('uses the nodePath parameter when it is one of the node\'s paths', () => {
+  it("uses the nodePath parameter when it is one of the node's paths", () => {
     const config = local({ node: 'n1', paths: ['/a', '/b'] });
     expect(chooseBasePath(config, { nodeName: 'n1', nodePath: '/b', random: () => 0 }).path).toBe('/b');
   });
@@ -124,9 +138,13 @@ describe('pathsForNode and chooseBasePath', () => {
     );
   });
 
-  it('checks nodePath against the default entry\'s paths for an unlisted node', () => {
+  it("checks nodePath against the default entry's paths for an unlisted node", () => {
     const config = local({ node: DEFAULT, paths: ['/d1', '/d2'] });
-    expect(chooseBasePath(config, { nodeName: 'n5', nodePath: '/d2' })).toEqual({ mode: 'local', path: '/d2', fromDefault: true });
+    expect(chooseBasePath(config, { nodeName: 'n5', nodePath: '/d2' })).toEqual({
+      mode: 'local',
+      path: '/d2',
+      fromDefault: true,
+    });
   });
 
   it('treats an empty nodePath as not requested', () => {

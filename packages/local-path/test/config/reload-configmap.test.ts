@@ -13,8 +13,10 @@ const NAME = 'local-path-config';
 let cluster: Cluster;
 let core: CoreV1Api;
 
-const config = (path: string): string => json({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [path] }] });
-const pathsOf = (s: ConfigSnapshot): readonly string[] | undefined => s.config.defaultConfig?.nodePathMap.get('DEFAULT_PATH_FOR_NON_LISTED_NODES');
+const config = (path: string): string =>
+  json({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [path] }] });
+const pathsOf = (s: ConfigSnapshot): readonly string[] | undefined =>
+  s.config.defaultConfig?.nodePathMap.get('DEFAULT_PATH_FOR_NON_LISTED_NODES');
 
 async function createConfigMap(data: Record<string, string>, name = NAME): Promise<void> {
   const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data };
@@ -49,7 +51,10 @@ function create(): Started & { start(): Promise<void> } {
     { kubeConfig: cluster.kubeConfig, namespace: NS, name: NAME },
     {
       watcher: { backoff: new Backoff({ initialMs: 10, maxMs: 50 }) },
-      recorder: { event: (ref, type, reason, message) => events.push(`${ref.kind} ${ref.namespace ?? ''}/${ref.name} ${type} ${reason}: ${message}`) },
+      recorder: {
+        event: (ref, type, reason, message) =>
+          events.push(`${ref.kind} ${ref.namespace ?? ''}/${ref.name} ${type} ${reason}: ${message}`),
+      },
     },
   );
   const changed: ConfigSnapshot[] = [];
@@ -72,13 +77,22 @@ async function started(): Promise<Started> {
 
 describeTiers('ConfigMapConfigSource', (tier) => {
   beforeEach(async () => {
-    cluster = await tier.start({ nodes: [], namespaces: [NS], testkit: { binder: false, scheduler: false, kubelet: false } });
+    cluster = await tier.start({
+      nodes: [],
+      namespaces: [NS],
+      testkit: { binder: false, scheduler: false, kubelet: false },
+    });
     core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   });
 
   it('loads config.json and the other keys at start', async () => {
     await createConfigMap({ other: 'x' }, 'unrelated');
-    await createConfigMap({ 'config.json': config('/opt/a/'), 'helperPod.yaml': 'kind: Pod', setup: '#!/bin/sh', teardown: 'rm -rf' });
+    await createConfigMap({
+      'config.json': config('/opt/a/'),
+      'helperPod.yaml': 'kind: Pod',
+      setup: '#!/bin/sh',
+      teardown: 'rm -rf',
+    });
     const { source } = await started();
     const s = source.current();
     expect(pathsOf(s)).toEqual(['/opt/a']);
@@ -90,9 +104,13 @@ describeTiers('ConfigMapConfigSource', (tier) => {
       upstream: `invalid empty flag config and it also does not exist at ConfigMap ${NS}/${NAME} with err: configmaps "${NAME}" not found`,
     });
     await createConfigMap({});
-    await expect(create().start()).rejects.toMatchObject({ upstream: expect.stringContaining('config.json is not exist in local-path-config ConfigMap') as unknown });
+    await expect(create().start()).rejects.toMatchObject({
+      upstream: expect.stringContaining('config.json is not exist in local-path-config ConfigMap') as unknown,
+    });
     await setData({ 'config.json': '[' });
-    const err: unknown = await create().start().catch((e: unknown) => e);
+    const err: unknown = await create()
+      .start()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).code).toBe('invalid-json');
   });

@@ -19,8 +19,10 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-const config = (path: string): string => json({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [path] }] });
-const pathsOf = (s: ConfigSnapshot): readonly string[] | undefined => s.config.defaultConfig?.nodePathMap.get('DEFAULT_PATH_FOR_NON_LISTED_NODES');
+const config = (path: string): string =>
+  json({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [path] }] });
+const pathsOf = (s: ConfigSnapshot): readonly string[] | undefined =>
+  s.config.defaultConfig?.nodePathMap.get('DEFAULT_PATH_FOR_NON_LISTED_NODES');
 
 interface Started {
   source: FileConfigSource;
@@ -79,11 +81,15 @@ describe('FileConfigSource', () => {
     const dir = await tempDir();
     const path = join(dir, 'config.json');
     expect(() => new FileConfigSource(path).current()).toThrow(/not started/);
-    await expect(new FileConfigSource(path).start(new AbortController().signal)).rejects.toMatchObject({ code: 'no-config' });
+    await expect(new FileConfigSource(path).start(new AbortController().signal)).rejects.toMatchObject({
+      code: 'no-config',
+    });
     await writeFile(path, json({ nodePathMap: [{ node: 'n', paths: ['/'] }] }));
     const err: unknown = await new FileConfigSource(path).start(new AbortController().signal).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).upstream).toBe("StorageClass config canonicalization failed: cannot use root ('/') as path on node n");
+    expect((err as ConfigError).upstream).toBe(
+      "StorageClass config canonicalization failed: cannot use root ('/') as path on node n",
+    );
   });
 
   it('applies a change written to the file', async () => {
@@ -111,7 +117,9 @@ describe('FileConfigSource', () => {
     };
     const { source, changed, rejected } = await start(path, {
       logger,
-      recorder: { event: (ref, type, reason, message) => events.push(`${ref.kind}/${ref.name} ${type} ${reason} ${message}`) },
+      recorder: {
+        event: (ref, type, reason, message) => events.push(`${ref.kind}/${ref.name} ${type} ${reason} ${message}`),
+      },
       involvedObject: { kind: 'Pod', namespace: 'local-path-storage', name: 'provisioner-0' },
     });
     await writeFile(path, config('relative'));

@@ -13,13 +13,30 @@ import ValidationError from '@kubernetes-models/validate/runtime/validation_erro
 import type { IConfigMap, ISecret, IServiceAccount } from 'kubernetes-models/v1';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import type { IClusterRole, IClusterRoleBinding, IRole, IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import type {
+  IClusterRole,
+  IClusterRoleBinding,
+  IRole,
+  IRoleBinding,
+} from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseConfig, selectClassConfig, storageModeOf } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { loadChart, renderChart, type RenderedChart } from './helm/chart.js';
 import type { GoMap } from './helm/go-values.js';
-import { CLUSTER_GRANTS, NAMESPACE_GRANTS, OBJECT_NAME, containerOf, expectAllowed, expectUsableConfigMapData, grantedRules, mountedConfigMapName, startOptions, validate, type Manifest } from './validate.js';
+import {
+  CLUSTER_GRANTS,
+  NAMESPACE_GRANTS,
+  OBJECT_NAME,
+  containerOf,
+  expectAllowed,
+  expectUsableConfigMapData,
+  grantedRules,
+  mountedConfigMapName,
+  startOptions,
+  validate,
+  type Manifest,
+} from './validate.js';
 
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
@@ -29,7 +46,10 @@ const RELEASE = 'local-path-provisioner';
 const NAMESPACE = 'local-path-storage';
 
 /** The objects of deploy/local-path-storage.yaml, which the chart should agree with. */
-const manifest = parseManifests('deploy/local-path-storage.yaml', readFileSync(join(packageDir, 'deploy/local-path-storage.yaml'), 'utf8'));
+const manifest = parseManifests(
+  'deploy/local-path-storage.yaml',
+  readFileSync(join(packageDir, 'deploy/local-path-storage.yaml'), 'utf8'),
+);
 const manifestOnly = <T>(kind: string): T => manifest.find((d) => d.kind === kind) as T;
 
 /** `helm template local-path-provisioner <chart> --namespace local-path-storage -f <values>`. */
@@ -78,20 +98,34 @@ class Rendered {
   }
 }
 
-const BASE_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount', 'StorageClass'];
+const BASE_KINDS = [
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ConfigMap',
+  'Deployment',
+  'Role',
+  'RoleBinding',
+  'ServiceAccount',
+  'StorageClass',
+];
 
 describe('the chart with its default values', () => {
   const r = render();
 
-  it('renders only the kinds of upstream\'s chart (section 5.3): no PodDisruptionBudget or Secret unless asked', () => {
+  it("renders only the kinds of upstream's chart (section 5.3): no PodDisruptionBudget or Secret unless asked", () => {
     expect(r.kinds()).toEqual(BASE_KINDS);
   });
 
-  it.each(r.objects.map((o) => [`${o.kind} ${o.metadata?.name}`, o] as const))('%s validates against the Kubernetes schema', (_, o) => {
-    expect(o.metadata?.name).toMatch(OBJECT_NAME);
-    expect(() => validate(o)).not.toThrow();
-    expect(() => validate({ ...structuredClone(o), metadata: 'not an object' } as unknown as Manifest)).toThrow(ValidationError);
-  });
+  it.each(r.objects.map((o) => [`${o.kind} ${o.metadata?.name}`, o] as const))(
+    '%s validates against the Kubernetes schema',
+    (_, o) => {
+      expect(o.metadata?.name).toMatch(OBJECT_NAME);
+      expect(() => validate(o)).not.toThrow();
+      expect(() => validate({ ...structuredClone(o), metadata: 'not an object' } as unknown as Manifest)).toThrow(
+        ValidationError,
+      );
+    },
+  );
 
   it('puts every namespaced object in the release namespace, labelled as a Helm release', () => {
     for (const o of r.objects) {
@@ -119,7 +153,7 @@ describe('the chart with its default values', () => {
     }
   });
 
-  it('ConfigMap: the manifest\'s config.json, scripts and helper pod, and it passes the provisioner\'s checks', () => {
+  it("ConfigMap: the manifest's config.json, scripts and helper pod, and it passes the provisioner's checks", () => {
     expectUsableConfigMapData(r.configData);
     const manifestData = manifestOnly<IConfigMap>('ConfigMap').data!;
     expect(r.only<IConfigMap>('ConfigMap').metadata?.name).toBe('local-path-config');
@@ -128,7 +162,10 @@ describe('the chart with its default values', () => {
     expect(r.configData.teardown).toBe(manifestData.teardown);
     const pod = loadHelperPodTemplate(r.configData['helperPod.yaml']!, false);
     const manifestPod = loadHelperPodTemplate(manifestData['helperPod.yaml']!, false);
-    expect(pod.spec).toEqual({ ...manifestPod.spec, containers: [{ ...manifestPod.spec!.containers[0], image: 'docker.io/library/busybox:latest' }] });
+    expect(pod.spec).toEqual({
+      ...manifestPod.spec,
+      containers: [{ ...manifestPod.spec!.containers[0], image: 'docker.io/library/busybox:latest' }],
+    });
   });
 
   it('Deployment: the binary parses its command, which names the ConfigMap, ServiceAccount and class of the chart', () => {
@@ -156,7 +193,7 @@ describe('the chart with its default values', () => {
     expect(d.spec?.template.metadata?.labels).toMatchObject(d.spec!.selector.matchLabels!);
   });
 
-  it('StorageClass: the manifest\'s name, binding mode and reclaim policy; upstream chart\'s provisioner name', () => {
+  it("StorageClass: the manifest's name, binding mode and reclaim policy; upstream chart's provisioner name", () => {
     const sc = r.only<IStorageClass>('StorageClass');
     const m = manifestOnly<IStorageClass>('StorageClass');
     expect(sc.metadata?.name).toBe(m.metadata?.name);
@@ -164,7 +201,10 @@ describe('the chart with its default values', () => {
     expect(sc.reclaimPolicy).toBe(m.reclaimPolicy);
     expect(sc.provisioner).toBe(`cluster.local/${RELEASE}`); // upstream chart's default, unlike the raw manifest
     expect(sc.allowVolumeExpansion).toBe(true);
-    expect(sc.metadata?.annotations).toEqual({ 'storageclass.kubernetes.io/is-default-class': 'false', defaultVolumeType: 'hostPath' });
+    expect(sc.metadata?.annotations).toEqual({
+      'storageclass.kubernetes.io/is-default-class': 'false',
+      defaultVolumeType: 'hostPath',
+    });
     expect(sc.parameters).toBeUndefined();
   });
 
@@ -183,10 +223,12 @@ describe('the chart with its default values', () => {
 });
 
 describe('values users set', () => {
-  it('storageClass.provisionerName: rancher.io/local-path takes over the manifest\'s volumes', () => {
+  it("storageClass.provisionerName: rancher.io/local-path takes over the manifest's volumes", () => {
     const r = render({ storageClass: { provisionerName: 'rancher.io/local-path' } });
     r.expectValid();
-    expect(r.only<IStorageClass>('StorageClass').provisioner).toBe(manifestOnly<IStorageClass>('StorageClass').provisioner);
+    expect(r.only<IStorageClass>('StorageClass').provisioner).toBe(
+      manifestOnly<IStorageClass>('StorageClass').provisioner,
+    );
     expect(startOptions(r.deployment).provisionerName).toBe('rancher.io/local-path');
   });
 
@@ -201,15 +243,29 @@ describe('values users set', () => {
     const topology = [{ matchLabelExpressions: [{ key: 'kubernetes.io/hostname', values: ['node-1'] }] }];
     const r = render({
       storageClass: {
-        defaultClass: true, name: 'fast', reclaimPolicy: 'Retain', volumeBindingMode: 'Immediate', annotations: { team: 'storage' },
-        allowedTopologies: topology, pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}', nodeAffinityKey: 'topology.kubernetes.io/zone',
+        defaultClass: true,
+        name: 'fast',
+        reclaimPolicy: 'Retain',
+        volumeBindingMode: 'Immediate',
+        annotations: { team: 'storage' },
+        allowedTopologies: topology,
+        pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}',
+        nodeAffinityKey: 'topology.kubernetes.io/zone',
       },
     });
     r.expectValid();
     expect(r.only<IStorageClass>('StorageClass')).toMatchObject({
-      metadata: { name: 'fast', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true', team: 'storage' } },
-      reclaimPolicy: 'Retain', volumeBindingMode: 'Immediate', allowedTopologies: topology,
-      parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}', nodeAffinityKey: 'topology.kubernetes.io/zone' },
+      metadata: {
+        name: 'fast',
+        annotations: { 'storageclass.kubernetes.io/is-default-class': 'true', team: 'storage' },
+      },
+      reclaimPolicy: 'Retain',
+      volumeBindingMode: 'Immediate',
+      allowedTopologies: topology,
+      parameters: {
+        pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}',
+        nodeAffinityKey: 'topology.kubernetes.io/zone',
+      },
     });
     expect(r.result.notes).toContain('StorageClass: fast (default)');
   });
@@ -224,12 +280,18 @@ describe('values users set', () => {
     r.expectValid();
     const config = parseConfig(r.configData['config.json']!);
     expect(Object.fromEntries(config.defaultConfig!.nodePathMap)).toEqual({
-      DEFAULT_PATH_FOR_NON_LISTED_NODES: ['/opt/local-path-provisioner'], 'node-1': ['/data1', '/data2'], 'node-2': [],
+      DEFAULT_PATH_FOR_NON_LISTED_NODES: ['/opt/local-path-provisioner'],
+      'node-1': ['/data1', '/data2'],
+      'node-2': [],
     });
   });
 
   it('sharedFileSystemPath (with nodePathMap: []): config.json is in shared mode', () => {
-    const r = render({ nodePathMap: [], sharedFileSystemPath: '/mnt/shared', storageClass: { volumeBindingMode: 'Immediate' } });
+    const r = render({
+      nodePathMap: [],
+      sharedFileSystemPath: '/mnt/shared',
+      storageClass: { volumeBindingMode: 'Immediate' },
+    });
     r.expectValid();
     const config = parseConfig(r.configData['config.json']!);
     expect(storageModeOf(selectClassConfig(config, 'local-path'))).toBe('shared');
@@ -239,8 +301,14 @@ describe('values users set', () => {
   it('storageClassConfigs: one class per entry, each with its own config', () => {
     const r = render({
       storageClassConfigs: {
-        'local-path': { storageClass: { create: true }, nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: ['/opt/lp'] }] },
-        'local-path-shared': { storageClass: { create: true, volumeBindingMode: 'Immediate' }, sharedFileSystemPath: '/mnt/shared' },
+        'local-path': {
+          storageClass: { create: true },
+          nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: ['/opt/lp'] }],
+        },
+        'local-path-shared': {
+          storageClass: { create: true, volumeBindingMode: 'Immediate' },
+          sharedFileSystemPath: '/mnt/shared',
+        },
         'not-created': { storageClass: { create: false }, sharedFileSystemPath: '/mnt/other' },
       },
     });
@@ -258,14 +326,21 @@ describe('values users set', () => {
 
   it('configmap.helperPod: tolerations, annotations and namespaceOverride land in a template that passes the checks', () => {
     const toleration = { key: 'dedicated', operator: 'Equal', value: 'storage', effect: 'NoSchedule' };
-    const r = render({ configmap: { helperPod: { tolerations: [toleration], annotations: { 'x/y': 'z' }, namespaceOverride: 'helpers' } } });
+    const r = render({
+      configmap: {
+        helperPod: { tolerations: [toleration], annotations: { 'x/y': 'z' }, namespaceOverride: 'helpers' },
+      },
+    });
     r.expectValid();
     const pod = loadHelperPodTemplate(r.configData['helperPod.yaml']!, false);
-    expect(pod.spec?.tolerations).toEqual([{ key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' }, toleration]);
+    expect(pod.spec?.tolerations).toEqual([
+      { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
+      toleration,
+    ]);
     expect(pod.metadata).toMatchObject({ namespace: 'helpers', annotations: { 'x/y': 'z' } });
   });
 
-  it('helperPod.resources and image.pullPolicy reach the helper pod\'s container', () => {
+  it("helperPod.resources and image.pullPolicy reach the helper pod's container", () => {
     const resources = { requests: { cpu: '10m', memory: '16Mi' } };
     const r = render({ helperPod: { resources }, image: { pullPolicy: 'Always' } });
     r.expectValid();
@@ -273,7 +348,7 @@ describe('values users set', () => {
     expect(c).toMatchObject({ resources, imagePullPolicy: 'Always' });
   });
 
-  it('imagePullSecrets and a registry secret: the Secret, the ServiceAccount\'s and the pod\'s pull secrets', () => {
+  it("imagePullSecrets and a registry secret: the Secret, the ServiceAccount's and the pod's pull secrets", () => {
     const r = render({
       imagePullSecrets: [{ name: 'pull' }],
       defaultSettings: { registrySecret: 'registry' },
@@ -282,16 +357,26 @@ describe('values users set', () => {
     r.expectValid();
     expect(r.kinds()).toEqual([...BASE_KINDS, 'Secret'].sort());
     const secret = r.only<ISecret>('Secret');
-    expect(secret).toMatchObject({ metadata: { name: 'registry', namespace: NAMESPACE }, type: 'kubernetes.io/dockerconfigjson' });
+    expect(secret).toMatchObject({
+      metadata: { name: 'registry', namespace: NAMESPACE },
+      type: 'kubernetes.io/dockerconfigjson',
+    });
     const config = JSON.parse(Buffer.from(secret.data!['.dockerconfigjson']!, 'base64').toString('utf8')) as unknown;
-    expect(config).toEqual({ auths: { 'registry.example:5000': { auth: Buffer.from('user:secret').toString('base64') } } });
-    expect(r.only<IServiceAccount>('ServiceAccount').imagePullSecrets).toEqual([{ name: 'pull' }, { name: 'registry' }]);
+    expect(config).toEqual({
+      auths: { 'registry.example:5000': { auth: Buffer.from('user:secret').toString('base64') } },
+    });
+    expect(r.only<IServiceAccount>('ServiceAccount').imagePullSecrets).toEqual([
+      { name: 'pull' },
+      { name: 'registry' },
+    ]);
     expect(r.deployment.spec?.template.spec?.imagePullSecrets).toEqual([{ name: 'pull' }]);
-    expect(containerOf(r.deployment).image).toBe(`registry.example:5000/ghcr.io/kprov/local-path:${packageJson.version}`);
+    expect(containerOf(r.deployment).image).toBe(
+      `registry.example:5000/ghcr.io/kprov/local-path:${packageJson.version}`,
+    );
     expect(startOptions(r.deployment).helperImage).toBe('registry.example:5000/docker.io/library/busybox:latest');
   });
 
-  it('replicaCount: 2 with a PodDisruptionBudget that selects the provisioner\'s pods; leader election stays on', () => {
+  it("replicaCount: 2 with a PodDisruptionBudget that selects the provisioner's pods; leader election stays on", () => {
     const r = render({ replicaCount: 2, podDisruptionBudget: { enabled: true, minAvailable: 1 } });
     r.expectValid();
     expect(r.deployment.spec?.replicas).toBe(2);
@@ -304,17 +389,32 @@ describe('values users set', () => {
 
   it('debug, workerThreads, retry counts, extraArgs and leaderElection.enabled reach the command line', () => {
     const r = render({
-      debug: true, workerThreads: 8, provisioningRetryCount: 3, deletionRetryCount: 5,
-      extraArgs: ['--kube-api-qps=20'], leaderElection: { enabled: false },
+      debug: true,
+      workerThreads: 8,
+      provisioningRetryCount: 3,
+      deletionRetryCount: 5,
+      extraArgs: ['--kube-api-qps=20'],
+      leaderElection: { enabled: false },
     });
     r.expectValid();
     expect(startOptions(r.deployment)).toMatchObject({
-      debug: true, workerThreads: 8, provisioningRetryCount: 3, deletionRetryCount: 5, kubeApiQps: 20, leaderElection: false,
+      debug: true,
+      workerThreads: 8,
+      provisioningRetryCount: 3,
+      deletionRetryCount: 5,
+      kubeApiQps: 20,
+      leaderElection: false,
     });
   });
 
   it('pod settings: podAnnotations, resources, nodeSelector, tolerations, affinity, priorityClassName, security contexts', () => {
-    const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] }] } } };
+    const affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] }],
+        },
+      },
+    };
     const values = {
       podAnnotations: { 'prometheus.io/scrape': 'true' },
       resources: { limits: { cpu: '100m', memory: '128Mi' } },
@@ -331,17 +431,29 @@ describe('values users set', () => {
     const spec = r.deployment.spec!.template.spec!;
     expect(r.deployment.spec?.template.metadata?.annotations).toEqual(values.podAnnotations);
     expect(spec).toMatchObject({
-      nodeSelector: values.nodeSelector, tolerations: values.tolerations, affinity, priorityClassName: values.priorityClassName,
-      securityContext: values.podSecurityContext, hostUsers: false,
+      nodeSelector: values.nodeSelector,
+      tolerations: values.tolerations,
+      affinity,
+      priorityClassName: values.priorityClassName,
+      securityContext: values.podSecurityContext,
+      hostUsers: false,
     });
-    expect(containerOf(r.deployment)).toMatchObject({ resources: values.resources, securityContext: values.securityContext });
+    expect(containerOf(r.deployment)).toMatchObject({
+      resources: values.resources,
+      securityContext: values.securityContext,
+    });
   });
 
   it('health.enabled: false drops the port, the probes and HEALTH_PORT', () => {
     const r = render({ health: { enabled: false } });
     r.expectValid();
     const c = containerOf(r.deployment);
-    expect([c.ports, c.startupProbe, c.livenessProbe, c.readinessProbe]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([c.ports, c.startupProbe, c.livenessProbe, c.readinessProbe]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect((c.env ?? []).map((e) => e.name)).toEqual(['POD_NAMESPACE', 'CONFIG_MOUNT_PATH']);
   });
 
@@ -354,7 +466,11 @@ describe('values users set', () => {
   });
 
   it('commonLabels, fullnameOverride and namespaceOverride apply to every object', () => {
-    const r = render({ commonLabels: { team: 'storage' }, fullnameOverride: 'lpp', namespaceOverride: 'storage-system' });
+    const r = render({
+      commonLabels: { team: 'storage' },
+      fullnameOverride: 'lpp',
+      namespaceOverride: 'storage-system',
+    });
     r.expectValid();
     for (const o of r.objects) expect(o.metadata?.labels?.team, o.kind).toBe('storage');
     expect(r.deployment.metadata).toMatchObject({ name: 'lpp', namespace: 'storage-system' });
@@ -370,33 +486,93 @@ describe('values users set', () => {
 
 /** Upstream chart 0.0.37's values keys (reference section 5.3) that values.yaml sets. */
 const UPSTREAM_VALUES = [
-  'replicaCount', 'commonLabels', 'namespaceOverride', 'nameOverride', 'fullnameOverride',
-  'image.repository', 'image.tag', 'image.pullPolicy', 'helperImage.repository', 'helperImage.tag',
-  'defaultSettings.registrySecret', 'privateRegistry.registryUrl', 'privateRegistry.registryUser',
-  'privateRegistry.registryPasswd', 'imagePullSecrets',
-  'storageClass.create', 'storageClass.defaultClass', 'storageClass.defaultVolumeType', 'storageClass.name',
-  'storageClass.reclaimPolicy', 'storageClass.volumeBindingMode', 'storageClass.allowedTopologies',
-  'storageClass.annotations', 'storageClass.userPattern', 'storageClass.groupPattern', 'storageClass.permPattern',
-  'nodePathMap', 'podAnnotations', 'podSecurityContext', 'hostUsers', 'securityContext', 'resources',
-  'helperPod.resources', 'rbac.create', 'serviceAccount.create', 'nodeSelector', 'tolerations', 'affinity',
-  'priorityClassName', 'podDisruptionBudget.enabled', 'configmap.name', 'configmap.setup', 'configmap.teardown',
-  'configmap.helperPod.namespaceOverride', 'configmap.helperPod.name', 'configmap.helperPod.annotations',
-  'configmap.helperPod.tolerations', 'configmap.helperPod.priorityClassName', 'debug', 'extraArgs',
-  'health.enabled', 'health.port', 'health.startupProbe', 'health.livenessProbe', 'health.readinessProbe',
+  'replicaCount',
+  'commonLabels',
+  'namespaceOverride',
+  'nameOverride',
+  'fullnameOverride',
+  'image.repository',
+  'image.tag',
+  'image.pullPolicy',
+  'helperImage.repository',
+  'helperImage.tag',
+  'defaultSettings.registrySecret',
+  'privateRegistry.registryUrl',
+  'privateRegistry.registryUser',
+  'privateRegistry.registryPasswd',
+  'imagePullSecrets',
+  'storageClass.create',
+  'storageClass.defaultClass',
+  'storageClass.defaultVolumeType',
+  'storageClass.name',
+  'storageClass.reclaimPolicy',
+  'storageClass.volumeBindingMode',
+  'storageClass.allowedTopologies',
+  'storageClass.annotations',
+  'storageClass.userPattern',
+  'storageClass.groupPattern',
+  'storageClass.permPattern',
+  'nodePathMap',
+  'podAnnotations',
+  'podSecurityContext',
+  'hostUsers',
+  'securityContext',
+  'resources',
+  'helperPod.resources',
+  'rbac.create',
+  'serviceAccount.create',
+  'nodeSelector',
+  'tolerations',
+  'affinity',
+  'priorityClassName',
+  'podDisruptionBudget.enabled',
+  'configmap.name',
+  'configmap.setup',
+  'configmap.teardown',
+  'configmap.helperPod.namespaceOverride',
+  'configmap.helperPod.name',
+  'configmap.helperPod.annotations',
+  'configmap.helperPod.tolerations',
+  'configmap.helperPod.priorityClassName',
+  'debug',
+  'extraArgs',
+  'health.enabled',
+  'health.port',
+  'health.startupProbe',
+  'health.livenessProbe',
+  'health.readinessProbe',
 ];
 /** Upstream's keys that are unset by default: present in values.yaml as comments only. */
 const UPSTREAM_COMMENTED = [
-  'storageClass.provisionerName', 'storageClass.pathPattern', 'storageClass.nodeAffinityKey', 'sharedFileSystemPath',
-  'storageClassConfigs', 'serviceAccount.name', 'podDisruptionBudget.maxUnavailable',
-  'podDisruptionBudget.minAvailable', 'podDisruptionBudget.unhealthyPodEvictionPolicy', 'workerThreads',
-  'provisioningRetryCount', 'deletionRetryCount',
+  'storageClass.provisionerName',
+  'storageClass.pathPattern',
+  'storageClass.nodeAffinityKey',
+  'sharedFileSystemPath',
+  'storageClassConfigs',
+  'serviceAccount.name',
+  'podDisruptionBudget.maxUnavailable',
+  'podDisruptionBudget.minAvailable',
+  'podDisruptionBudget.unhealthyPodEvictionPolicy',
+  'workerThreads',
+  'provisioningRetryCount',
+  'deletionRetryCount',
 ];
 /** Our additions. */
 const OUR_VALUES = ['leaderElection.enabled'];
 
 const TEMPLATES = [
-  'NOTES.txt', '_helpers.tpl', 'clusterrole.yaml', 'clusterrolebinding.yaml', 'configmap.yaml', 'deployment.yaml',
-  'pdb.yaml', 'registry-secret.yaml', 'role.yaml', 'rolebinding.yaml', 'serviceaccount.yaml', 'storageclass.yaml',
+  'NOTES.txt',
+  '_helpers.tpl',
+  'clusterrole.yaml',
+  'clusterrolebinding.yaml',
+  'configmap.yaml',
+  'deployment.yaml',
+  'pdb.yaml',
+  'registry-secret.yaml',
+  'role.yaml',
+  'rolebinding.yaml',
+  'serviceaccount.yaml',
+  'storageclass.yaml',
 ];
 
 const valuesText = readFileSync(join(chartDir, 'values.yaml'), 'utf8');
@@ -407,34 +583,46 @@ function keyPaths(value: unknown, prefix = ''): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
     return prefix === '' ? [] : [prefix];
   }
-  return Object.entries(value).flatMap(([k, v]) => [...(prefix === '' ? [] : [prefix]), ...keyPaths(v, prefix === '' ? k : `${prefix}.${k}`)]);
+  return Object.entries(value).flatMap(([k, v]) => [
+    ...(prefix === '' ? [] : [prefix]),
+    ...keyPaths(v, prefix === '' ? k : `${prefix}.${k}`),
+  ]);
 }
 
 function lookup(path: string): unknown {
   let v: unknown = values;
-  for (const k of path.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined;
+  for (const k of path.split('.'))
+    v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined;
   return v;
 }
 
 describe('deploy/chart/local-path-provisioner as files', () => {
-  it('Chart.yaml: upstream\'s chart name, our version', () => {
-    expect(chart.metadata).toMatchObject({ apiVersion: 'v2', name: 'local-path-provisioner', appVersion: packageJson.version });
+  it("Chart.yaml: upstream's chart name, our version", () => {
+    expect(chart.metadata).toMatchObject({
+      apiVersion: 'v2',
+      name: 'local-path-provisioner',
+      appVersion: packageJson.version,
+    });
     expect(chart.metadata.version).toBe(packageJson.version);
   });
 
-  it('has upstream\'s set of templates', () => {
+  it("has upstream's set of templates", () => {
     expect(readdirSync(join(chartDir, 'templates')).sort()).toEqual(TEMPLATES);
   });
 
-  it('values.yaml has every key of upstream\'s chart, and only ours besides', () => {
+  it("values.yaml has every key of upstream's chart, and only ours besides", () => {
     const present = keyPaths(values);
     for (const key of [...UPSTREAM_VALUES, ...OUR_VALUES]) expect(present, key).toContain(key);
     const known = new Set([...UPSTREAM_VALUES, ...OUR_VALUES]);
-    const unknown = present.filter((p) => !known.has(p) && ![...known].some((k) => k.startsWith(`${p}.`) || p.startsWith(`${k}.`)));
+    const unknown = present.filter(
+      (p) => !known.has(p) && ![...known].some((k) => k.startsWith(`${p}.`) || p.startsWith(`${k}.`)),
+    );
     expect(unknown).toEqual([]);
     for (const key of UPSTREAM_COMMENTED) {
       expect(lookup(key), `${key} is unset`).toBeUndefined();
-      expect(valuesText, `${key} is shown in a comment`).toMatch(new RegExp(`^\\s*#\\s*${key.split('.').at(-1)}:`, 'm'));
+      expect(valuesText, `${key} is shown in a comment`).toMatch(
+        new RegExp(`^\\s*#\\s*${key.split('.').at(-1)}:`, 'm'),
+      );
     }
     expect(lookup('image.repository')).toBe('ghcr.io/kprov/local-path');
     expect(String(lookup('image.tag'))).toBe(packageJson.version);

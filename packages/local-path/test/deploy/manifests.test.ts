@@ -22,11 +22,25 @@ import {
   storageModeOf,
   type Config,
 } from '../../src/config/index.js';
-import { HelperPodTemplateError, loadHelperPodTemplate, validateHelperPodTemplate } from '../../src/helper-pod/template.js';
+import {
+  HelperPodTemplateError,
+  loadHelperPodTemplate,
+  validateHelperPodTemplate,
+} from '../../src/helper-pod/template.js';
 import { parseVolumeParameters } from '../../src/volume/parameters.js';
 import { folderFromPattern } from '../../src/volume/path-pattern.js';
 import { SETUP_SCRIPT, TEARDOWN_SCRIPT } from '../provisioner/helpers.js';
-import { CLUSTER_GRANTS, NAMESPACE_GRANTS, expectAllowed, expectUsableConfigMapData, grantedRules, mountedConfigMapName, startOptions, validate, type Manifest } from './validate.js';
+import {
+  CLUSTER_GRANTS,
+  NAMESPACE_GRANTS,
+  expectAllowed,
+  expectUsableConfigMapData,
+  grantedRules,
+  mountedConfigMapName,
+  startOptions,
+  validate,
+  type Manifest,
+} from './validate.js';
 
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
@@ -53,7 +67,8 @@ function only<T>(file: string, kind: string): T {
 // ---- deploy/local-path-storage.yaml, looked up inside each test so a missing object fails that test only
 const account = (): IServiceAccount => only<IServiceAccount>(MANIFEST, 'ServiceAccount');
 const deployment = (): IDeployment => only<IDeployment>(MANIFEST, 'Deployment');
-const podSpec = (): NonNullable<NonNullable<IDeployment['spec']>['template']['spec']> => deployment().spec!.template.spec!;
+const podSpec = (): NonNullable<NonNullable<IDeployment['spec']>['template']['spec']> =>
+  deployment().spec!.template.spec!;
 const container = (): IContainer => podSpec().containers[0]!;
 const configMap = (file = MANIFEST): IConfigMap => only<IConfigMap>(file, 'ConfigMap');
 const data = (file = MANIFEST): Record<string, string> => configMap(file).data ?? {};
@@ -93,12 +108,14 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
   });
 
   it('names each object once per kind and namespace in the manifest', () => {
-    const keys = (byFile.get(MANIFEST) ?? []).map((d) => `${d.kind}/${d.metadata?.namespace ?? ''}/${d.metadata?.name}`);
+    const keys = (byFile.get(MANIFEST) ?? []).map(
+      (d) => `${d.kind}/${d.metadata?.namespace ?? ''}/${d.metadata?.name}`,
+    );
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys.length).toBe(9);
   });
 
-  describe('the manifest keeps upstream\'s names', () => {
+  describe("the manifest keeps upstream's names", () => {
     it('namespace, service account, ConfigMap, class and provisioner name', () => {
       expect(only<Manifest>(MANIFEST, 'Namespace').metadata?.name).toBe('local-path-storage');
       for (const d of byFile.get(MANIFEST) ?? []) {
@@ -117,7 +134,7 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       });
     });
 
-    it('config.json: upstream\'s single default entry, /opt/local-path-provisioner', () => {
+    it("config.json: upstream's single default entry, /opt/local-path-provisioner", () => {
       const config = mainConfig();
       expect(config.storageClassConfigs.size).toBe(0);
       expect([...(config.defaultConfig?.nodePathMap ?? new Map<string, readonly string[]>())]).toEqual([
@@ -125,7 +142,7 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       ]);
     });
 
-    it('helperPod.yaml passes the template checks, with upstream\'s container name and toleration', () => {
+    it("helperPod.yaml passes the template checks, with upstream's container name and toleration", () => {
       const pod = loadHelperPodTemplate(data()['helperPod.yaml']!, false);
       expect(() => validateHelperPodTemplate(pod, false)).not.toThrow();
       expect(pod.spec?.containers.map((c) => c.name)).toEqual(['helper-pod']); // its logs are read by that name
@@ -135,7 +152,7 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       ]);
     });
 
-    it('the scripts are upstream\'s, refusing a path through a symbolic link', () => {
+    it("the scripts are upstream's, refusing a path through a symbolic link", () => {
       expect(`${data().setup}\n`).toBe(SETUP_SCRIPT);
       expect(`${data().teardown}\n`).toBe(TEARDOWN_SCRIPT);
     });
@@ -201,11 +218,17 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
 
   describe('RBAC', () => {
     const isAccount = (s: { kind: string; name: string; namespace?: string }): boolean =>
-      s.kind === 'ServiceAccount' && s.name === account().metadata?.name && s.namespace === account().metadata?.namespace;
+      s.kind === 'ServiceAccount' &&
+      s.name === account().metadata?.name &&
+      s.namespace === account().metadata?.namespace;
 
     it('every binding refers to a role of the manifest and binds the ServiceAccount', () => {
-      const names = (kind: string): (string | undefined)[] => all<Manifest>(MANIFEST, kind).map((r) => r.metadata?.name);
-      const bindings = [...all<IClusterRoleBinding>(MANIFEST, 'ClusterRoleBinding'), ...all<IRoleBinding>(MANIFEST, 'RoleBinding')];
+      const names = (kind: string): (string | undefined)[] =>
+        all<Manifest>(MANIFEST, kind).map((r) => r.metadata?.name);
+      const bindings = [
+        ...all<IClusterRoleBinding>(MANIFEST, 'ClusterRoleBinding'),
+        ...all<IRoleBinding>(MANIFEST, 'RoleBinding'),
+      ];
       expect(bindings).toHaveLength(2);
       for (const b of bindings) {
         expect(b.roleRef.apiGroup).toBe('rbac.authorization.k8s.io');
@@ -215,7 +238,11 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
     });
 
     const rules = (): ReturnType<typeof grantedRules> =>
-      grantedRules(byFile.get(MANIFEST) ?? [], { name: account().metadata!.name!, namespace: account().metadata!.namespace! }, deployment().metadata!.namespace!);
+      grantedRules(
+        byFile.get(MANIFEST) ?? [],
+        { name: account().metadata!.name!, namespace: account().metadata!.namespace! },
+        deployment().metadata!.namespace!,
+      );
 
     it('cluster-wide: PVC update (reschedule), PV patch (finalizer), events, classes, nodes, helper logs', () => {
       expectAllowed(rules().cluster, CLUSTER_GRANTS);
@@ -237,7 +264,9 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       expect(new Set(names).size, 'class names are unique').toBe(names.length);
       for (const c of classes()) {
         expect(c.provisioner, c.metadata?.name).toBe(mainClass().provisioner);
-        expect(() => parseVolumeParameters({ parameters: c.parameters, storageClassAnnotations: c.metadata?.annotations })).not.toThrow();
+        expect(() =>
+          parseVolumeParameters({ parameters: c.parameters, storageClassAnnotations: c.metadata?.annotations }),
+        ).not.toThrow();
       }
     });
 
@@ -247,7 +276,7 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       for (const claim of claims) expect(classNamed(claim.spec?.storageClassName), claim.metadata?.name).toBeDefined();
     });
 
-    it('pod.yaml is upstream\'s volume-test, mounting the claim of pvc.yaml', () => {
+    it("pod.yaml is upstream's volume-test, mounting the claim of pvc.yaml", () => {
       const claim = only<IPersistentVolumeClaim>('examples/pvc.yaml', 'PersistentVolumeClaim');
       expect(claim.metadata?.name).toBe('local-path-pvc');
       expect(claim.spec).toMatchObject({ accessModes: ['ReadWriteOnce'], storageClassName: 'local-path' });
@@ -259,14 +288,17 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       expect(pod.spec?.containers[0]?.volumeMounts).toContainEqual({ name: volume?.name, mountPath: '/data' });
     });
 
-    it('pvc-with-node.yaml: the nodePath is one of the node\'s paths in the default config, the node is annotated', () => {
+    it("pvc-with-node.yaml: the nodePath is one of the node's paths in the default config, the node is annotated", () => {
       const claim = only<IPersistentVolumeClaim>('examples/pvc-with-node.yaml', 'PersistentVolumeClaim');
       const node = claim.metadata?.annotations?.['volume.kubernetes.io/selected-node'];
       expect(node).toBeTruthy();
       const storageClass = classNamed(claim.spec?.storageClassName)!;
       const { nodePath } = parseVolumeParameters({ parameters: storageClass.parameters });
       expect(nodePath).toBeDefined();
-      const base = chooseBasePath(selectClassConfig(mainConfig(), storageClass.metadata!.name!), { nodeName: node!, nodePath });
+      const base = chooseBasePath(selectClassConfig(mainConfig(), storageClass.metadata!.name!), {
+        nodeName: node!,
+        nodePath,
+      });
       expect(base).toMatchObject({ mode: 'local', path: nodePath });
     });
 
@@ -276,7 +308,11 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
         parameters: classNamed(claim.spec?.storageClassName)?.parameters,
       });
       expect(allowUnsafePathPattern).toBe(false);
-      const folder = folderFromPattern(pathPattern!, { pvName: 'pvc-1', pvc: { name: claim.metadata?.name, namespace: claim.metadata?.namespace } }, false);
+      const folder = folderFromPattern(
+        pathPattern!,
+        { pvName: 'pvc-1', pvc: { name: claim.metadata?.name, namespace: claim.metadata?.namespace } },
+        false,
+      );
       expect(folder).toBe(`${claim.metadata?.namespace}/${claim.metadata?.name}`);
     });
 
@@ -287,12 +323,14 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
         expect(config.storageClassConfigs.size, 'storageClassConfigs are used').toBeGreaterThan(0);
         expect(selectClassConfig(config, 'local-path')).toEqual(selectClassConfig(mainConfig(), 'local-path'));
         for (const c of all<IStorageClass>(file, 'StorageClass')) {
-          expect(config.storageClassConfigs.has(c.metadata!.name!), `${c.metadata?.name} in storageClassConfigs`).toBe(true);
+          expect(config.storageClassConfigs.has(c.metadata!.name!), `${c.metadata?.name} in storageClassConfigs`).toBe(
+            true,
+          );
         }
       });
     });
 
-    it('shared-rwx.yaml: a shared class with an RWX claim; the other keys are the manifest\'s', () => {
+    it("shared-rwx.yaml: a shared class with an RWX claim; the other keys are the manifest's", () => {
       const file = 'examples/shared-rwx.yaml';
       const config = parseConfig(data(file)['config.json']!, '/etc/config/config.json');
       const claim = only<IPersistentVolumeClaim>(file, 'PersistentVolumeClaim');
@@ -309,7 +347,11 @@ describe('deploy/local-path-storage.yaml and examples/', () => {
       expect(() => loadHelperPodTemplate(template, false)).toThrow(HelperPodTemplateError);
       const pod = loadHelperPodTemplate(template, true);
       expect(pod.spec?.containers.map((c) => c.name)).toEqual(['helper-pod']);
-      expect((pod.spec?.volumes ?? []).map((v) => v.hostPath?.path).sort()).toEqual(['/dev', '/etc/projects', '/etc/projid']);
+      expect((pod.spec?.volumes ?? []).map((v) => v.hostPath?.path).sort()).toEqual([
+        '/dev',
+        '/etc/projects',
+        '/etc/projid',
+      ]);
       const text = readFileSync(join(packageDir, file), 'utf8');
       const set = /set env deployment\/(\S+) (ALLOW_UNSAFE_HELPER_POD_TEMPLATE)=(\S+)/.exec(text);
       expect(set?.[1]).toBe(deployment().metadata?.name);

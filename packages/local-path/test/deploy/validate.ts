@@ -5,7 +5,15 @@ import { execFileSync } from 'node:child_process';
 import { manifestValidator, rulesAllow, type Manifest } from '@kprov/testkit';
 import { expect } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ConfigMap, Namespace, PersistentVolumeClaim, Pod, Secret, ServiceAccount, type IContainer } from 'kubernetes-models/v1';
+import {
+  ConfigMap,
+  Namespace,
+  PersistentVolumeClaim,
+  Pod,
+  Secret,
+  ServiceAccount,
+  type IContainer,
+} from 'kubernetes-models/v1';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import {
@@ -45,7 +53,8 @@ export const validate = manifestValidator([
 
 export function expectAllowed(rules: IPolicyRule[], grants: [string, string, string[]][]): void {
   for (const [group, resource, verbs] of grants) {
-    for (const verb of verbs) expect(rulesAllow(rules, group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    for (const verb of verbs)
+      expect(rulesAllow(rules, group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
   }
 }
 
@@ -68,10 +77,16 @@ export const NAMESPACE_GRANTS: [string, string, string[]][] = [
 ];
 
 /** The rules bound to the ServiceAccount `account`: cluster-wide, and in `namespace` through Roles. */
-export function grantedRules(objects: readonly Manifest[], account: { name: string; namespace: string }, namespace: string): { cluster: IPolicyRule[]; namespaced: IPolicyRule[] } {
+export function grantedRules(
+  objects: readonly Manifest[],
+  account: { name: string; namespace: string },
+  namespace: string,
+): { cluster: IPolicyRule[]; namespaced: IPolicyRule[] } {
   const ofKind = <T>(kind: string): T[] => objects.filter((o) => o.kind === kind) as T[];
   const binds = (b: IClusterRoleBinding | IRoleBinding): boolean =>
-    (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === account.name && s.namespace === account.namespace);
+    (b.subjects ?? []).some(
+      (s) => s.kind === 'ServiceAccount' && s.name === account.name && s.namespace === account.namespace,
+    );
   const clusterRoles = ofKind<IClusterRole>('ClusterRole');
   const roles = ofKind<IRole>('Role');
   const cluster = ofKind<IClusterRoleBinding>('ClusterRoleBinding')
@@ -79,7 +94,9 @@ export function grantedRules(objects: readonly Manifest[], account: { name: stri
     .flatMap((b) => clusterRoles.find((r) => r.metadata?.name === b.roleRef.name)?.rules ?? []);
   const namespaced = ofKind<IRoleBinding>('RoleBinding')
     .filter((b) => b.metadata?.namespace === namespace && binds(b) && b.roleRef.kind === 'Role')
-    .flatMap((b) => roles.find((r) => r.metadata?.name === b.roleRef.name && r.metadata?.namespace === namespace)?.rules ?? []);
+    .flatMap(
+      (b) => roles.find((r) => r.metadata?.name === b.roleRef.name && r.metadata?.namespace === namespace)?.rules ?? [],
+    );
   return { cluster, namespaced };
 }
 
@@ -99,7 +116,9 @@ export function expectUsableConfigMapData(d: Record<string, string>, allowUnsafe
   expect(() => parseConfig(d['config.json']!, '/etc/config/config.json')).not.toThrow();
   // The template is a valid Pod for the API server too (the provisioner fills in name, node, volumes).
   expect(() => validate(parseYaml(d['helperPod.yaml']!) as Manifest)).not.toThrow();
-  expect(() => validateHelperPodTemplate(loadHelperPodTemplate(d['helperPod.yaml']!, allowUnsafeHelperPod), allowUnsafeHelperPod)).not.toThrow();
+  expect(() =>
+    validateHelperPodTemplate(loadHelperPodTemplate(d['helperPod.yaml']!, allowUnsafeHelperPod), allowUnsafeHelperPod),
+  ).not.toThrow();
   for (const key of ['setup', 'teardown']) {
     expect(d[key], key).toMatch(/^#!\/bin\/sh\nset -eu\n/);
     expect(() => shellSyntax(d[key]!), `${key}: sh -n`).not.toThrow();
@@ -124,7 +143,8 @@ export function startOptions(deployment: IDeployment, extraEnv: Record<string, s
     env[e.name] = field === 'metadata.namespace' ? (deployment.metadata?.namespace ?? 'default') : e.value;
   }
   const parsed = parseCommandLine([...argv, ...(container.args ?? [])], { ...env, ...extraEnv });
-  if (parsed.kind !== 'start') throw new Error(`the Deployment's command does not start the provisioner: ${parsed.kind}`);
+  if (parsed.kind !== 'start')
+    throw new Error(`the Deployment's command does not start the provisioner: ${parsed.kind}`);
   return parsed.options;
 }
 

@@ -30,7 +30,10 @@ describeTiers('main() end to end', () => {
     // A new base path: the next claim lands there.
     const newBase = '/var/local-path-new';
     const applied = program.count('Applied config');
-    await setConfigJson(core, JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [newBase] }] }));
+    await setConfigJson(
+      core,
+      JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [newBase] }] }),
+    );
     await vi.waitFor(async () => expect(program.count('Applied config')).toBe(applied + 1), WAIT);
     const second = await provisionOne(k, 'pvc-2');
     expect(second.nodePath).toBe(`${newBase}/${second.pvName}_default_pvc-2`);
@@ -57,7 +60,10 @@ describeTiers('main() end to end', () => {
     await waitStarted(program);
     await provisionOne(k, 'pvc-1');
     await setConfigJson(k.core, '{"nodePathMap": [');
-    await vi.waitFor(async () => expect(await eventsFor(k, 'ConfigMap', 'local-path-config', 'InvalidConfig')).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      async () => expect(await eventsFor(k, 'ConfigMap', 'local-path-config', 'InvalidConfig')).toHaveLength(1),
+      WAIT,
+    );
 
     const [lease] = await k.read.leases(NAMESPACE);
     const identity = lease?.spec?.holderIdentity ?? '';
@@ -65,7 +71,11 @@ describeTiers('main() end to end', () => {
     await vi.waitFor(async () => {
       const sources = new Map((await k.read.events()).map((e) => [e.reason ?? '', e.source?.component]));
       // One source, the Go library's `<provisioner name>_<identity>`, with the identity holding the Lease.
-      expect(Object.fromEntries(['Provisioning', 'ProvisioningSucceeded', 'LeaderElection', 'InvalidConfig'].map((r) => [r, sources.get(r)]))).toEqual({
+      expect(
+        Object.fromEntries(
+          ['Provisioning', 'ProvisioningSucceeded', 'LeaderElection', 'InvalidConfig'].map((r) => [r, sources.get(r)]),
+        ),
+      ).toEqual({
         Provisioning: `rancher.io/local-path_${identity}`,
         ProvisioningSucceeded: `rancher.io/local-path_${identity}`,
         LeaderElection: `rancher.io/local-path_${identity}`,

@@ -39,7 +39,13 @@ describeTiers('upstream e2e scenarios: pod shapes', () => {
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     const pod = volumeTestPod();
-    pod.spec!.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [hostnameIn('node-2')] }] } } };
+    pod.spec!.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [hostnameIn('node-2')] }],
+        },
+      },
+    };
     await e.core.createNamespacedPod({ namespace: 'default', body: pod });
 
     const pvName = await waitBound(e);
@@ -78,7 +84,11 @@ describeTiers('upstream e2e scenarios: pod shapes', () => {
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     const pod = volumeTestPod('local-path-pvc', 'security-context');
     pod.spec!.securityContext = { runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 };
-    pod.spec!.containers[0]!.command = ['sh', '-c', 'mkdir -p /data/app && echo first > /data/app/1 && echo second > /data/app/2'];
+    pod.spec!.containers[0]!.command = [
+      'sh',
+      '-c',
+      'mkdir -p /data/app && echo first > /data/app/1 && echo second > /data/app/2',
+    ];
     await e.core.createNamespacedPod({ namespace: 'default', body: pod });
 
     const pvName = await waitBound(e);
@@ -121,12 +131,21 @@ describeTiers('upstream e2e scenarios: pod shapes', () => {
   const UNSAFE_PATTERN = '/opt/../{{ .PVC.Namespace }}_{{ .PVC.Name }}/../etc/';
   for (const [how, extra] of [
     ['parameter', { parameters: { pathPattern: UNSAFE_PATTERN, allowUnsafePathPattern: 'true' } }],
-    ['class annotation', { parameters: { pathPattern: UNSAFE_PATTERN }, metadata: { name: 'local-path-unsafe', annotations: { allowUnsafePathPattern: 'true' } } }],
+    [
+      'class annotation',
+      {
+        parameters: { pathPattern: UNSAFE_PATTERN },
+        metadata: { name: 'local-path-unsafe', annotations: { allowUnsafePathPattern: 'true' } },
+      },
+    ],
   ] as const) {
     it(`accepts an unsafe pathPattern allowed by the ${how} (TestPodWithSkipPathPatternCheck)`, async () => {
       const e = await env({ config: DEFAULT_CONFIG });
       await e.storage.createStorageClass({ body: storageClass('local-path-unsafe', extra) });
-      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-unsafe') });
+      await e.core.createNamespacedPersistentVolumeClaim({
+        namespace: 'default',
+        body: claim('local-path-pvc', 'local-path-unsafe'),
+      });
       await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
       const pvName = await waitBound(e);
@@ -145,18 +164,28 @@ describeTiers('bad input from config.json: a clear event on the claim, nothing c
     const e = await env({ config: { nodePathMap: [{ node: 'node-1', paths: [BASE_PATH] }] }, nodes: TWO_NODES });
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod('local-path-pvc', 'volume-test', { 'kubernetes.io/hostname': 'node-2' }) });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: volumeTestPod('local-path-pvc', 'volume-test', { 'kubernetes.io/hostname': 'node-2' }),
+    });
 
-    expect(await provisioningFailure(e, 'local-path-pvc')).toContain("config doesn't contain node node-2, and no DEFAULT_PATH_FOR_NON_LISTED_NODES available");
+    expect(await provisioningFailure(e, 'local-path-pvc')).toContain(
+      "config doesn't contain node node-2, and no DEFAULT_PATH_FOR_NON_LISTED_NODES available",
+    );
     expect(await volumes(e)).toEqual([]);
     expect(await helperPodsNow(e)).toEqual([]);
     expect(existsSync(e.onNode('node-2', BASE_PATH))).toBe(false);
   });
 
-  it('refuses a nodePath parameter that is not among the node\'s paths', async () => {
+  it("refuses a nodePath parameter that is not among the node's paths", async () => {
     const e = await env({ config: DEFAULT_CONFIG });
-    await e.storage.createStorageClass({ body: storageClass('local-path-elsewhere', { parameters: { nodePath: '/mnt/elsewhere' } }) });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-elsewhere') });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path-elsewhere', { parameters: { nodePath: '/mnt/elsewhere' } }),
+    });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-elsewhere'),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const message = await provisioningFailure(e, 'local-path-pvc');

@@ -31,7 +31,11 @@ const { env, defer } = perTest();
 const DEFAULT_CONFIG = { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [BASE_PATH] }] };
 
 function nodeAffinity(node: string): unknown {
-  return { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } };
+  return {
+    required: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }],
+    },
+  };
 }
 
 /** A pod on `node` running `script` with the claim mounted at `/data`. */
@@ -80,18 +84,29 @@ describeTiers('upstream e2e scenarios', () => {
     const pvName = await waitBound(e, 'shared-pvc');
     const pv = (await getVolume(e, pvName))!;
     const nodePath = `${sharedPath}/${pvName}_default_shared-pvc`;
-    expect(pv.spec).toMatchObject({ accessModes: ['ReadWriteMany'], storageClassName: 'local-path-shared', hostPath: { path: nodePath } });
+    expect(pv.spec).toMatchObject({
+      accessModes: ['ReadWriteMany'],
+      storageClassName: 'local-path-shared',
+      hostPath: { path: nodePath },
+    });
     expect(pv.spec?.nodeAffinity).toBeUndefined();
 
-    await e.core.createNamespacedPod({ namespace: 'default', body: writerPod('writer-1', 'shared-pvc', 'node-1', 'echo from-node-1 > /data/node-1') });
-    await e.core.createNamespacedPod({ namespace: 'default', body: writerPod('writer-2', 'shared-pvc', 'node-2', 'echo from-node-2 > /data/node-2') });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: writerPod('writer-1', 'shared-pvc', 'node-1', 'echo from-node-1 > /data/node-1'),
+    });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: writerPod('writer-2', 'shared-pvc', 'node-2', 'echo from-node-2 > /data/node-2'),
+    });
     await waitSucceeded(e, 'writer-1');
     await waitSucceeded(e, 'writer-2');
     const dir = path.join(shared, `${pvName}_default_shared-pvc`);
     expect(readFileSync(path.join(dir, 'node-1'), 'utf8')).toBe('from-node-1\n');
     expect(readFileSync(path.join(dir, 'node-2'), 'utf8')).toBe('from-node-2\n');
     // Each node sees both files through its own root.
-    for (const node of ['node-1', 'node-2']) expect(existsSync(path.join(e.onNode(node, nodePath), node === 'node-1' ? 'node-2' : 'node-1'))).toBe(true);
+    for (const node of ['node-1', 'node-2'])
+      expect(existsSync(path.join(e.onNode(node, nodePath), node === 'node-1' ? 'node-2' : 'node-1'))).toBe(true);
 
     await deleteAll(e, ['writer-1', 'writer-2'], ['shared-pvc']);
     await vi.waitFor(async () => {
@@ -123,7 +138,11 @@ describeTiers('upstream e2e scenarios', () => {
 
   it('serves every claim of a class annotated defaultVolumeType: local as a local PV', async () => {
     const e = await env({ config: DEFAULT_CONFIG });
-    await e.storage.createStorageClass({ body: storageClass('local-path', { metadata: { name: 'local-path', annotations: { defaultVolumeType: 'local' } } }) });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path', {
+        metadata: { name: 'local-path', annotations: { defaultVolumeType: 'local' } },
+      }),
+    });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
@@ -142,9 +161,17 @@ describeTiers('upstream e2e scenarios', () => {
   it('puts the volume under the nodePath parameter among several configured paths', async () => {
     const paths = ['/opt/disk-a', '/opt/disk-b', '/opt/disk-c'];
     // The random choice would take the first path; nodePath must win.
-    const e = await env({ config: { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths }] }, random: () => 0 });
-    await e.storage.createStorageClass({ body: storageClass('local-path-disk-b', { parameters: { nodePath: '/opt/disk-b' } }) });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-disk-b') });
+    const e = await env({
+      config: { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths }] },
+      random: () => 0,
+    });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path-disk-b', { parameters: { nodePath: '/opt/disk-b' } }),
+    });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-disk-b'),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const pvName = await waitBound(e);
@@ -158,13 +185,22 @@ describeTiers('upstream e2e scenarios', () => {
     await deleteAndWaitCleanedUp(e, pvName, dir);
   });
 
-  it('spreads volumes over the default node entry\'s several paths at random', async () => {
+  it("spreads volumes over the default node entry's several paths at random", async () => {
     const paths = ['/opt/disk-a', '/opt/disk-b', '/opt/disk-c'];
     let next = 0;
-    const e = await env({ config: { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths }] }, random: () => next });
+    const e = await env({
+      config: { nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths }] },
+      random: () => next,
+    });
     await e.storage.createStorageClass({ body: storageClass() });
     const dirs: string[] = [];
-    for (const [i, [value, expected]] of ([[0, '/opt/disk-a'], [0.99, '/opt/disk-c'], [0.5, '/opt/disk-b']] as const).entries()) {
+    for (const [i, [value, expected]] of (
+      [
+        [0, '/opt/disk-a'],
+        [0.99, '/opt/disk-c'],
+        [0.5, '/opt/disk-b'],
+      ] as const
+    ).entries()) {
       next = value;
       await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim(`pvc-${i}`) });
       await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod(`pvc-${i}`, `pod-${i}`) });
@@ -200,9 +236,14 @@ describeTiers('upstream e2e scenarios', () => {
   it('places the folder at the class pathPattern {{ .PVC.Namespace }}/{{ .PVC.Name }}', async () => {
     const e = await env({ config: { storageClassConfigs: { 'local-path-custom-path-pattern': DEFAULT_CONFIG } } });
     await e.storage.createStorageClass({
-      body: storageClass('local-path-custom-path-pattern', { parameters: { nodePath: BASE_PATH, pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/' } }),
+      body: storageClass('local-path-custom-path-pattern', {
+        parameters: { nodePath: BASE_PATH, pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/' },
+      }),
     });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-custom-path-pattern') });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-custom-path-pattern'),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const pvName = await waitBound(e);

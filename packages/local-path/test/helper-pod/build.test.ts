@@ -30,20 +30,35 @@ describe('buildHelperPod — create, field by field (reference 3.6)', () => {
   const c = spec.containers[0]!;
   const volDir = `/opt/local-path-provisioner/${PV}_default_local-path-pvc`;
 
-  it('metadata.name is <template name>-<action>-<pv>', () => expect(pod.metadata?.name).toBe(`helper-pod-create-${PV}`));
-  it('metadata.namespace is the provisioner namespace', () => expect(pod.metadata?.namespace).toBe('local-path-storage'));
+  it('metadata.name is <template name>-<action>-<pv>', () =>
+    expect(pod.metadata?.name).toBe(`helper-pod-create-${PV}`));
+  it('metadata.namespace is the provisioner namespace', () =>
+    expect(pod.metadata?.namespace).toBe('local-path-storage'));
   it('spec.nodeName is the target node', () => expect(spec.nodeName).toBe('node-1'));
-  it('spec.serviceAccountName is --service-account-name', () => expect(spec.serviceAccountName).toBe('local-path-provisioner-service-account'));
+  it('spec.serviceAccountName is --service-account-name', () =>
+    expect(spec.serviceAccountName).toBe('local-path-provisioner-service-account'));
   it('spec.restartPolicy is Never', () => expect(spec.restartPolicy).toBe('Never'));
   it('spec.tolerations are the template list', () =>
-    expect(spec.tolerations).toEqual([{ key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' }]));
-  it('spec.priorityClassName comes from the template', () => expect(spec.priorityClassName).toBe('system-node-critical'));
+    expect(spec.tolerations).toEqual([
+      { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
+    ]));
+  it('spec.priorityClassName comes from the template', () =>
+    expect(spec.priorityClassName).toBe('system-node-critical'));
   it('volume data is a DirectoryOrCreate hostPath of the parent dir', () =>
-    expect(spec.volumes?.[0]).toEqual({ name: 'data', hostPath: { path: '/opt/local-path-provisioner', type: 'DirectoryOrCreate' } }));
+    expect(spec.volumes?.[0]).toEqual({
+      name: 'data',
+      hostPath: { path: '/opt/local-path-provisioner', type: 'DirectoryOrCreate' },
+    }));
   it('volume script is the ConfigMap with setup and teardown', () =>
     expect(spec.volumes?.[1]).toEqual({
       name: 'script',
-      configMap: { name: 'local-path-config', items: [{ key: 'setup', path: 'setup' }, { key: 'teardown', path: 'teardown' }] },
+      configMap: {
+        name: 'local-path-config',
+        items: [
+          { key: 'setup', path: 'setup' },
+          { key: 'teardown', path: 'teardown' },
+        ],
+      },
     }));
   it('there are exactly those two volumes', () => expect(spec.volumes).toHaveLength(2));
   it('mounts script at /script and data at the parent dir', () =>
@@ -52,7 +67,8 @@ describe('buildHelperPod — create, field by field (reference 3.6)', () => {
       { name: 'data', mountPath: '/opt/local-path-provisioner' },
     ]));
   it('command is /bin/sh /script/setup', () => expect(c.command).toEqual(['/bin/sh', '/script/setup']));
-  it('args are -p -s -m -a', () => expect(c.args).toEqual(['-p', volDir, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']));
+  it('args are -p -s -m -a', () =>
+    expect(c.args).toEqual(['-p', volDir, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']));
   it('env has VOL_DIR, VOL_MODE, VOL_SIZE_BYTES, VOL_USER, VOL_GROUP, VOL_PERM, then VOL_BASE (the mounted directory)', () =>
     expect(c.env).toEqual([
       { name: 'VOL_DIR', value: volDir },
@@ -63,7 +79,7 @@ describe('buildHelperPod — create, field by field (reference 3.6)', () => {
       { name: 'VOL_PERM', value: '0750' },
       { name: 'VOL_BASE', value: '/opt/local-path-provisioner' },
     ]));
-  it('does not mount the service account token (upstream gives helper pods the provisioner\'s own)', () =>
+  it("does not mount the service account token (upstream gives helper pods the provisioner's own)", () =>
     expect(spec.automountServiceAccountToken).toBe(false));
   it('keeps image and pull policy from the template', () => {
     expect(c.name).toBe('helper-pod');
@@ -94,7 +110,8 @@ describe('buildHelperPod — delete', () => {
 
 describe('buildHelperPod — variations', () => {
   it('always has VOL_USER/GROUP/PERM, empty when unset', () => {
-    const env = buildHelperPod({ ...base, user: undefined, group: undefined, perm: undefined }).spec!.containers[0]!.env!;
+    const env = buildHelperPod({ ...base, user: undefined, group: undefined, perm: undefined }).spec!.containers[0]!
+      .env!;
     expect(env.map((e) => [e.name, e.value]).slice(3, 6)).toEqual([
       ['VOL_USER', ''],
       ['VOL_GROUP', ''],
@@ -116,11 +133,17 @@ describe('buildHelperPod — variations', () => {
   });
 
   it('adds the disk-pressure toleration only when the template has no list', () => {
-    const bare = loadHelperPodTemplate('metadata: {name: h}\nspec:\n  containers:\n  - name: helper-pod\n    image: b\n', false);
+    const bare = loadHelperPodTemplate(
+      'metadata: {name: h}\nspec:\n  containers:\n  - name: helper-pod\n    image: b\n',
+      false,
+    );
     expect(buildHelperPod({ ...base, template: bare }).spec!.tolerations).toEqual([
       { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
     ]);
-    const empty = loadHelperPodTemplate('metadata: {name: h}\nspec:\n  tolerations: []\n  containers:\n  - name: helper-pod\n    image: b\n', false);
+    const empty = loadHelperPodTemplate(
+      'metadata: {name: h}\nspec:\n  tolerations: []\n  containers:\n  - name: helper-pod\n    image: b\n',
+      false,
+    );
     expect(buildHelperPod({ ...base, template: empty }).spec!.tolerations).toEqual([]);
   });
 
@@ -150,12 +173,20 @@ describe('buildHelperPod — variations', () => {
     expect(pod.spec!.containers[0]!.volumeMounts).toContainEqual({ name: 'data', mountPath: '/opt/lpp' });
     const env = Object.fromEntries(pod.spec!.containers[0]!.env!.map((e) => [e.name, e.value]));
     expect(env).toMatchObject({ VOL_DIR: '/opt/lpp/ns/name/sub', VOL_BASE: '/opt/lpp' });
-    expect(() => buildHelperPod({ ...base, path: '/opt/lpp', basePath: '/opt/lpp' })).toThrow('is not inside the base path');
-    expect(() => buildHelperPod({ ...base, path: '/opt/other/x', basePath: '/opt/lpp' })).toThrow('is not inside the base path');
+    expect(() => buildHelperPod({ ...base, path: '/opt/lpp', basePath: '/opt/lpp' })).toThrow(
+      'is not inside the base path',
+    );
+    expect(() => buildHelperPod({ ...base, path: '/opt/other/x', basePath: '/opt/lpp' })).toThrow(
+      'is not inside the base path',
+    );
   });
 
-  it('adds labels and annotations to the template\'s, and keeps automountServiceAccountToken when the template sets it', () => {
-    const t: V1Pod = { ...template, metadata: { ...template.metadata, labels: { app: 'x' } }, spec: { ...template.spec!, automountServiceAccountToken: true } };
+  it("adds labels and annotations to the template's, and keeps automountServiceAccountToken when the template sets it", () => {
+    const t: V1Pod = {
+      ...template,
+      metadata: { ...template.metadata, labels: { app: 'x' } },
+      spec: { ...template.spec!, automountServiceAccountToken: true },
+    };
     const pod = buildHelperPod({ ...base, template: t, labels: { op: 'create' }, annotations: { note: 'n' } });
     expect(pod.metadata?.labels).toEqual({ app: 'x', op: 'create' });
     expect(pod.metadata?.annotations).toEqual({ note: 'n' });

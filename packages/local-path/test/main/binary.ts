@@ -53,7 +53,14 @@ export async function startGate(k: Kit): Promise<Gate> {
       return;
     }
     const headers = { ...req.headers, ...(tls.headers as Record<string, string> | undefined), host: target.host };
-    const options: https.RequestOptions = { ...tls, method, path: url, headers, hostname: target.hostname, port: target.port };
+    const options: https.RequestOptions = {
+      ...tls,
+      method,
+      path: url,
+      headers,
+      hostname: target.hostname,
+      port: target.port,
+    };
     const upstream = (target.protocol === 'https:' ? https : http).request(options, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -71,7 +78,9 @@ export async function startGate(k: Kit): Promise<Gate> {
   });
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'gate', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    clusters: [
+      { name: 'gate', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
+    ],
     users: [{ name: 'gate' }],
     contexts: [{ name: 'gate', cluster: 'gate', user: 'gate' }],
     currentContext: 'gate',
@@ -98,8 +107,24 @@ export interface Child {
  * --leader-election=false --kube-api-qps -1 ...extra`; killed (SIGKILL) after the test if still running.
  */
 export function spawnProvisioner(kubeconfig: string, extra: string[] = []): Child {
-  const argv = ['--debug', 'start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json', '--leader-election=false', '--kube-api-qps', '-1', ...extra];
-  const child = spawn(process.execPath, [bin, ...argv], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [
+    '--debug',
+    'start',
+    '--kubeconfig',
+    kubeconfig,
+    '--health-port',
+    '0',
+    '--logging-format',
+    'json',
+    '--leader-election=false',
+    '--kube-api-qps',
+    '-1',
+    ...extra,
+  ];
+  const child = spawn(process.execPath, [bin, ...argv], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));

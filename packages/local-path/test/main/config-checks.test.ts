@@ -19,15 +19,30 @@ async function setConfig(k: Kit, text: string): Promise<void> {
 }
 
 function refusals(program: Program): string[] {
-  return program.entries().filter((e) => e.msg === REFUSED).map((e) => e.err ?? '');
+  return program
+    .entries()
+    .filter((e) => e.msg === REFUSED)
+    .map((e) => e.err ?? '');
 }
 
 describeTiers('config checks through main()', () => {
   it.each([
-    ['a misspelt nodePathMap (no node map at all)', { nodePathMapp: [DEFAULT_ENTRY] }, 'unknown keys, ignored: nodePathMapp'],
-    ['both nodePathMap and sharedFileSystemPath', { nodePathMap: [DEFAULT_ENTRY], sharedFileSystemPath: '/mnt/nfs' }, 'both nodePathMap and sharedFileSystemPath are defined'],
+    [
+      'a misspelt nodePathMap (no node map at all)',
+      { nodePathMapp: [DEFAULT_ENTRY] },
+      'unknown keys, ignored: nodePathMapp',
+    ],
+    [
+      'both nodePathMap and sharedFileSystemPath',
+      { nodePathMap: [DEFAULT_ENTRY], sharedFileSystemPath: '/mnt/nfs' },
+      'both nodePathMap and sharedFileSystemPath are defined',
+    ],
     ['an empty nodePathMap', { nodePathMap: [] }, 'both nodePathMap and sharedFileSystemPath are unconfigured'],
-    ['a nodePathMap in which no node has a path', { nodePathMap: [{ node: 'node-1', paths: [] }] }, 'no node in nodePathMap has a path'],
+    [
+      'a nodePathMap in which no node has a path',
+      { nodePathMap: [{ node: 'node-1', paths: [] }] },
+      'no node in nodePathMap has a path',
+    ],
   ])('refuses %s: the last good config stays, with an InvalidConfig Warning', async (_what, bad, words) => {
     const k = await startKit();
     const program = runMain(k.kubeconfig, ['--leader-election=false']);
@@ -55,12 +70,17 @@ describeTiers('config checks through main()', () => {
     await setConfig(k, JSON.stringify({ nodePathMapp: [DEFAULT_ENTRY] }));
     const program = runMain(k.kubeconfig, ['--leader-election=false']);
     expect(await program.exited).toBe(1);
-    expect(program.messages().find((m) => m.startsWith('Error starting daemon:'))).toContain('both nodePathMap and sharedFileSystemPath are unconfigured');
+    expect(program.messages().find((m) => m.startsWith('Error starting daemon:'))).toContain(
+      'both nodePathMap and sharedFileSystemPath are unconfigured',
+    );
   });
 
   it('warns about unknown keys, and once about a nodePathMap node that is not in the cluster', async () => {
     const k = await startKit();
-    await setConfig(k, JSON.stringify({ nodePathMap: [DEFAULT_ENTRY, { node: 'ghost', paths: ['/ghost'] }], cmdTimeoutSecond: 30 }));
+    await setConfig(
+      k,
+      JSON.stringify({ nodePathMap: [DEFAULT_ENTRY, { node: 'ghost', paths: ['/ghost'] }], cmdTimeoutSecond: 30 }),
+    );
     const program = runMain(k.kubeconfig, ['--leader-election=false']);
     await waitStarted(program);
     const ghost = (): string[] => program.messages().filter((m) => m.startsWith('nodePathMap lists node ghost'));
@@ -68,7 +88,10 @@ describeTiers('config checks through main()', () => {
     expect(program.messages()).toContain('unknown key cmdTimeoutSecond in config.json, ignored; check its spelling');
 
     // Another config naming the same missing node: not warned again.
-    await setConfig(k, JSON.stringify({ nodePathMap: [DEFAULT_ENTRY, { node: 'ghost', paths: ['/ghost', '/ghost2'] }] }));
+    await setConfig(
+      k,
+      JSON.stringify({ nodePathMap: [DEFAULT_ENTRY, { node: 'ghost', paths: ['/ghost', '/ghost2'] }] }),
+    );
     await vi.waitFor(() => expect(program.count('Applied config')).toBe(2), WAIT);
     await new Promise((r) => setTimeout(r, 300));
     expect(ghost()).toHaveLength(1);

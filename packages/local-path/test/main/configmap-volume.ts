@@ -18,6 +18,7 @@ export async function publishConfigMapVolume(dir: string, files: Record<string, 
   const previous = await readlink(data).catch(() => undefined);
   await symlink(stamp, path.join(dir, '..data_tmp'));
   await rename(path.join(dir, '..data_tmp'), data);
-  for (const key of Object.keys(files)) await symlink(path.join('..data', key), path.join(dir, key)).catch(() => undefined);
+  for (const key of Object.keys(files))
+    await symlink(path.join('..data', key), path.join(dir, key)).catch(() => undefined);
   if (previous !== undefined) await rm(path.join(dir, previous), { recursive: true, force: true });
 }

@@ -7,7 +7,16 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { beforeAll, expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, getClaim, helperPodsNow, NAMESPACE, SETUP_SCRIPT, volumeTestPod, WAIT } from '../provisioner/helpers.js';
+import {
+  BASE_PATH,
+  claim,
+  getClaim,
+  helperPodsNow,
+  NAMESPACE,
+  SETUP_SCRIPT,
+  volumeTestPod,
+  WAIT,
+} from '../provisioner/helpers.js';
 import { ensureBuilt, spawnProvisioner, startGate, type Child } from './binary.js';
 import { serviceAccountKubeconfig, startKit, type Kit } from './harness.js';
 
@@ -61,7 +70,9 @@ describeTiers('a provisioner killed with SIGKILL mid-provision', () => {
     const k = await startKit();
     const gate = await startGate(k);
     const child = spawnProvisioner(gate.kubeconfig);
-    const creating = gate.hold((method, url) => method === 'POST' && url.startsWith(`/api/v1/namespaces/${NAMESPACE}/pods`));
+    const creating = gate.hold(
+      (method, url) => method === 'POST' && url.startsWith(`/api/v1/namespaces/${NAMESPACE}/pods`),
+    );
     await createClaim(k);
     await creating;
     child.process.kill('SIGKILL');
@@ -71,28 +82,34 @@ describeTiers('a provisioner killed with SIGKILL mid-provision', () => {
     await restartAndExpectClean(k);
   });
 
-  it('while the setup script runs: the new process waits for it to end, then tears the directory down', { timeout: 60_000 }, async () => {
-    const k = await startKit();
-    await useSetup(k, SLOW_SETUP);
-    const child = spawnProvisioner(k.kubeconfig);
-    await createClaim(k);
-    await vi.waitFor(async () => {
+  it(
+    'while the setup script runs: the new process waits for it to end, then tears the directory down',
+    { timeout: 60_000 },
+    async () => {
+      const k = await startKit();
+      await useSetup(k, SLOW_SETUP);
+      const child = spawnProvisioner(k.kubeconfig);
+      await createClaim(k);
+      await vi.waitFor(async () => {
+        const [pod] = await helperPodsNow(k);
+        expect(pod?.status?.phase).toBe('Running');
+        expect(directories(k)).toHaveLength(1);
+      }, WAIT);
+      child.process.kill('SIGKILL');
+      await child.exited;
+      await deleteClaim(k);
       const [pod] = await helperPodsNow(k);
-      expect(pod?.status?.phase).toBe('Running');
-      expect(directories(k)).toHaveLength(1);
-    }, WAIT);
-    child.process.kill('SIGKILL');
-    await child.exited;
-    await deleteClaim(k);
-    const [pod] = await helperPodsNow(k);
-    expect(pod?.metadata?.labels).toMatchObject({ 'local.path.provisioner/operation': 'create' });
-    const restarted = await restartAndExpectClean(k);
-    const messages = restarted.messages();
-    const waited = messages.indexOf('Waiting for an interrupted setup to end before removing its directory');
-    expect(waited).toBeGreaterThanOrEqual(0);
-    expect(messages.findIndex((m) => m.startsWith('Deleting the directory of interrupted volume'))).toBeGreaterThan(waited);
-    expect(messages.filter((m) => m.startsWith('The interrupted setup did not end'))).toEqual([]);
-  });
+      expect(pod?.metadata?.labels).toMatchObject({ 'local.path.provisioner/operation': 'create' });
+      const restarted = await restartAndExpectClean(k);
+      const messages = restarted.messages();
+      const waited = messages.indexOf('Waiting for an interrupted setup to end before removing its directory');
+      expect(waited).toBeGreaterThanOrEqual(0);
+      expect(messages.findIndex((m) => m.startsWith('Deleting the directory of interrupted volume'))).toBeGreaterThan(
+        waited,
+      );
+      expect(messages.filter((m) => m.startsWith('The interrupted setup did not end'))).toEqual([]);
+    },
+  );
 
   it('after the setup succeeded but before the PV was saved: the kept setup pod leads to the teardown', async () => {
     const k = await startKit();

@@ -13,7 +13,21 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { vi } from 'vitest';
 import { main, type MainContext } from '../../src/main.js';
-import { claim, configJson, getVolume, HELPER_POD_YAML, NAMESPACE, SERVICE_ACCOUNT, SETUP_SCRIPT, storageClass, TEARDOWN_SCRIPT, volumeTestPod, waitBound, waitSucceeded, WAIT } from '../provisioner/helpers.js';
+import {
+  claim,
+  configJson,
+  getVolume,
+  HELPER_POD_YAML,
+  NAMESPACE,
+  SERVICE_ACCOUNT,
+  SETUP_SCRIPT,
+  storageClass,
+  TEARDOWN_SCRIPT,
+  volumeTestPod,
+  waitBound,
+  waitSucceeded,
+  WAIT,
+} from '../provisioner/helpers.js';
 
 /** deploy/local-path-storage.yaml. */
 const MANIFEST = fileURLToPath(new URL('../../deploy/local-path-storage.yaml', import.meta.url));
@@ -51,12 +65,24 @@ export async function startKit(options: { withConfigMap?: boolean; withClass?: b
       namespace: NAMESPACE,
       body: {
         metadata: { name: 'local-path-config', namespace: NAMESPACE },
-        data: { 'config.json': configJson(), setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML },
+        data: {
+          'config.json': configJson(),
+          setup: SETUP_SCRIPT,
+          teardown: TEARDOWN_SCRIPT,
+          'helperPod.yaml': HELPER_POD_YAML,
+        },
       },
     });
   }
-  if (options.withClass ?? true) await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
-  return { cluster, read: new ObjectReader(cluster.kubeConfig), core, kubeconfig: await cluster.writeKubeconfig(path.join(dir, 'kubeconfig')), dir };
+  if (options.withClass ?? true)
+    await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: storageClass() });
+  return {
+    cluster,
+    read: new ObjectReader(cluster.kubeConfig),
+    core,
+    kubeconfig: await cluster.writeKubeconfig(path.join(dir, 'kubeconfig')),
+    dir,
+  };
 }
 
 /** One JSON log line. */
@@ -82,11 +108,28 @@ export interface Program {
  * `main(['--debug', 'start', '--kubeconfig', ..., '--health-port', '0', '--logging-format', 'json', '--kube-api-qps',
  * '-1', ...extra], env, context)`; stopped and awaited after the test.
  */
-export function runMain(kubeconfig: string, extra: string[] = [], env: Record<string, string> = {}, context: MainContext = {}): Program {
+export function runMain(
+  kubeconfig: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+  context: MainContext = {},
+): Program {
   const abort = new AbortController();
   let output = '';
   let started: ReturnType<Program['started']>;
-  const argv = ['--debug', 'start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json', '--kube-api-qps', '-1', ...extra];
+  const argv = [
+    '--debug',
+    'start',
+    '--kubeconfig',
+    kubeconfig,
+    '--health-port',
+    '0',
+    '--logging-format',
+    'json',
+    '--kube-api-qps',
+    '-1',
+    ...extra,
+  ];
   const exited = main(argv, env, {
     stdout: { write: (l: string) => (output += l) },
     stderr: { write: (l: string) => (output += l) },
@@ -139,7 +182,10 @@ export async function provisionOne(k: Kit, name: string): Promise<{ pvName: stri
  */
 export async function serviceAccountKubeconfig(
   k: Kit,
-  options: { withoutLeases?: boolean; rules?: (rules: { resources?: string[]; verbs?: string[] }[]) => { resources?: string[]; verbs?: string[] }[] } = {},
+  options: {
+    withoutLeases?: boolean;
+    rules?: (rules: { resources?: string[]; verbs?: string[] }[]) => { resources?: string[]; verbs?: string[] }[];
+  } = {},
 ): Promise<string> {
   const cp = k.cluster.controlPlane;
   if (cp === undefined) throw new Error('serviceAccountKubeconfig: only the real tier authorizes requests');
@@ -149,7 +195,8 @@ export async function serviceAccountKubeconfig(
   const api = KubernetesObjectApi.makeApiClient(k.cluster.kubeConfig);
   for (const doc of docs) {
     if (!['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(doc.kind ?? '')) continue;
-    if (options.withoutLeases === true && doc.rules !== undefined) doc.rules = doc.rules.filter((r) => !(r.resources ?? []).includes('leases'));
+    if (options.withoutLeases === true && doc.rules !== undefined)
+      doc.rules = doc.rules.filter((r) => !(r.resources ?? []).includes('leases'));
     if (options.rules !== undefined && doc.rules !== undefined) doc.rules = options.rules(doc.rules);
     await api.create(doc);
   }

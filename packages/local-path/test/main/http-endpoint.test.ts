@@ -51,7 +51,11 @@ describeTiers('--http-endpoint through main()', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.type).toMatch(/^text\/plain; version=0\.0\.4/);
     for (const [name, type] of CONTROLLER_METRICS) expect(metrics.body).toContain(`# TYPE ${name} ${type}\n`);
-    expect(sample(metrics.body, 'controller_persistentvolumeclaim_provision_duration_seconds_count', { class: 'local-path' })).toBe(1);
+    expect(
+      sample(metrics.body, 'controller_persistentvolumeclaim_provision_duration_seconds_count', {
+        class: 'local-path',
+      }),
+    ).toBe(1);
     expect(sample(metrics.body, 'workqueue_adds_total', { name: 'claims' })).toBeGreaterThanOrEqual(1);
     expect(sample(metrics.body, 'leader_election_master_status', { name: 'rancher.io-local-path' })).toBe(1);
     // prom-client's process metrics are there too.
@@ -61,7 +65,9 @@ describeTiers('--http-endpoint through main()', () => {
     await k.core.deleteNamespacedPersistentVolumeClaim({ name: 'pvc-1', namespace: 'default' });
     await vi.waitFor(async () => {
       expect(await k.read.volume(pvName)).toBeUndefined();
-      expect(sample((await get(`${url}/metrics`)).body, 'controller_persistentvolume_delete_total', { class: 'local-path' })).toBe(1);
+      expect(
+        sample((await get(`${url}/metrics`)).body, 'controller_persistentvolume_delete_total', { class: 'local-path' }),
+      ).toBe(1);
     }, WAIT);
 
     expect(await get(`${url}/healthz`)).toMatchObject({ status: 200, body: 'ok' });
@@ -83,7 +89,10 @@ describeTiers('--http-endpoint through main()', () => {
     const program = runMain(k.kubeconfig, ['--http-endpoint', '127.0.0.1:0', '--leader-election=false']);
     const { endpoint } = await waitStarted(program);
     const url = endpoint!.url;
-    expect(await get(`${url}/healthz?verbose`)).toMatchObject({ status: 200, body: '[+]ping ok\nhealthz check passed\n' });
+    expect(await get(`${url}/healthz?verbose`)).toMatchObject({
+      status: 200,
+      body: '[+]ping ok\nhealthz check passed\n',
+    });
     expect((await get(`${url}/healthz/leader-election`)).status).toBe(404);
     await vi.waitFor(async () => expect(await get(`${url}/readyz`)).toMatchObject({ status: 200, body: 'ok' }), WAIT);
   });

@@ -8,10 +8,24 @@ import { expect, it, vi } from 'vitest';
 import { NAMESPACE, WAIT } from '../provisioner/helpers.js';
 import { provisionOne, runMain, startKit, waitStarted, type Program } from './harness.js';
 
-const SHORT_LEASE = ['--leader-election-lease-duration', '1s', '--leader-election-renew-deadline', '600ms', '--leader-election-retry-period', '100ms'];
+const SHORT_LEASE = [
+  '--leader-election-lease-duration',
+  '1s',
+  '--leader-election-renew-deadline',
+  '600ms',
+  '--leader-election-retry-period',
+  '100ms',
+];
 
 /** A 20 s lease, renewed every 100 ms: without a release, a takeover would take 20 s (about 100 attempts). */
-const LONG_LEASE = ['--leader-election-lease-duration', '20s', '--leader-election-renew-deadline', '600ms', '--leader-election-retry-period', '100ms'];
+const LONG_LEASE = [
+  '--leader-election-lease-duration',
+  '20s',
+  '--leader-election-renew-deadline',
+  '600ms',
+  '--leader-election-retry-period',
+  '100ms',
+];
 
 function creating(program: Program, pvName: string): string[] {
   return program.messages().filter((m) => m.startsWith(`Creating volume ${pvName} `));

@@ -19,17 +19,25 @@ const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(pkg, 'dist/cli.js');
 
 /** `main()` running in-process with captured output; `stop()` aborts it as SIGTERM would. */
-function run(argv: string[], context: MainContext = {}, stops: { push(stop: () => Promise<unknown>): void } = cleanups): { exited: Promise<number>; stop: () => void; stdout: () => string; stderr: () => string } {
+function run(
+  argv: string[],
+  context: MainContext = {},
+  stops: { push(stop: () => Promise<unknown>): void } = cleanups,
+): { exited: Promise<number>; stop: () => void; stdout: () => string; stderr: () => string } {
   const abort = new AbortController();
   let stdout = '';
   let stderr = '';
-  const exited = main(argv, {}, {
-    stdout: { write: (l: string) => (stdout += l) },
-    stderr: { write: (l: string) => (stderr += l) },
-    signal: abort.signal,
-    handleSignals: false,
-    ...context,
-  });
+  const exited = main(
+    argv,
+    {},
+    {
+      stdout: { write: (l: string) => (stdout += l) },
+      stderr: { write: (l: string) => (stderr += l) },
+      signal: abort.signal,
+      handleSignals: false,
+      ...context,
+    },
+  );
   stops.push(async () => {
     abort.abort();
     await exited;
@@ -58,9 +66,23 @@ describeTiers('main', () => {
     await k.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     let started = false;
-    const program = run(['--debug', 'start', '--kubeconfig', k.kubeconfig, '--health-port', '0', '--logging-format', 'json', '--worker-threads', '2'], {
-      onStarted: () => (started = true),
-    });
+    const program = run(
+      [
+        '--debug',
+        'start',
+        '--kubeconfig',
+        k.kubeconfig,
+        '--health-port',
+        '0',
+        '--logging-format',
+        'json',
+        '--worker-threads',
+        '2',
+      ],
+      {
+        onStarted: () => (started = true),
+      },
+    );
     const pvName = await waitBound(k);
     await waitSucceeded(k);
     expect(started).toBe(true);
@@ -77,11 +99,12 @@ describeTiers('main', () => {
     expect(program.stderr()).toBe('');
   });
 
-  it('runs without leader election, saying what to do, when the Lease is forbidden (upstream\'s RBAC)', async () => {
+  it("runs without leader election, saying what to do, when the Lease is forbidden (upstream's RBAC)", async () => {
     const k = await startKit();
     // On the testkit a refused Lease read stands in for the missing permission; the real tier runs as the
     // ServiceAccount with upstream's RBAC (the shipped manifest's, without its Lease rule).
-    const kubeconfig = k.cluster.testkit === undefined ? await serviceAccountKubeconfig(k, { withoutLeases: true }) : k.kubeconfig;
+    const kubeconfig =
+      k.cluster.testkit === undefined ? await serviceAccountKubeconfig(k, { withoutLeases: true }) : k.kubeconfig;
     k.cluster.testkit?.faults.add({ resource: 'leases', verb: 'get', action: { type: 'error', code: 403 } });
     await k.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await k.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
@@ -106,7 +129,7 @@ describeTiers('main', () => {
     expect(entries.some((e) => e.msg.includes('do not run more than one replica'))).toBe(true);
   });
 
-  it('exits 1 with upstream\'s message when the ConfigMap is missing', async () => {
+  it("exits 1 with upstream's message when the ConfigMap is missing", async () => {
     const { kubeconfig } = await startKit({ withConfigMap: false });
     const program = run(['start', '--kubeconfig', kubeconfig, '--health-port', '0', '--logging-format', 'json']);
     expect(await program.exited).toBe(1);
@@ -117,17 +140,19 @@ describeTiers('main', () => {
 });
 
 describe('main usage', () => {
-  it('exits 1 with upstream\'s message for an invalid flag value', async () => {
+  it("exits 1 with upstream's message for an invalid flag value", async () => {
     const program = run(['start', '--worker-threads', '0'], {}, plain);
     expect(await program.exited).toBe(1);
     expect(program.stderr()).toBe('Error starting daemon: invalid zero or negative integer flag worker-threads\n');
     expect(program.stdout()).toBe('');
   });
 
-  it('exits 2 with upstream\'s prefix for an unknown flag', async () => {
+  it("exits 2 with upstream's prefix for an unknown flag", async () => {
     const program = run(['start', '--no-such-flag'], {}, plain);
     expect(await program.exited).toBe(2);
-    expect(program.stderr()).toBe('Usage error, please check your command: flag provided but not defined: -no-such-flag\n');
+    expect(program.stderr()).toBe(
+      'Usage error, please check your command: flag provided but not defined: -no-such-flag\n',
+    );
   });
 
   it('prints the help and the version with exit code 0', async () => {
@@ -151,7 +176,10 @@ describe('local-path-provisioner binary', () => {
   }, 120_000);
 
   it('prints the help with exit code 0', async () => {
-    const child = spawn(process.execPath, [bin, '--help'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, '--help'], {
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -163,7 +191,9 @@ describe('local-path-provisioner binary', () => {
 
   it('prints the package version with --version', async () => {
     const { version } = JSON.parse(await readFile(path.join(pkg, 'package.json'), 'utf8')) as { version: string };
-    const { stdout } = await promisify(execFile)(process.execPath, [bin, '--version'], { env: { PATH: process.env.PATH ?? '' } });
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, '--version'], {
+      env: { PATH: process.env.PATH ?? '' },
+    });
     expect(stdout).toBe(`local-path-provisioner version ${version}\n`);
   });
 });

@@ -30,13 +30,17 @@ function run(argv: string[], clock: FakeClock): { stop: () => Promise<number>; m
   const abort = new AbortController();
   let stdout = '';
   let code: number | undefined;
-  const exited = main(['start', '--health-port', '0', '--logging-format', 'json', '--leader-election=false', ...argv], {}, {
-    stdout: { write: (l: string) => (stdout += l) },
-    stderr: { write: (l: string) => (stdout += l) },
-    signal: abort.signal,
-    handleSignals: false,
-    rateLimitClock: clock,
-  });
+  const exited = main(
+    ['start', '--health-port', '0', '--logging-format', 'json', '--leader-election=false', ...argv],
+    {},
+    {
+      stdout: { write: (l: string) => (stdout += l) },
+      stderr: { write: (l: string) => (stdout += l) },
+      signal: abort.signal,
+      handleSignals: false,
+      rateLimitClock: clock,
+    },
+  );
   void exited.then((c) => (code = c));
   const stop = async (): Promise<number> => {
     abort.abort();
@@ -57,45 +61,51 @@ function run(argv: string[], clock: FakeClock): { stop: () => Promise<number>; m
 }
 
 // Testkit only: it counts the requests the server received, which only the testkit can tell.
-describeTiers('main with --kube-api-qps and --kube-api-burst', () => {
-  it('sends burst requests, then one per 1/qps seconds of the limiter clock, and logs client-go\'s throttling line', async () => {
-    const { kit, kubeconfig } = await startKit();
-    const clock = new FakeClock();
-    const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '1', '--kube-api-burst', '3'], clock);
+describeTiers(
+  'main with --kube-api-qps and --kube-api-burst',
+  () => {
+    it("sends burst requests, then one per 1/qps seconds of the limiter clock, and logs client-go's throttling line", async () => {
+      const { kit, kubeconfig } = await startKit();
+      const clock = new FakeClock();
+      const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '1', '--kube-api-burst', '3'], clock);
 
-    // The burst is spent and the next request waits on the clock that only this test moves: nothing else can go.
-    await vi.waitFor(async () => {
-      expect(received(kit)).toBe(3);
-      expect(clock.pending()).toBe(1);
-    }, WAIT);
-    expect(kit.store.list('persistentvolumes')).toHaveLength(0);
+      // The burst is spent and the next request waits on the clock that only this test moves: nothing else can go.
+      await vi.waitFor(async () => {
+        expect(received(kit)).toBe(3);
+        expect(clock.pending()).toBe(1);
+      }, WAIT);
+      expect(kit.store.list('persistentvolumes')).toHaveLength(0);
 
-    await clock.advanceAsync(1000);
-    await vi.waitFor(async () => {
-      expect(received(kit)).toBe(4);
-      expect(clock.pending()).toBe(1);
-    }, WAIT);
-
-    // One token a second of the limiter clock is enough to start up and provision the claim.
-    await vi.waitFor(async () => {
       await clock.advanceAsync(1000);
-      expect(kit.store.list('persistentvolumes')).toHaveLength(1);
-    }, WAIT);
-    expect(program.messages()).toContainEqual(
-      expect.stringMatching(/^Waited for [\d.]+s due to client-side throttling, not priority and fairness, request: (GET|POST|PUT|PATCH):http:\/\/127\.0\.0\.1:\d+\//),
-    );
-    expect(await program.stop()).toBe(0);
-  });
+      await vi.waitFor(async () => {
+        expect(received(kit)).toBe(4);
+        expect(clock.pending()).toBe(1);
+      }, WAIT);
 
-  it('limits nothing with a negative --kube-api-qps', async () => {
-    const { kit, kubeconfig } = await startKit();
-    const clock = new FakeClock();
-    const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '-1', '--kube-api-burst', '1'], clock);
-    await vi.waitFor(async () => expect(kit.store.list('persistentvolumes')).toHaveLength(1), WAIT);
-    expect(received(kit)).toBeGreaterThan(1);
-    expect(clock.now()).toBe(0);
-    expect(clock.pending()).toBe(0);
-    expect(program.messages().filter((m) => m.startsWith('Waited for'))).toEqual([]);
-    expect(await program.stop()).toBe(0);
-  });
-}, { tiers: ['testkit'] });
+      // One token a second of the limiter clock is enough to start up and provision the claim.
+      await vi.waitFor(async () => {
+        await clock.advanceAsync(1000);
+        expect(kit.store.list('persistentvolumes')).toHaveLength(1);
+      }, WAIT);
+      expect(program.messages()).toContainEqual(
+        expect.stringMatching(
+          /^Waited for [\d.]+s due to client-side throttling, not priority and fairness, request: (GET|POST|PUT|PATCH):http:\/\/127\.0\.0\.1:\d+\//,
+        ),
+      );
+      expect(await program.stop()).toBe(0);
+    });
+
+    it('limits nothing with a negative --kube-api-qps', async () => {
+      const { kit, kubeconfig } = await startKit();
+      const clock = new FakeClock();
+      const program = run(['--kubeconfig', kubeconfig, '--kube-api-qps', '-1', '--kube-api-burst', '1'], clock);
+      await vi.waitFor(async () => expect(kit.store.list('persistentvolumes')).toHaveLength(1), WAIT);
+      expect(received(kit)).toBeGreaterThan(1);
+      expect(clock.now()).toBe(0);
+      expect(clock.pending()).toBe(0);
+      expect(program.messages().filter((m) => m.startsWith('Waited for'))).toEqual([]);
+      expect(await program.stop()).toBe(0);
+    });
+  },
+  { tiers: ['testkit'] },
+);

@@ -7,7 +7,17 @@ import { expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { BASE_PATH, claim, eventsFor, getClaim, NAMESPACE, PROVISIONER_NAME, provisioningFailure, volumeTestPod, WAIT } from '../provisioner/helpers.js';
+import {
+  BASE_PATH,
+  claim,
+  eventsFor,
+  getClaim,
+  NAMESPACE,
+  PROVISIONER_NAME,
+  provisioningFailure,
+  volumeTestPod,
+  WAIT,
+} from '../provisioner/helpers.js';
 import { provisionOne, runMain, serviceAccountKubeconfig, startKit, waitStarted, type Kit } from './harness.js';
 
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -21,22 +31,35 @@ async function claimOnGoneNode(k: Kit): Promise<void> {
 
 /** A kubeconfig of the provisioner: the ServiceAccount with `rules` rewritten on the real tier; the admin's on the testkit. */
 /** The manifest's rules without `pods/log`. */
-function withoutLogs(rules: { resources?: string[]; verbs?: string[] }[]): { resources?: string[]; verbs?: string[] }[] {
+function withoutLogs(
+  rules: { resources?: string[]; verbs?: string[] }[],
+): { resources?: string[]; verbs?: string[] }[] {
   return rules.map((r) => ({ ...r, resources: (r.resources ?? []).filter((x) => x !== 'pods/log') }));
 }
 
-async function provisionerKubeconfig(k: Kit, rules?: NonNullable<Parameters<typeof serviceAccountKubeconfig>[1]>['rules']): Promise<string> {
+async function provisionerKubeconfig(
+  k: Kit,
+  rules?: NonNullable<Parameters<typeof serviceAccountKubeconfig>[1]>['rules'],
+): Promise<string> {
   return k.cluster.controlPlane === undefined ? k.kubeconfig : serviceAccountKubeconfig(k, { rules });
 }
 
 /** Upstream's raw manifest: claims may be read, not updated or patched. */
-const withoutClaimUpdate = (rules: { resources?: string[]; verbs?: string[] }[]): { resources?: string[]; verbs?: string[] }[] =>
-  rules.map((r) => ((r.resources ?? []).includes('persistentvolumeclaims') ? { ...r, verbs: ['get', 'list', 'watch'] } : r));
+const withoutClaimUpdate = (
+  rules: { resources?: string[]; verbs?: string[] }[],
+): { resources?: string[]; verbs?: string[] }[] =>
+  rules.map((r) =>
+    (r.resources ?? []).includes('persistentvolumeclaims') ? { ...r, verbs: ['get', 'list', 'watch'] } : r,
+  );
 
 describeTiers('RBAC', () => {
   it('a reschedule that RBAC forbids is a ReschedulingFailed Warning on the claim naming the missing verb', async () => {
     const k = await startKit();
-    k.cluster.testkit?.faults.add({ verb: 'update', resource: 'persistentvolumeclaims', action: { type: 'error', code: 403 } });
+    k.cluster.testkit?.faults.add({
+      verb: 'update',
+      resource: 'persistentvolumeclaims',
+      action: { type: 'error', code: 403 },
+    });
     const program = runMain(await provisionerKubeconfig(k, withoutClaimUpdate));
     await waitStarted(program);
     await claimOnGoneNode(k);
@@ -51,18 +74,26 @@ describeTiers('RBAC', () => {
     expect((await getClaim(k, 'local-path-pvc'))?.metadata?.annotations?.[SELECTED_NODE]).toBe('gone-node');
   });
 
-  it('with the manifest\'s RBAC, the claim of a gone node goes back to the scheduler', async () => {
+  it("with the manifest's RBAC, the claim of a gone node goes back to the scheduler", async () => {
     const k = await startKit();
     const program = runMain(await provisionerKubeconfig(k));
     await waitStarted(program);
     await claimOnGoneNode(k);
-    await vi.waitFor(async () => expect((await getClaim(k, 'local-path-pvc'))?.metadata?.annotations?.[SELECTED_NODE]).toBeUndefined(), WAIT);
+    await vi.waitFor(
+      async () => expect((await getClaim(k, 'local-path-pvc'))?.metadata?.annotations?.[SELECTED_NODE]).toBeUndefined(),
+      WAIT,
+    );
     expect(await eventsFor(k, 'PersistentVolumeClaim', 'local-path-pvc', 'ReschedulingFailed')).toEqual([]);
   });
 
   it('a failed helper pod whose log may not be read says "could not read the log" and why', async () => {
     const k = await startKit();
-    k.cluster.testkit?.faults.add({ verb: 'get', resource: 'pods', subresource: 'log', action: { type: 'error', code: 403 } });
+    k.cluster.testkit?.faults.add({
+      verb: 'get',
+      resource: 'pods',
+      subresource: 'log',
+      action: { type: 'error', code: 403 },
+    });
     const cm = await k.core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
     cm.data = { ...cm.data, setup: '#!/bin/sh\necho boom\nexit 3\n' };
     await k.core.replaceNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE, body: cm });
@@ -76,12 +107,20 @@ describeTiers('RBAC', () => {
     expect(message).not.toContain('no log output');
   });
 
-  it('falls back to the container\'s terminated message when the log may not be read (FallbackToLogsOnError)', async () => {
+  it("falls back to the container's terminated message when the log may not be read (FallbackToLogsOnError)", async () => {
     const k = await startKit();
-    k.cluster.testkit?.faults.add({ verb: 'get', resource: 'pods', subresource: 'log', action: { type: 'error', code: 403 } });
+    k.cluster.testkit?.faults.add({
+      verb: 'get',
+      resource: 'pods',
+      subresource: 'log',
+      action: { type: 'error', code: 403 },
+    });
     const cm = await k.core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
     // The kubelet keeps the log's tail as the terminated message of a failed container with this policy.
-    const template = (cm.data?.['helperPod.yaml'] ?? '').replace('imagePullPolicy: IfNotPresent', 'imagePullPolicy: IfNotPresent\n    terminationMessagePolicy: FallbackToLogsOnError');
+    const template = (cm.data?.['helperPod.yaml'] ?? '').replace(
+      'imagePullPolicy: IfNotPresent',
+      'imagePullPolicy: IfNotPresent\n    terminationMessagePolicy: FallbackToLogsOnError',
+    );
     cm.data = { ...cm.data, setup: '#!/bin/sh\necho disk full >&2\nexit 3\n', 'helperPod.yaml': template };
     await k.core.replaceNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE, body: cm });
     const program = runMain(await provisionerKubeconfig(k, withoutLogs));
@@ -111,7 +150,13 @@ describeTiers('teardown checks as the ServiceAccount', () => {
           storageClassName: 'local-path',
           hostPath: { path: BASE_PATH },
           claimRef: { namespace: 'default', name: 'gone', uid: randomUUID() },
-          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } },
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
+              ],
+            },
+          },
         },
       },
     });
@@ -121,7 +166,9 @@ describeTiers('teardown checks as the ServiceAccount', () => {
       return found;
     }, WAIT);
     expect(event?.type).toBe('Warning');
-    expect(event?.message).toContain(`refusing to remove "${BASE_PATH}" for volume forged: it is a base path of the config`);
+    expect(event?.message).toContain(
+      `refusing to remove "${BASE_PATH}" for volume forged: it is a base path of the config`,
+    );
     expect(await k.read.volume('forged')).toBeDefined();
     expect(readFileSync(path.join(k.cluster.nodes[0]!.root, live.nodePath, 'test'), 'utf8')).toBe('local-path-test\n');
   });

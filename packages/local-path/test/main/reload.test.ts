@@ -25,7 +25,12 @@ function templateEdition(edition: string): string {
 /** The mounted ConfigMap directory, as the kubelet lays it out. */
 async function mount(k: Kit, files: Record<string, string>): Promise<string> {
   const dir = path.join(k.dir, 'etc-config');
-  await publishConfigMapVolume(dir, { setup: SETUP_SCRIPT, teardown: TEARDOWN_SCRIPT, 'helperPod.yaml': HELPER_POD_YAML, ...files });
+  await publishConfigMapVolume(dir, {
+    setup: SETUP_SCRIPT,
+    teardown: TEARDOWN_SCRIPT,
+    'helperPod.yaml': HELPER_POD_YAML,
+    ...files,
+  });
   return dir;
 }
 
@@ -48,9 +53,13 @@ describeTiers('--config <file> reload through main()', () => {
     expect(second.nodePath).toBe(`/opt/disk-b/${second.pvName}_default_pvc-2`);
     expect(readFileSync(path.join(root, second.nodePath, 'test'), 'utf8')).toBe('local-path-test\n');
 
-    await publishConfigMapVolume(dir, { 'config.json': JSON.stringify({ nodePathMap: [{ node: 'node-1', paths: ['/'] }] }) });
+    await publishConfigMapVolume(dir, {
+      'config.json': JSON.stringify({ nodePathMap: [{ node: 'node-1', paths: ['/'] }] }),
+    });
     const refused = await vi.waitFor(async () => {
-      const entry = program.entries().find((e) => e.msg === 'failed to load the new config file; keeping the last valid config');
+      const entry = program
+        .entries()
+        .find((e) => e.msg === 'failed to load the new config file; keeping the last valid config');
       if (entry === undefined) throw new Error('not refused yet');
       return entry;
     }, WAIT);
@@ -60,7 +69,7 @@ describeTiers('--config <file> reload through main()', () => {
     expect(third.nodePath).toBe(`/opt/disk-b/${third.pvName}_default_pvc-3`);
     // The file is the mounted ConfigMap's: the refusal is recorded on that ConfigMap as well.
     const [event] = await vi.waitFor(async () => {
-      const found = (await eventsFor(k, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON));
+      const found = await eventsFor(k, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON);
       expect(found).toHaveLength(1);
       return found;
     }, WAIT);
@@ -70,7 +79,9 @@ describeTiers('--config <file> reload through main()', () => {
     // Unparsable JSON is refused the same way.
     await publishConfigMapVolume(dir, { 'config.json': '{"nodePathMap": [' });
     await vi.waitFor(async () => {
-      const errors = program.entries().filter((e) => e.msg === 'failed to load the new config file; keeping the last valid config');
+      const errors = program
+        .entries()
+        .filter((e) => e.msg === 'failed to load the new config file; keeping the last valid config');
       expect(errors.some((e) => e.err?.startsWith(`fail to load config file ${file}: `))).toBe(true);
     }, WAIT);
     const fourth = await provisionOne(k, 'pvc-4');
@@ -88,16 +99,28 @@ describeTiers('CONFIG_MOUNT_PATH helper pod template reload through main()', () 
     const cm = await k.core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
     cm.data = { ...cm.data, setup: `${SETUP_SCRIPT}echo "\${HELPER_EDITION:-none}" > "$VOL_DIR/edition"\n` };
     await k.core.replaceNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE, body: cm });
-    const dir = await mount(k, { 'config.json': configFor('/opt/local-path-provisioner'), 'helperPod.yaml': templateEdition('1') });
-    const program = runMain(k.kubeconfig, ['--config', path.join(dir, 'config.json'), '--leader-election=false'], { CONFIG_MOUNT_PATH: dir }, { templatePollIntervalMs: 20 });
+    const dir = await mount(k, {
+      'config.json': configFor('/opt/local-path-provisioner'),
+      'helperPod.yaml': templateEdition('1'),
+    });
+    const program = runMain(
+      k.kubeconfig,
+      ['--config', path.join(dir, 'config.json'), '--leader-election=false'],
+      { CONFIG_MOUNT_PATH: dir },
+      { templatePollIntervalMs: 20 },
+    );
     await waitStarted(program);
     const root = k.cluster.nodes[0]!.root;
     const edition = (nodePath: string): string => readFileSync(path.join(root, nodePath, 'edition'), 'utf8').trim();
     /** Waits for three more reads of the template, so that at least one began after the last edit. */
     const reread = async (): Promise<void> => {
-      const seen = program.count('Applied helper pod template') + program.count('failed to load the new helper pod manifest; keeping the previous template');
+      const seen =
+        program.count('Applied helper pod template') +
+        program.count('failed to load the new helper pod manifest; keeping the previous template');
       await vi.waitFor(async () => {
-        const now = program.count('Applied helper pod template') + program.count('failed to load the new helper pod manifest; keeping the previous template');
+        const now =
+          program.count('Applied helper pod template') +
+          program.count('failed to load the new helper pod manifest; keeping the previous template');
         expect(now).toBeGreaterThanOrEqual(seen + 3);
       }, WAIT);
     };
@@ -105,7 +128,10 @@ describeTiers('CONFIG_MOUNT_PATH helper pod template reload through main()', () 
     await reread();
     expect(edition((await provisionOne(k, 'pvc-1')).nodePath)).toBe('1');
 
-    await publishConfigMapVolume(dir, { 'config.json': configFor('/opt/local-path-provisioner'), 'helperPod.yaml': templateEdition('2') });
+    await publishConfigMapVolume(dir, {
+      'config.json': configFor('/opt/local-path-provisioner'),
+      'helperPod.yaml': templateEdition('2'),
+    });
     await reread();
     expect(edition((await provisionOne(k, 'pvc-2')).nodePath)).toBe('2');
 
@@ -115,14 +141,20 @@ describeTiers('CONFIG_MOUNT_PATH helper pod template reload through main()', () 
       'helperPod.yaml': templateEdition('3').replace('spec:\n', 'spec:\n  hostNetwork: true\n'),
     });
     await reread();
-    const refused = program.entries().filter((e) => e.msg === 'failed to load the new helper pod manifest; keeping the previous template');
-    expect(refused.at(-1)?.err).toContain('helper pod template must not enable host namespaces unless allow-unsafe-helper-pod-template is enabled');
+    const refused = program
+      .entries()
+      .filter((e) => e.msg === 'failed to load the new helper pod manifest; keeping the previous template');
+    expect(refused.at(-1)?.err).toContain(
+      'helper pod template must not enable host namespaces unless allow-unsafe-helper-pod-template is enabled',
+    );
     expect(edition((await provisionOne(k, 'pvc-3')).nodePath)).toBe('2');
     // Re-read every interval, the same refused file is reported once: one Warning on the ConfigMap.
     await reread();
-    const warnings = (await eventsFor(k, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON));
+    const warnings = await eventsFor(k, 'ConfigMap', 'local-path-config', CONFIG_REJECTED_REASON);
     expect(warnings.map((e) => [e.type, e.count ?? 1])).toEqual([['Warning', 1]]);
-    expect(warnings[0]?.message).toMatch(/^New helperPod\.yaml refused, the previous helper pod template stays in force: .*must not enable host namespaces/);
+    expect(warnings[0]?.message).toMatch(
+      /^New helperPod\.yaml refused, the previous helper pod template stays in force: .*must not enable host namespaces/,
+    );
 
     program.stop();
     expect(await program.exited).toBe(0);

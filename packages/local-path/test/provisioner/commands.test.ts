@@ -62,12 +62,15 @@ async function startWithManager(
 }
 
 describeTiers('setupCommand and teardownCommand', () => {
-  it('provisions and deletes through the configured command with upstream\'s arguments, and mounts no scripts', async () => {
+  it("provisions and deletes through the configured command with upstream's arguments, and mounts no scripts", async () => {
     // The ConfigMap's scripts would fail: only the command may run.
-    const { e, command, calls } = await startWithManager((command) => ({ setupCommand: command, teardownCommand: command }), {
-      setup: '#!/bin/sh\nexit 7\n',
-      teardown: '#!/bin/sh\nexit 7\n',
-    });
+    const { e, command, calls } = await startWithManager(
+      (command) => ({ setupCommand: command, teardownCommand: command }),
+      {
+        setup: '#!/bin/sh\nexit 7\n',
+        teardown: '#!/bin/sh\nexit 7\n',
+      },
+    );
 
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
@@ -111,7 +114,9 @@ describeTiers('setupCommand and teardownCommand', () => {
     await waitSucceeded(e);
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     // The create pod mounts only the teardown item of the ConfigMap (the one not overridden).
-    expect(e.helperPodsCreated[0]!.spec!.volumes?.find((v) => v.name === 'script')?.configMap?.items).toEqual([{ key: 'teardown', path: 'teardown' }]);
+    expect(e.helperPodsCreated[0]!.spec!.volumes?.find((v) => v.name === 'script')?.configMap?.items).toEqual([
+      { key: 'teardown', path: 'teardown' },
+    ]);
 
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });

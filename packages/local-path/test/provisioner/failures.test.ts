@@ -32,13 +32,18 @@ describeTiers('provisioning failures', () => {
   it('fails at once when the setup script fails, with its last log lines, and removes the helper pod', async () => {
     const lines = Array.from({ length: 12 }, (_, i) => `echo "setup line ${i + 1}"`).join('\n');
     // A timeout far beyond the wait below: the event can only come from noticing the Failed pod.
-    const e = await env({ cmdTimeoutSeconds: 3600, setup: `#!/bin/sh\nset -eu\n${lines}\necho "disk full" >&2\nexit 3\n` });
+    const e = await env({
+      cmdTimeoutSeconds: 3600,
+      setup: `#!/bin/sh\nset -eu\n${lines}\necho "disk full" >&2\nexit 3\n`,
+    });
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const message = await provisioningFailure(e);
-    expect(message).toMatch(/^failed to create volume pvc-[0-9a-f-]+: helper pod local-path-storage\/helper-pod-create-pvc-[0-9a-f-]+ failed: container helper-pod exited with code 3/);
+    expect(message).toMatch(
+      /^failed to create volume pvc-[0-9a-f-]+: helper pod local-path-storage\/helper-pod-create-pvc-[0-9a-f-]+ failed: container helper-pod exited with code 3/,
+    );
     expect(message).toContain('last 10 log lines:');
     expect(message).toContain('setup line 12\ndisk full');
     expect(message).toContain('setup line 4\n');
@@ -52,9 +57,14 @@ describeTiers('provisioning failures', () => {
   it('rejects a pathPattern that climbs out of the claim directory before creating anything', async () => {
     const e = await env();
     await e.storage.createStorageClass({
-      body: storageClass('local-path-traversal', { parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/../../other/pvc' } }),
+      body: storageClass('local-path-traversal', {
+        parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/../../other/pvc' },
+      }),
     });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-traversal') });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-traversal'),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const message = await provisioningFailure(e);
@@ -72,17 +82,26 @@ describeTiers('provisioning failures', () => {
     block.metadata!.annotations = { 'volume.kubernetes.io/selected-node': 'node-1' };
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: block });
 
-    expect(await provisioningFailure(e, 'block-pvc')).toBe('rancher.io/local-path does not support block volume provisioning');
+    expect(await provisioningFailure(e, 'block-pvc')).toBe(
+      'rancher.io/local-path does not support block volume provisioning',
+    );
     await expectNothingCreated(e);
   });
 
   it('rejects an Immediate class without a selected node with upstream message and a hint', async () => {
     const e = await env();
-    await e.storage.createStorageClass({ body: storageClass('local-path-immediate', { volumeBindingMode: 'Immediate' }) });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-immediate') });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path-immediate', { volumeBindingMode: 'Immediate' }),
+    });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-immediate'),
+    });
 
     const message = await provisioningFailure(e);
-    expect(message).toMatch(/^configuration error, no node was specified; StorageClass "local-path-immediate" binds Immediate/);
+    expect(message).toMatch(
+      /^configuration error, no node was specified; StorageClass "local-path-immediate" binds Immediate/,
+    );
     expect(message).toContain('WaitForFirstConsumer');
     await expectNothingCreated(e);
   });
@@ -90,7 +109,10 @@ describeTiers('provisioning failures', () => {
   it('rejects ReadWriteMany on a node-local class', async () => {
     const e = await env();
     await e.storage.createStorageClass({ body: storageClass() });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path', { accessModes: ['ReadWriteMany'] }) });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path', { accessModes: ['ReadWriteMany'] }),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
 
     const message = await provisioningFailure(e);

@@ -63,9 +63,19 @@ function forgedVolume(name: string, path: string, claimName = 'no-such-claim'): 
       persistentVolumeReclaimPolicy: 'Delete',
       storageClassName: 'local-path',
       hostPath: { path, type: 'DirectoryOrCreate' },
-      claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'default', name: claimName, uid: randomUUID() },
+      claimRef: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: 'default',
+        name: claimName,
+        uid: randomUUID(),
+      },
       nodeAffinity: {
-        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] },
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
+          ],
+        },
       },
     },
   };
@@ -113,28 +123,36 @@ describeTiers('a forged PV', () => {
   it.each([
     ['the base path, parent of a live volume', (_live: string) => BASE_PATH],
     ['a directory outside every base path', (_live: string) => '/etc'],
-    ['a path of the right shape under the base path but for another PV', (live: string) => `${BASE_PATH}/${live.split('/').pop()!}`],
-  ])('pointing at %s is refused: a Warning names the path, the PV is kept, nothing is removed', async (_what, pathOf) => {
+    [
+      'a path of the right shape under the base path but for another PV',
+      (live: string) => `${BASE_PATH}/${live.split('/').pop()!}`,
+    ],
+  ])(
+    'pointing at %s is refused: a Warning names the path, the PV is kept, nothing is removed',
+    async (_what, pathOf) => {
+      const e = await env();
+      recordWarnings(e);
+      await e.storage.createStorageClass({ body: storageClass() });
+      const live = await liveVolume(e);
+      const path = pathOf(live.nodePath);
+
+      await e.core.createPersistentVolume({ body: forgedVolume('forged', path) });
+      await vi.waitFor(async () => expect((await getVolume(e, 'forged'))?.status?.phase).toBe('Released'), WAIT);
+      const message = await volumeWarning(e, 'forged', 'VolumeDeletionRefused');
+      expect(message).toContain(`refusing to remove ${JSON.stringify(path)} for volume forged`);
+      await settle(e.controller);
+      expect(await getVolume(e, 'forged')).toBeDefined();
+      expect(readFileSync(`${live.dir}/test`, 'utf8')).toBe('local-path-test\n');
+      expect([...e.helperPods].filter((p) => p.startsWith('helper-pod-delete-'))).toEqual([]);
+    },
+  );
+
+  it("naming a live claim of a pathPattern class, at that claim's directory, is refused", async () => {
     const e = await env();
     recordWarnings(e);
-    await e.storage.createStorageClass({ body: storageClass() });
-    const live = await liveVolume(e);
-    const path = pathOf(live.nodePath);
-
-    await e.core.createPersistentVolume({ body: forgedVolume('forged', path) });
-    await vi.waitFor(async () => expect((await getVolume(e, 'forged'))?.status?.phase).toBe('Released'), WAIT);
-    const message = await volumeWarning(e, 'forged', 'VolumeDeletionRefused');
-    expect(message).toContain(`refusing to remove ${JSON.stringify(path)} for volume forged`);
-    await settle(e.controller);
-    expect(await getVolume(e, 'forged')).toBeDefined();
-    expect(readFileSync(`${live.dir}/test`, 'utf8')).toBe('local-path-test\n');
-    expect([...e.helperPods].filter((p) => p.startsWith('helper-pod-delete-'))).toEqual([]);
-  });
-
-  it('naming a live claim of a pathPattern class, at that claim\'s directory, is refused', async () => {
-    const e = await env();
-    recordWarnings(e);
-    await e.storage.createStorageClass({ body: storageClass('local-path', { parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/' } }) });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path', { parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/' } }),
+    });
     const live = await liveVolume(e);
     expect(live.nodePath).toBe(`${BASE_PATH}/default/local-path-pvc`);
 
@@ -151,7 +169,10 @@ describeTiers('the node of a volume', () => {
     const e = await env({ nodes: [{ name: 'node-1' }, { name: 'node-2' }] });
     await e.storage.createStorageClass({ body: storageClass() });
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod('local-path-pvc', 'volume-test', { 'kubernetes.io/hostname': 'node-1' }) });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: volumeTestPod('local-path-pvc', 'volume-test', { 'kubernetes.io/hostname': 'node-1' }),
+    });
     const pvName = await waitBound(e);
     await waitSucceeded(e);
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
@@ -171,7 +192,11 @@ describeTiers('the node of a volume', () => {
     const teardown = e.helperPodsCreated.find((p) => p.metadata?.name === `helper-pod-delete-${pvName}`);
     expect(teardown?.spec?.nodeName).toBe('node-1');
     expect(e.warnings).toEqual([
-      { pv: pvName, reason: 'VolumeNodeMismatch', message: expect.stringContaining(`${SELECTED_NODE_ANNOTATION}=node-2`) as unknown },
+      {
+        pv: pvName,
+        reason: 'VolumeNodeMismatch',
+        message: expect.stringContaining(`${SELECTED_NODE_ANNOTATION}=node-2`) as unknown,
+      },
     ]);
   });
 });
@@ -188,7 +213,10 @@ describeTiers('a symbolic link left in a retained volume', () => {
     const first = claim('local-path-pvc', 'local-path-retain');
     first.metadata!.annotations = { sub: '' };
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: first });
-    await e.core.createNamespacedPod({ namespace: 'default', body: podRunning('planter', 'local-path-pvc', `ln -s ${elsewhere} /data/evil`) });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: podRunning('planter', 'local-path-pvc', `ln -s ${elsewhere} /data/evil`),
+    });
     await waitBound(e);
     await waitSucceeded(e, 'planter');
     await e.core.deleteNamespacedPod({ name: 'planter', namespace: 'default' });
@@ -199,7 +227,10 @@ describeTiers('a symbolic link left in a retained volume', () => {
     const second = claim('local-path-pvc', 'local-path-retain');
     second.metadata!.annotations = { sub: 'evil' };
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: second });
-    await e.core.createNamespacedPod({ namespace: 'default', body: podRunning('writer', 'local-path-pvc', 'echo escaped > /data/x') });
+    await e.core.createNamespacedPod({
+      namespace: 'default',
+      body: podRunning('writer', 'local-path-pvc', 'echo escaped > /data/x'),
+    });
     const message = await provisioningFailure(e);
     expect(message).toContain(`refusing ${e.onNode('node-1', `${BASE_PATH}/default/local-path-pvc/evil`)}`);
     expect(message).toContain(`resolves to ${elsewhere}`);
@@ -209,7 +240,9 @@ describeTiers('a symbolic link left in a retained volume', () => {
 
   it('cannot make teardown follow it', async () => {
     const e = await env();
-    await e.storage.createStorageClass({ body: storageClass('local-path', { parameters: { pathPattern: SUB_PATTERN } }) });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path', { parameters: { pathPattern: SUB_PATTERN } }),
+    });
     const elsewhere = e.onNode('node-1', '/elsewhere');
     mkdirSync(`${elsewhere}/x`, { recursive: true });
     const c = claim();
@@ -241,7 +274,9 @@ describeTiers('a volume path', () => {
     ['a component longer than 255 bytes', 'é'.repeat(130), 'more than the 255 a file name may have'],
   ])('with %s is refused before any helper pod exists, naming the claim field', async (_what, sub, problem) => {
     const e = await env();
-    await e.storage.createStorageClass({ body: storageClass('local-path', { parameters: { pathPattern: SUB_PATTERN } }) });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path', { parameters: { pathPattern: SUB_PATTERN } }),
+    });
     const c = claim();
     c.metadata!.annotations = { sub };
     await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: c });
@@ -266,12 +301,17 @@ describeTiers('helper pods', () => {
   });
 
   it('keep the token when the template sets automountServiceAccountToken: true', async () => {
-    const e = await env({ helperPodYaml: HELPER_POD_YAML.replace('spec:\n', 'spec:\n  automountServiceAccountToken: true\n') });
+    const e = await env({
+      helperPodYaml: HELPER_POD_YAML.replace('spec:\n', 'spec:\n  automountServiceAccountToken: true\n'),
+    });
     await e.storage.createStorageClass({ body: storageClass() });
     await liveVolume(e);
     const [setup] = e.helperPodsCreated;
     expect(setup?.spec?.automountServiceAccountToken).toBe(true);
-    if (e.cluster.controlPlane !== undefined) expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toContainEqual(expect.stringMatching(/^kube-api-access-/));
+    if (e.cluster.controlPlane !== undefined)
+      expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toContainEqual(
+        expect.stringMatching(/^kube-api-access-/),
+      );
   });
 });
 
@@ -288,9 +328,16 @@ describeTiers('the helper pod reconciler', () => {
           labels: { 'local.path.provisioner/operation': 'delete' },
           annotations: { 'local.path.provisioner/volume': 'pvc-leftover' },
         },
-        spec: { nodeName: 'node-1', restartPolicy: 'Never', containers: [{ name: 'helper-pod', image: 'busybox', command: ['sh', '-c', 'sleep 30'] }] },
+        spec: {
+          nodeName: 'node-1',
+          restartPolicy: 'Never',
+          containers: [{ name: 'helper-pod', image: 'busybox', command: ['sh', '-c', 'sleep 30'] }],
+        },
       },
     });
-    await vi.waitFor(async () => expect((await e.read.pods('local-path-storage')).map((p) => p.metadata?.name)).toEqual([]), WAIT);
+    await vi.waitFor(
+      async () => expect((await e.read.pods('local-path-storage')).map((p) => p.metadata?.name)).toEqual([]),
+      WAIT,
+    );
   });
 });

@@ -65,12 +65,12 @@ async function provisionWalkthroughClaim(e: Env): Promise<void> {
 }
 
 describeTiers('helper pod timeout', () => {
-  it('fails a hanging setup after cmdTimeoutSeconds with upstream\'s message, deletes the helper pod, and succeeds once fixed', async () => {
+  it("fails a hanging setup after cmdTimeoutSeconds with upstream's message, deletes the helper pod, and succeeds once fixed", async () => {
     const e = await env({ cmdTimeoutSeconds: 1, setup: HANGING_SETUP, retryMs: 200 });
     await provisionWalkthroughClaim(e);
 
     const event = await vi.waitFor(async () => {
-      const [first] = (await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed'));
+      const [first] = await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed');
       if (first === undefined) throw new Error('no ProvisioningFailed event yet');
       return first;
     }, WAIT);
@@ -78,7 +78,10 @@ describeTiers('helper pod timeout', () => {
     expect(event.type).toBe('Warning');
     expect(event.message).toBe(`failed to create volume ${pvName}: create process timeout after 1 seconds`);
     // The failed attempt's helper pod was deleted before the failure was reported.
-    expect(e.helperPodChanges.slice(0, 2)).toEqual([`ADDED helper-pod-create-${pvName}`, `DELETED helper-pod-create-${pvName}`]);
+    expect(e.helperPodChanges.slice(0, 2)).toEqual([
+      `ADDED helper-pod-create-${pvName}`,
+      `DELETED helper-pod-create-${pvName}`,
+    ]);
     expect(await volumes(e)).toEqual([]);
     const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
     expect(existsSync(dir)).toBe(false);
@@ -102,7 +105,7 @@ describeTiers('helper pod timeout', () => {
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
     const event = await vi.waitFor(async () => {
-      const [first] = (await eventsFor(e, 'PersistentVolume', pvName, 'VolumeFailedDelete'));
+      const [first] = await eventsFor(e, 'PersistentVolume', pvName, 'VolumeFailedDelete');
       if (first === undefined) throw new Error('no VolumeFailedDelete event yet');
       return first;
     }, WAIT);
@@ -129,7 +132,8 @@ describeTiers('helper pod when the provisioner stops', (tier) => {
     await provisionWalkthroughClaim(e);
     const helper = await vi.waitFor(async () => {
       const name = [...e.helperPods][0];
-      if (name === undefined || (await getPod(e, name, NAMESPACE))?.status?.phase !== 'Running') throw new Error('helper pod not running yet');
+      if (name === undefined || (await getPod(e, name, NAMESPACE))?.status?.phase !== 'Running')
+        throw new Error('helper pod not running yet');
       return name;
     }, WAIT);
     const pvName = await pvNameOf(e);
@@ -146,7 +150,9 @@ describeTiers('helper pod when the provisioner stops', (tier) => {
     e.startController();
     expect(await waitBound(e)).toBe(pvName);
     await waitSucceeded(e);
-    expect(readFileSync(e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc/test`), 'utf8')).toBe('local-path-test\n');
+    expect(readFileSync(e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc/test`), 'utf8')).toBe(
+      'local-path-test\n',
+    );
     await vi.waitFor(async () => expect(await helperPodsNow(e)).toEqual([]), WAIT);
     expectEachHelperPodDeleted(e);
     // The shutdown interrupted the first attempt; the claim itself never failed.
@@ -154,29 +160,42 @@ describeTiers('helper pod when the provisioner stops', (tier) => {
   });
 
   // Testkit only: it stops the provisioner from inside the server, between storing the pod and answering.
-  it.skipIf(tier.name !== 'testkit')('deletes the helper pod when the shutdown comes while its create request is under way', async () => {
-    const e = await env({ cmdTimeoutSeconds: 3600, setup: HANGING_SETUP });
-    // Stop the provisioner the moment the server stores the helper pod, before its answer reaches the provisioner.
-    let stopping: Promise<void> | undefined;
-    const unsubscribe = e.cluster.testkit!.store.subscribe((c) => {
-      if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE) stopping ??= e.stopController();
-    });
-    defer(() => Promise.resolve(unsubscribe()));
-    await provisionWalkthroughClaim(e);
-    await vi.waitFor(async () => expect(stopping).toBeDefined(), WAIT);
-    await stopping;
+  it.skipIf(tier.name !== 'testkit')(
+    'deletes the helper pod when the shutdown comes while its create request is under way',
+    async () => {
+      const e = await env({ cmdTimeoutSeconds: 3600, setup: HANGING_SETUP });
+      // Stop the provisioner the moment the server stores the helper pod, before its answer reaches the provisioner.
+      let stopping: Promise<void> | undefined;
+      const unsubscribe = e.cluster.testkit!.store.subscribe((c) => {
+        if (c.resource === 'pods' && c.type === 'ADDED' && c.object.metadata.namespace === NAMESPACE)
+          stopping ??= e.stopController();
+      });
+      defer(() => Promise.resolve(unsubscribe()));
+      await provisionWalkthroughClaim(e);
+      await vi.waitFor(async () => expect(stopping).toBeDefined(), WAIT);
+      await stopping;
 
-    expect(await helperPodsNow(e)).toEqual([]);
-    expect(e.helperPodChanges).toEqual([`ADDED helper-pod-create-${await pvNameOf(e)}`, `DELETED helper-pod-create-${await pvNameOf(e)}`]);
-    expect(await volumes(e)).toEqual([]);
-  });
+      expect(await helperPodsNow(e)).toEqual([]);
+      expect(e.helperPodChanges).toEqual([
+        `ADDED helper-pod-create-${await pvNameOf(e)}`,
+        `DELETED helper-pod-create-${await pvNameOf(e)}`,
+      ]);
+      expect(await volumes(e)).toEqual([]);
+    },
+  );
 
   it('replaces a helper pod left running by a provisioner that died', async () => {
     const e = await env();
     await e.stopController();
     await provisionWalkthroughClaim(e);
     // The scheduler picks the node while no provisioner runs.
-    await vi.waitFor(async () => expect((await getClaim(e, 'local-path-pvc'))?.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe('node-1'), WAIT);
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await getClaim(e, 'local-path-pvc'))?.metadata?.annotations?.['volume.kubernetes.io/selected-node'],
+        ).toBe('node-1'),
+      WAIT,
+    );
     const pvName = await pvNameOf(e);
     const helper = `helper-pod-create-${pvName}`;
     // What a killed process leaves behind: its helper pod, still running a setup that never ends.
@@ -184,7 +203,11 @@ describeTiers('helper pod when the provisioner stops', (tier) => {
       namespace: NAMESPACE,
       body: {
         metadata: { name: helper, namespace: NAMESPACE },
-        spec: { nodeName: 'node-1', restartPolicy: 'Never', containers: [{ name: 'helper-pod', image: 'busybox', command: ['sh', '-c', 'sleep 600'] }] },
+        spec: {
+          nodeName: 'node-1',
+          restartPolicy: 'Never',
+          containers: [{ name: 'helper-pod', image: 'busybox', command: ['sh', '-c', 'sleep 600'] }],
+        },
       },
     });
     await vi.waitFor(async () => expect((await getPod(e, helper, NAMESPACE))?.status?.phase).toBe('Running'), WAIT);
@@ -192,8 +215,15 @@ describeTiers('helper pod when the provisioner stops', (tier) => {
     e.startController();
     expect(await waitBound(e)).toBe(pvName);
     await waitSucceeded(e);
-    expect(readFileSync(e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc/test`), 'utf8')).toBe('local-path-test\n');
+    expect(readFileSync(e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc/test`), 'utf8')).toBe(
+      'local-path-test\n',
+    );
     await vi.waitFor(async () => expect(await helperPodsNow(e)).toEqual([]), WAIT);
-    expect(e.helperPodChanges).toEqual([`ADDED ${helper}`, `DELETED ${helper}`, `ADDED ${helper}`, `DELETED ${helper}`]);
+    expect(e.helperPodChanges).toEqual([
+      `ADDED ${helper}`,
+      `DELETED ${helper}`,
+      `ADDED ${helper}`,
+      `DELETED ${helper}`,
+    ]);
   });
 });

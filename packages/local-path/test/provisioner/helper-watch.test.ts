@@ -25,7 +25,8 @@ import {
 const { env } = perTest();
 
 /** A setup script that waits for a `go` file next to the volume directory, then makes the directory. */
-const GATED_SETUP = '#!/bin/sh\nset -eu\nwhile [ ! -e "$(dirname "$VOL_DIR")/go" ]; do sleep 0.02; done\nmkdir -m 0777 -p "$VOL_DIR"\n';
+const GATED_SETUP =
+  '#!/bin/sh\nset -eu\nwhile [ ! -e "$(dirname "$VOL_DIR")/go" ]; do sleep 0.02; done\nmkdir -m 0777 -p "$VOL_DIR"\n';
 
 /** Waits until the (only) helper pod runs and returns its name. */
 async function runningHelper(e: Env): Promise<string> {
@@ -40,44 +41,52 @@ async function runningHelper(e: Env): Promise<string> {
 
 /** Requests about pods since the counts were reset (other requests, such as Event writes, may come at any time). */
 function podRequests(e: Env): Record<string, number> {
-  return Object.fromEntries(Object.entries(e.cluster.testkit!.server.requestCounts()).filter(([key]) => key.endsWith(' pods')));
+  return Object.fromEntries(
+    Object.entries(e.cluster.testkit!.server.requestCounts()).filter(([key]) => key.endsWith(' pods')),
+  );
 }
 
 // Testkit only: it counts the requests the server received, which only the testkit can tell.
-describeTiers('waiting for a helper pod', () => {
-  it('creates and watches the helper pod with one request each, sends none while the script runs, and binds at its end', async () => {
-    // With cmdTimeoutSeconds 3600 only the pod's end can finish the wait.
-    // No reconciler: its list of helper pods would be counted. The provisioner's waits run on a fake clock.
-    const clock = new FakeClock();
-    const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600, reconcile: false, clock });
-    await e.storage.createStorageClass({ body: storageClass() });
-    // The consumer pod first (it waits for its claim), so that every pod request counted below is the provisioner's.
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    e.cluster.testkit!.server.resetRequestCounts();
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await runningHelper(e);
-    expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
+describeTiers(
+  'waiting for a helper pod',
+  () => {
+    it('creates and watches the helper pod with one request each, sends none while the script runs, and binds at its end', async () => {
+      // With cmdTimeoutSeconds 3600 only the pod's end can finish the wait.
+      // No reconciler: its list of helper pods would be counted. The provisioner's waits run on a fake clock.
+      const clock = new FakeClock();
+      const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600, reconcile: false, clock });
+      await e.storage.createStorageClass({ body: storageClass() });
+      // The consumer pod first (it waits for its claim), so that every pod request counted below is the provisioner's.
+      await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+      e.cluster.testkit!.server.resetRequestCounts();
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+      await runningHelper(e);
+      expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
 
-    // A poller (upstream: every second) would ask for the pod meanwhile. A request it sent would reach the server
-    // before the one sent after it here (a list of namespaces, not counted as a pod request).
-    await clock.advanceAsync(1500);
-    await e.core.listNamespace();
-    expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
+      // A poller (upstream: every second) would ask for the pod meanwhile. A request it sent would reach the server
+      // before the one sent after it here (a list of namespaces, not counted as a pod request).
+      await clock.advanceAsync(1500);
+      await e.core.listNamespace();
+      expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1 });
 
-    writeFileSync(e.onNode('node-1', `${BASE_PATH}/go`), '');
-    await waitBound(e);
-    expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1, 'log pods': 1, 'delete pods': 1 });
-  });
+      writeFileSync(e.onNode('node-1', `${BASE_PATH}/go`), '');
+      await waitBound(e);
+      expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1, 'log pods': 1, 'delete pods': 1 });
+    });
 
-  it('fails the attempt at once when the helper pod is deleted from under it', async () => {
-    const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600 });
-    await e.storage.createStorageClass({ body: storageClass() });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const name = await runningHelper(e);
+    it('fails the attempt at once when the helper pod is deleted from under it', async () => {
+      const e = await env({ setup: GATED_SETUP, cmdTimeoutSeconds: 3600 });
+      await e.storage.createStorageClass({ body: storageClass() });
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+      await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+      const name = await runningHelper(e);
 
-    await e.core.deleteNamespacedPod({ name, namespace: NAMESPACE });
-    const message = await provisioningFailure(e);
-    expect(message).toMatch(new RegExp(`^failed to create volume pvc-[0-9a-f-]+: pod ${NAMESPACE}/${name} was deleted`));
-  });
-}, { tiers: ['testkit'] });
+      await e.core.deleteNamespacedPod({ name, namespace: NAMESPACE });
+      const message = await provisioningFailure(e);
+      expect(message).toMatch(
+        new RegExp(`^failed to create volume pvc-[0-9a-f-]+: pod ${NAMESPACE}/${name} was deleted`),
+      );
+    });
+  },
+  { tiers: ['testkit'] },
+);

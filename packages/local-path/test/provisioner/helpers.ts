@@ -162,7 +162,12 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
   const config = parseConfig(configText);
   const template = loadHelperPodTemplate(setup.helperPodYaml ?? HELPER_POD_YAML, false);
   const warnings: Env['warnings'] = [];
-  const launch = (): { controller: ProvisionController; reconciler: HelperPodReconciler; abort: AbortController; running: Promise<void> } => {
+  const launch = (): {
+    controller: ProvisionController;
+    reconciler: HelperPodReconciler;
+    abort: AbortController;
+    running: Promise<void>;
+  } => {
     const provisioner = new LocalPathProvisioner({
       kubeConfig: kc,
       namespace: NAMESPACE,
@@ -180,10 +185,17 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
       provisionerName: PROVISIONER_NAME,
       provisioner,
       leaderElection: false,
-      ...(setup.retryMs === undefined ? {} : { rateLimiter: new ItemExponentialFailureRateLimiter<string>(setup.retryMs, setup.retryMs) }),
+      ...(setup.retryMs === undefined
+        ? {}
+        : { rateLimiter: new ItemExponentialFailureRateLimiter<string>(setup.retryMs, setup.retryMs) }),
     });
     const abort = new AbortController();
-    const reconciler = new HelperPodReconciler({ kubeConfig: kc, namespace: NAMESPACE, provisioner, timeoutSeconds: () => config.cmdTimeoutSeconds });
+    const reconciler = new HelperPodReconciler({
+      kubeConfig: kc,
+      namespace: NAMESPACE,
+      provisioner,
+      timeoutSeconds: () => config.cmdTimeoutSeconds,
+    });
     controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
     let reconciling: Promise<void> = Promise.resolve();
     if (setup.reconcile !== false) {
@@ -201,7 +213,8 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
     current.abort.abort();
     await current.running.catch(() => undefined);
   };
-  const changes = (): string[] => helperPodWatch.names().filter((c) => c.startsWith('ADDED ') || c.startsWith('DELETED '));
+  const changes = (): string[] =>
+    helperPodWatch.names().filter((c) => c.startsWith('ADDED ') || c.startsWith('DELETED '));
   return {
     cluster,
     read: new ObjectReader(kc),
@@ -215,7 +228,11 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
     },
     warnings,
     get helperPods() {
-      return new Set(changes().filter((c) => c.startsWith('ADDED ')).map((c) => c.slice('ADDED '.length)));
+      return new Set(
+        changes()
+          .filter((c) => c.startsWith('ADDED '))
+          .map((c) => c.slice('ADDED '.length)),
+      );
     },
     get helperPodChanges() {
       return changes();
@@ -251,17 +268,30 @@ export function storageClass(name = 'local-path', extra: Partial<V1StorageClass>
 }
 
 /** examples/pod's claim: `local-path-pvc`, 128Mi, ReadWriteOnce. */
-export function claim(name = 'local-path-pvc', className = 'local-path', extra: Partial<V1PersistentVolumeClaim['spec']> = {}): V1PersistentVolumeClaim {
+export function claim(
+  name = 'local-path-pvc',
+  className = 'local-path',
+  extra: Partial<V1PersistentVolumeClaim['spec']> = {},
+): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name, namespace: 'default' },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: className, resources: { requests: { storage: '128Mi' } }, ...extra },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: className,
+      resources: { requests: { storage: '128Mi' } },
+      ...extra,
+    },
   };
 }
 
 /** A pod writing `local-path-test` into `/data/test` of the claim, then exiting. */
-export function volumeTestPod(claimName = 'local-path-pvc', name = 'volume-test', nodeSelector?: Record<string, string>): V1Pod {
+export function volumeTestPod(
+  claimName = 'local-path-pvc',
+  name = 'volume-test',
+  nodeSelector?: Record<string, string>,
+): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -312,7 +342,14 @@ export function helperPodsNow(e: Reads): Promise<V1Pod[]> {
 
 /** The uid of the object an Event would be about, when it exists (claims and pods in `default`). */
 async function uidOf(e: Reads, kind: string, name: string): Promise<string | undefined> {
-  const obj = kind === 'PersistentVolumeClaim' ? await e.read.claim(name) : kind === 'PersistentVolume' ? await e.read.volume(name) : kind === 'Pod' ? await e.read.pod(name) : undefined;
+  const obj =
+    kind === 'PersistentVolumeClaim'
+      ? await e.read.claim(name)
+      : kind === 'PersistentVolume'
+        ? await e.read.volume(name)
+        : kind === 'Pod'
+          ? await e.read.pod(name)
+          : undefined;
   return obj?.metadata?.uid;
 }
 
@@ -322,7 +359,12 @@ async function uidOf(e: Reads, kind: string, name: string): Promise<string | und
  */
 export async function eventsFor(e: Reads, kind: string, name: string, reason?: string): Promise<CoreV1Event[]> {
   const uid = await uidOf(e, kind, name);
-  return e.read.events({ kind, name, ...(uid === undefined ? {} : { uid }), ...(reason === undefined ? {} : { reason }) });
+  return e.read.events({
+    kind,
+    name,
+    ...(uid === undefined ? {} : { uid }),
+    ...(reason === undefined ? {} : { reason }),
+  });
 }
 
 /** Waits until the claim is Bound and returns its PV name. */
@@ -341,7 +383,6 @@ export async function waitSucceeded(e: Reads, name = 'volume-test'): Promise<voi
     if (phase !== 'Succeeded') throw new Error(`pod ${name} is ${phase ?? 'missing'}`);
   }, WAIT);
 }
-
 
 /**
  * Per-test environments for a test file whose suites are declared with `describeTiers`: `env(setup)` starts an
@@ -371,7 +412,13 @@ export async function provisioningFailure(e: Reads, claimName = 'local-path-pvc'
 }
 
 /** Deletes the pod and the claim, then waits until the PV and `dir` (a path on a node's disk) are gone. */
-export async function deleteAndWaitCleanedUp(e: Env, pvName: string, dir: string, pod = 'volume-test', pvc = 'local-path-pvc'): Promise<void> {
+export async function deleteAndWaitCleanedUp(
+  e: Env,
+  pvName: string,
+  dir: string,
+  pod = 'volume-test',
+  pvc = 'local-path-pvc',
+): Promise<void> {
   await e.core.deleteNamespacedPod({ name: pod, namespace: 'default' });
   await e.core.deleteNamespacedPersistentVolumeClaim({ name: pvc, namespace: 'default' });
   await vi.waitFor(async () => {

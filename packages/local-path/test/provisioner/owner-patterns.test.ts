@@ -27,7 +27,8 @@ import {
 const { env: baseEnv } = perTest();
 
 /** Upstream's e2e setup script for these patterns: mkdir, then chown and chmod with the rendered values. */
-const OWNER_SETUP = '#!/bin/sh\nset -eu\nmkdir -p "$VOL_DIR"\nchown "${VOL_USER}:${VOL_GROUP}" "$VOL_DIR"\nchmod "${VOL_PERM}" "$VOL_DIR"\n';
+const OWNER_SETUP =
+  '#!/bin/sh\nset -eu\nmkdir -p "$VOL_DIR"\nchown "${VOL_USER}:${VOL_GROUP}" "$VOL_DIR"\nchmod "${VOL_PERM}" "$VOL_DIR"\n';
 
 const PATTERNS = {
   userPattern: '{{ .PVC.Annotations.uid }}',
@@ -102,8 +103,13 @@ describeTiers('userPattern, groupPattern and permPattern', () => {
 
   it('fails with the pattern when it does not parse', async () => {
     const e = await env();
-    await e.storage.createStorageClass({ body: storageClass('local-path-broken', { parameters: { permPattern: '{{ .PVC.Annotations.perm' } }) });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-broken') });
+    await e.storage.createStorageClass({
+      body: storageClass('local-path-broken', { parameters: { permPattern: '{{ .PVC.Annotations.perm' } }),
+    });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-broken'),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
     const message = await provisioningFailure(e);
     expect(message).toMatch(/^failed to create perm from pattern \{\{ \.PVC\.Annotations\.perm: /);
@@ -130,10 +136,12 @@ describeTiers('userPattern, groupPattern and permPattern', () => {
 
     await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
     await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(async () => expect((await e.read.claims('default'))).toEqual([]), WAIT);
+    await vi.waitFor(async () => expect(await e.read.claims('default')).toEqual([]), WAIT);
     await createClaim(e, { uid: `${UID}`, gid: 'staff:wheel', perm: '0750' });
     await vi.waitFor(async () => {
-      const messages = (await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed')).map((ev) => ev.message ?? '');
+      const messages = (await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed')).map(
+        (ev) => ev.message ?? '',
+      );
       expect(messages.some((m) => m.includes('groupPattern') && m.includes('"staff:wheel"'))).toBe(true);
     }, WAIT);
     await expectNothingCreated(e);

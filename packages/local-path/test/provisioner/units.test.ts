@@ -26,7 +26,9 @@ describe('reading a PV', () => {
   });
   it('takes the first In expression of the node affinity, with upstream errors', () => {
     const term = (values: string[], operator = 'In') => ({
-      spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator, values }] }] } } },
+      spec: {
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator, values }] }] } },
+      },
     });
     expect(affinityTermOf(term(['n1']))).toEqual({ key: 'k', value: 'n1' });
     expect(() => affinityTermOf(term(['n1', 'n2']))).toThrow('multiple values for the node affinity');

@@ -40,7 +40,10 @@ describeTiers('LocalPathProvisioner', () => {
     const pvName = await waitBound(e);
     const pv = (await getVolume(e, pvName))!;
     const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
-    expect(pv.metadata?.annotations).toMatchObject({ [SELECTED_NODE_ANNOTATION]: 'node-1', 'pv.kubernetes.io/provisioned-by': 'rancher.io/local-path' });
+    expect(pv.metadata?.annotations).toMatchObject({
+      [SELECTED_NODE_ANNOTATION]: 'node-1',
+      'pv.kubernetes.io/provisioned-by': 'rancher.io/local-path',
+    });
     expect(pv.spec).toMatchObject({
       persistentVolumeReclaimPolicy: 'Delete',
       accessModes: ['ReadWriteOnce'],
@@ -49,11 +52,19 @@ describeTiers('LocalPathProvisioner', () => {
       storageClassName: 'local-path',
       hostPath: { path: nodePath, type: 'DirectoryOrCreate' },
       nodeAffinity: {
-        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] },
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
+          ],
+        },
       },
     });
     // The event is recorded asynchronously, possibly after the binder bound the claim.
-    await vi.waitFor(async () => expect(await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningSucceeded')).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      async () =>
+        expect(await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningSucceeded')).toHaveLength(1),
+      WAIT,
+    );
 
     await waitSucceeded(e);
     const dir = e.onNode('node-1', nodePath);
@@ -78,9 +89,14 @@ describeTiers('LocalPathProvisioner', () => {
       nodes: [{ name: 'node-1' }, { name: 'node-2', labels: { 'test.example.com/stable-id': 'my-stable-node' } }],
     });
     await e.storage.createStorageClass({
-      body: storageClass('local-path-custom-affinity', { parameters: { nodeAffinityKey: 'test.example.com/stable-id' } }),
+      body: storageClass('local-path-custom-affinity', {
+        parameters: { nodeAffinityKey: 'test.example.com/stable-id' },
+      }),
     });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-custom-affinity') });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-custom-affinity'),
+    });
     await e.core.createNamespacedPod({
       namespace: 'default',
       body: volumeTestPod('local-path-pvc', 'volume-test', { 'test.example.com/stable-id': 'my-stable-node' }),
@@ -122,7 +138,11 @@ describeTiers('LocalPathProvisioner', () => {
 
     await vi.waitFor(async () => expect(await getVolume(e, pvName)).toBeUndefined(), WAIT);
     expect(e.warnings).toEqual([
-      { pv: pvName, reason: 'VolumeCleanupSkipped', message: expect.stringContaining(`Node node-1 does not exist, skipping cleanup of volume ${pvName}`) as unknown },
+      {
+        pv: pvName,
+        reason: 'VolumeCleanupSkipped',
+        message: expect.stringContaining(`Node node-1 does not exist, skipping cleanup of volume ${pvName}`) as unknown,
+      },
     ]);
     expect(existsSync(dir)).toBe(true);
     expect([...e.helperPods].filter((p) => p.startsWith('helper-pod-delete-'))).toEqual([]);
@@ -131,7 +151,10 @@ describeTiers('LocalPathProvisioner', () => {
   it('keeps the directory of a Retain volume', async () => {
     const e = await env();
     await e.storage.createStorageClass({ body: storageClass('local-path-retain', { reclaimPolicy: 'Retain' }) });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('local-path-pvc', 'local-path-retain') });
+    await e.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('local-path-pvc', 'local-path-retain'),
+    });
     await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
     const pvName = await waitBound(e);
     await waitSucceeded(e);

@@ -10,7 +10,13 @@ import {
 } from '../../src/volume/parameters.js';
 import { PathPatternError } from '../../src/volume/path-pattern.js';
 
-const pvc = { name: 'claim', namespace: 'ns', uid: 'u1', labels: { uid: '1000' }, annotations: {} as Record<string, string> };
+const pvc = {
+  name: 'claim',
+  namespace: 'ns',
+  uid: 'u1',
+  labels: { uid: '1000' },
+  annotations: {} as Record<string, string>,
+};
 
 describe('parseVolumeParameters', () => {
   it('has upstream defaults with no parameters', () => {
@@ -37,7 +43,9 @@ describe('parseVolumeParameters', () => {
       expect(parseVolumeParameters({ parameters: { nodePath: '' } }).nodePath).toBeUndefined();
     });
     it.each(['data1', '/data1/', '/a/../b', '/'])('rejects %j', (v) => {
-      expect(() => parseVolumeParameters({ parameters: { nodePath: v } })).toThrow(`invalid StorageClass parameter nodePath "${v}"`);
+      expect(() => parseVolumeParameters({ parameters: { nodePath: v } })).toThrow(
+        `invalid StorageClass parameter nodePath "${v}"`,
+      );
       expect(() => parseVolumeParameters({ parameters: { nodePath: v } })).toThrow(ParameterError);
     });
   });
@@ -50,16 +58,27 @@ describe('parseVolumeParameters', () => {
       );
     });
     it.each(['1', 't', 'T', 'TRUE', 'true', 'True'])('parameter %s is true', (v) => {
-      expect(parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: v } }).allowUnsafePathPattern).toBe(true);
+      expect(
+        parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: v } }).allowUnsafePathPattern,
+      ).toBe(true);
     });
     it.each(['0', 'f', 'F', 'FALSE', 'false', 'False'])('parameter %s is false', (v) => {
-      expect(parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: v } }).allowUnsafePathPattern).toBe(false);
+      expect(
+        parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: v } }).allowUnsafePathPattern,
+      ).toBe(false);
     });
     it('reads the annotation only when the parameter is absent', () => {
-      expect(parseVolumeParameters({ parameters: { pathPattern: 'x' }, storageClassAnnotations: { allowUnsafePathPattern: 'true' } }).allowUnsafePathPattern).toBe(true);
       expect(
-        parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: 'false' }, storageClassAnnotations: { allowUnsafePathPattern: 'true' } })
-          .allowUnsafePathPattern,
+        parseVolumeParameters({
+          parameters: { pathPattern: 'x' },
+          storageClassAnnotations: { allowUnsafePathPattern: 'true' },
+        }).allowUnsafePathPattern,
+      ).toBe(true);
+      expect(
+        parseVolumeParameters({
+          parameters: { pathPattern: 'x', allowUnsafePathPattern: 'false' },
+          storageClassAnnotations: { allowUnsafePathPattern: 'true' },
+        }).allowUnsafePathPattern,
       ).toBe(false);
     });
     it('ignores the flag without pathPattern', () => {
@@ -68,12 +87,19 @@ describe('parseVolumeParameters', () => {
       expect(p.warnings).toEqual([]);
     });
     it('warns and defaults to false on an unparseable value, with upstream messages', () => {
-      expect(parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: 'yes' } }).warnings).toEqual([
+      expect(
+        parseVolumeParameters({ parameters: { pathPattern: 'x', allowUnsafePathPattern: 'yes' } }).warnings,
+      ).toEqual([
         'failed to parse allowUnsafePathPattern yes, defaulting to false: strconv.ParseBool: parsing "yes": invalid syntax',
       ]);
-      const a = parseVolumeParameters({ parameters: { pathPattern: 'x' }, storageClassAnnotations: { allowUnsafePathPattern: 'on' } });
+      const a = parseVolumeParameters({
+        parameters: { pathPattern: 'x' },
+        storageClassAnnotations: { allowUnsafePathPattern: 'on' },
+      });
       expect(a.allowUnsafePathPattern).toBe(false);
-      expect(a.warnings).toEqual(['failed to parse allow-unsafe-path-pattern annotation on, defaulting to false: strconv.ParseBool: parsing "on": invalid syntax']);
+      expect(a.warnings).toEqual([
+        'failed to parse allow-unsafe-path-pattern annotation on, defaulting to false: strconv.ParseBool: parsing "on": invalid syntax',
+      ]);
     });
     it('parseGoBool', () => {
       expect(parseGoBool('tRUE')).toBeUndefined();
@@ -83,11 +109,17 @@ describe('parseVolumeParameters', () => {
 
   describe('nodeAffinityKey', () => {
     it('defaults when absent or empty', () => {
-      expect(parseVolumeParameters({ parameters: { nodeAffinityKey: '' } }).nodeAffinityKey).toBe('kubernetes.io/hostname');
-      expect(parseVolumeParameters({ parameters: { nodeAffinityKey: 'topology.example.com/rack' } }).nodeAffinityKey).toBe('topology.example.com/rack');
+      expect(parseVolumeParameters({ parameters: { nodeAffinityKey: '' } }).nodeAffinityKey).toBe(
+        'kubernetes.io/hostname',
+      );
+      expect(
+        parseVolumeParameters({ parameters: { nodeAffinityKey: 'topology.example.com/rack' } }).nodeAffinityKey,
+      ).toBe('topology.example.com/rack');
     });
     it.each(['bad key', '-x', 'a/b/c', 'Example.com/x', `${'a'.repeat(64)}`, 'example.com/'])('rejects %j', (v) => {
-      expect(() => parseVolumeParameters({ parameters: { nodeAffinityKey: v } })).toThrow(`invalid StorageClass parameter nodeAffinityKey "${v}": must be a node label key`);
+      expect(() => parseVolumeParameters({ parameters: { nodeAffinityKey: v } })).toThrow(
+        `invalid StorageClass parameter nodeAffinityKey "${v}": must be a node label key`,
+      );
     });
     it('isLabelKey', () => {
       expect(isLabelKey('kubernetes.io/hostname')).toBe(true);
@@ -108,15 +140,24 @@ describe('parseVolumeParameters', () => {
       ['groupPattern', 'group'],
       ['permPattern', 'perm'],
     ])('rejects a %s that does not parse', (key, kind) => {
-      expect(() => parseVolumeParameters({ parameters: { [key]: '{{ .X | y }}' } })).toThrow(`failed to create ${kind} from pattern {{ .X | y }}: template: ${key}:1:`);
+      expect(() => parseVolumeParameters({ parameters: { [key]: '{{ .X | y }}' } })).toThrow(
+        `failed to create ${kind} from pattern {{ .X | y }}: template: ${key}:1:`,
+      );
       expect(() => parseVolumeParameters({ storageClassAnnotations: { [key]: '{{' } })).toThrow(ParameterError);
     });
   });
 
   describe('volume type', () => {
     it('PVC annotation overrides the class annotation; case-insensitive; normalised', () => {
-      expect(parseVolumeParameters({ storageClassAnnotations: { defaultVolumeType: 'local' } }).volumeType).toBe('local');
-      expect(parseVolumeParameters({ storageClassAnnotations: { defaultVolumeType: 'local' }, pvcAnnotations: { volumeType: 'HOSTPATH' } }).volumeType).toBe('hostPath');
+      expect(parseVolumeParameters({ storageClassAnnotations: { defaultVolumeType: 'local' } }).volumeType).toBe(
+        'local',
+      );
+      expect(
+        parseVolumeParameters({
+          storageClassAnnotations: { defaultVolumeType: 'local' },
+          pvcAnnotations: { volumeType: 'HOSTPATH' },
+        }).volumeType,
+      ).toBe('hostPath');
       expect(parseVolumeParameters({ pvcAnnotations: { volumeType: 'Local' } }).volumeType).toBe('local');
     });
     it('a defaultVolumeType parameter is not read (it is an annotation)', () => {
@@ -127,7 +168,9 @@ describe('parseVolumeParameters', () => {
       [{ pvcAnnotations: { volumeType: '' } }, '', 'volumeType'],
       [{ storageClassAnnotations: { defaultVolumeType: 'block' } }, 'block', 'defaultVolumeType'],
     ])('rejects %j with upstream message, naming the key', (sources, value, key) => {
-      expect(() => parseVolumeParameters(sources)).toThrow(`failed to create persistent volume source: "${value}" is not a recognised volume type`);
+      expect(() => parseVolumeParameters(sources)).toThrow(
+        `failed to create persistent volume source: "${value}" is not a recognised volume type`,
+      );
       try {
         parseVolumeParameters(sources);
       } catch (err) {
@@ -146,7 +189,11 @@ describe('resolveVolume', () => {
     const r = resolveVolume({
       pvName: 'pvc-u1',
       pvc,
-      parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/', userPattern: ' {{ .PVC.Labels.uid }}\n', permPattern: '0770' },
+      parameters: {
+        pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/',
+        userPattern: ' {{ .PVC.Labels.uid }}\n',
+        permPattern: '0770',
+      },
     });
     expect(r.folder).toBe('ns/claim');
     expect([r.user, r.group, r.perm]).toEqual(['1000', '', '0770']);
@@ -157,13 +204,17 @@ describe('resolveVolume', () => {
   });
 
   it('fails on a missing key in an owner pattern', () => {
-    expect(() => resolveVolume({ pvName: 'pvc-u1', pvc, parameters: { groupPattern: '{{ .PVC.Labels.gid }}' } })).toThrow(
+    expect(() =>
+      resolveVolume({ pvName: 'pvc-u1', pvc, parameters: { groupPattern: '{{ .PVC.Labels.gid }}' } }),
+    ).toThrow(
       'failed to create group from pattern {{ .PVC.Labels.gid }}: template: groupPattern:1: executing "groupPattern" at <.PVC.Labels.gid>: map has no entry for key "gid"',
     );
   });
 
   it('fails on a bad volumeType before anything else is resolved', () => {
-    expect(() => resolveVolume({ pvName: 'pvc-u1', pvc: { ...pvc, annotations: { volumeType: 'nfs' } } })).toThrow('is not a recognised volume type');
+    expect(() => resolveVolume({ pvName: 'pvc-u1', pvc: { ...pvc, annotations: { volumeType: 'nfs' } } })).toThrow(
+      'is not a recognised volume type',
+    );
   });
 
   it('fails on a traversal pattern', () => {

@@ -28,9 +28,15 @@ describe('renderPattern (Go text/template subset)', () => {
     ['{{ .PVC.Namespace }}/{{ .PVC.Name }}/', 'team-a/data-web-0/'],
     ['{{ .PVC.Namespace }}/{{ .PVC.Name }}', 'team-a/data-web-0'],
     ['{{.PVC.Namespace}}-{{.PVC.Name}}', 'team-a-data-web-0'],
-    ['{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ .PVName }}', 'team-a/data-web-0/pvc-0d1c7f7e-1111-2222-3333-444455556666'],
+    [
+      '{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ .PVName }}',
+      'team-a/data-web-0/pvc-0d1c7f7e-1111-2222-3333-444455556666',
+    ],
     ['{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ .PVC.Labels.app }}', 'team-a/data-web-0/web'],
-    ['{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ index .PVC.Annotations "example.com/owner" }}', 'team-a/data-web-0/alice'],
+    [
+      '{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ index .PVC.Annotations "example.com/owner" }}',
+      'team-a/data-web-0/alice',
+    ],
     ['{{ index .PVC.Labels `tier` }}', 'db'],
     ['{{ .PVC.UID }}', '0d1c7f7e-1111-2222-3333-444455556666'],
     ['{{ .PVC.Generation }}', '3'],
@@ -50,11 +56,15 @@ describe('renderPattern (Go text/template subset)', () => {
 
   it('renders nil maps like Go', () => {
     const bare: PatternData = { pvName: 'pvc-1', pvc: { name: 'n', namespace: 'ns' } };
-    expect(renderPattern('p', '{{ .PVC.Labels.a }}|{{ index .PVC.Annotations "b" }}|{{ .PVC.Labels }}', bare)).toBe('<no value>||map[]');
+    expect(renderPattern('p', '{{ .PVC.Labels.a }}|{{ index .PVC.Annotations "b" }}|{{ .PVC.Labels }}', bare)).toBe(
+      '<no value>||map[]',
+    );
   });
 
   it('fails on a missing key with missingkey=error', () => {
-    expect(() => renderPattern('userPattern', '{{ .PVC.Labels.uid }}', data, 'error')).toThrow('map has no entry for key "uid"');
+    expect(() => renderPattern('userPattern', '{{ .PVC.Labels.uid }}', data, 'error')).toThrow(
+      'map has no entry for key "uid"',
+    );
   });
 
   it.each([
@@ -84,7 +94,9 @@ describe('renderPattern (Go text/template subset)', () => {
     ['{{ index .PVC "Name" }}', "can't index item of type v1.ObjectMeta"],
   ])('execution error for %s', (pattern, message) => {
     expect(() => renderPattern('pathPattern', pattern, data)).toThrow(message);
-    expect(() => renderPattern('pathPattern', pattern, data)).toThrow(/^template: pathPattern:1: executing "pathPattern" at </);
+    expect(() => renderPattern('pathPattern', pattern, data)).toThrow(
+      /^template: pathPattern:1: executing "pathPattern" at </,
+    );
   });
 });
 
@@ -119,27 +131,34 @@ describe('folder names', () => {
 
   it('accepts the README pattern and returns the cleaned folder', () => {
     expect(folderFromPattern('{{ .PVC.Namespace }}/{{ .PVC.Name }}/', data, false)).toBe('team-a/data-web-0');
-    expect(volumeFolder({ ...data, pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ .PVC.Labels.app }}' })).toBe('team-a/data-web-0/web');
+    expect(volumeFolder({ ...data, pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ .PVC.Labels.app }}' })).toBe(
+      'team-a/data-web-0/web',
+    );
   });
 
-  it.each(['{{ .PVC.Namespace }}/{{ .PVC.Name }}', '{{ .PVC.Namespace }}-{{ .PVC.Name }}', '/{{ .PVC.Namespace }}/{{ .PVC.Name }}/', ''])(
-    'rejects %j without the <ns>/<name>/ prefix, as upstream',
-    (pattern) => {
-      let rendered = '';
-      try {
-        rendered = renderPattern('pathPattern', pattern, data);
-      } catch {
-        // unreachable
-      }
-      expect(() => folderFromPattern(pattern, data, false)).toThrow(
-        `failed to create path from pattern ${pattern}: pathPattern must start with {{ .PVC.Namespace }}/{{ .PVC.Name }}/: ${rendered}`,
-      );
-    },
-  );
+  it.each([
+    '{{ .PVC.Namespace }}/{{ .PVC.Name }}',
+    '{{ .PVC.Namespace }}-{{ .PVC.Name }}',
+    '/{{ .PVC.Namespace }}/{{ .PVC.Name }}/',
+    '',
+  ])('rejects %j without the <ns>/<name>/ prefix, as upstream', (pattern) => {
+    let rendered = '';
+    try {
+      rendered = renderPattern('pathPattern', pattern, data);
+    } catch {
+      // unreachable
+    }
+    expect(() => folderFromPattern(pattern, data, false)).toThrow(
+      `failed to create path from pattern ${pattern}: pathPattern must start with {{ .PVC.Namespace }}/{{ .PVC.Name }}/: ${rendered}`,
+    );
+  });
 
   describe('traversal into another tenant (fixed here; upstream accepts it)', () => {
     const pattern = '{{ .PVC.Namespace }}/{{ .PVC.Name }}/{{ index .PVC.Annotations "sub" }}';
-    const attacker: PatternData = { ...data, pvc: { ...pvc, name: 'name', namespace: 'ns', annotations: { sub: '../../otherns/x' } } };
+    const attacker: PatternData = {
+      ...data,
+      pvc: { ...pvc, name: 'name', namespace: 'ns', annotations: { sub: '../../otherns/x' } },
+    };
 
     it('is what upstream would accept: raw prefix present, filepath.IsLocal true', () => {
       const rendered = renderPattern('pathPattern', pattern, attacker);
@@ -163,10 +182,15 @@ describe('folder names', () => {
       }
     });
 
-    it.each(['ns/name/..', 'ns/name/a/../..', 'ns/name/a/..', 'ns/name/../name/x'])('rejects any .. element (%s)', (sub) => {
-      const p: PatternData = { ...data, pvc: { name: 'name', namespace: 'ns', annotations: { s: sub } } };
-      expect(() => folderFromPattern('{{ index .PVC.Annotations "s" }}', p, false)).toThrow('folder path contains invalid references');
-    });
+    it.each(['ns/name/..', 'ns/name/a/../..', 'ns/name/a/..', 'ns/name/../name/x'])(
+      'rejects any .. element (%s)',
+      (sub) => {
+        const p: PatternData = { ...data, pvc: { name: 'name', namespace: 'ns', annotations: { s: sub } } };
+        expect(() => folderFromPattern('{{ index .PVC.Annotations "s" }}', p, false)).toThrow(
+          'folder path contains invalid references',
+        );
+      },
+    );
 
     it('allows it only with allowUnsafePathPattern', () => {
       expect(folderFromPattern(pattern, attacker, true)).toBe('ns/name/../../otherns/x');

@@ -104,7 +104,8 @@ function duration(value: unknown, what: string): number {
 }
 
 function stringList(value: unknown, what: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new Error(`${what}: must be a list of strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+    throw new Error(`${what}: must be a list of strings`);
   return value;
 }
 
@@ -119,8 +120,10 @@ export function buildClassConfig(name: string, raw: unknown): ClassConfig {
   if (!isRecord(raw)) throw new Error(`Storage Class ${name} is misconfigured: not a map`);
   const hostDir = optionalString(raw.hostDir, `Storage Class ${name}: hostDir`) ?? '';
   const mountDir = optionalString(raw.mountDir, `Storage Class ${name}: mountDir`) ?? '';
-  if (hostDir === '' || mountDir === '') throw new Error(`Storage Class ${name} is misconfigured, missing HostDir or MountDir parameter`);
-  if (!hostDir.startsWith('/') || !mountDir.startsWith('/')) throw new Error(`Storage Class ${name} is misconfigured: hostDir and mountDir must be absolute paths`);
+  if (hostDir === '' || mountDir === '')
+    throw new Error(`Storage Class ${name} is misconfigured, missing HostDir or MountDir parameter`);
+  if (!hostDir.startsWith('/') || !mountDir.startsWith('/'))
+    throw new Error(`Storage Class ${name} is misconfigured: hostDir and mountDir must be absolute paths`);
   let blockCleanerCommand = [...DEFAULT_BLOCK_CLEANER_COMMAND];
   if (raw.blockCleanerCommand !== undefined && raw.blockCleanerCommand !== null) {
     blockCleanerCommand = stringList(raw.blockCleanerCommand, `Storage Class ${name}: blockCleanerCommand`);
@@ -132,12 +135,14 @@ export function buildClassConfig(name: string, raw: unknown): ClassConfig {
   try {
     nameMatcher(namePattern === '' ? '*' : namePattern);
   } catch (err) {
-    if (err instanceof BadPatternError) throw new Error(`Storage Class ${name}: invalid namePattern: ${err.message}`, { cause: err });
+    if (err instanceof BadPatternError)
+      throw new Error(`Storage Class ${name}: invalid namePattern: ${err.message}`, { cause: err });
     throw err;
   }
   let selector: V1NodeSelectorTerm[] = [];
   if (raw.selector !== undefined && raw.selector !== null) {
-    if (!Array.isArray(raw.selector) || !raw.selector.every(isRecord)) throw new Error(`Storage Class ${name}: selector must be a list of node selector terms`);
+    if (!Array.isArray(raw.selector) || !raw.selector.every(isRecord))
+      throw new Error(`Storage Class ${name}: selector must be a list of node selector terms`);
     selector = raw.selector;
   }
   const fsType = optionalString(raw.fsType, `Storage Class ${name}: fsType`);
@@ -150,7 +155,10 @@ export function buildClassConfig(name: string, raw: unknown): ClassConfig {
     namePattern: namePattern === '' ? '*' : namePattern,
     selector,
     accessMode: optionalString(raw.accessMode, `Storage Class ${name}: accessMode`) || 'ReadWriteOnce',
-    cleanupTimeoutMs: raw.cleanupTimeout === undefined || raw.cleanupTimeout === null ? DEFAULT_CLEANUP_TIMEOUT_MS : duration(raw.cleanupTimeout, `Storage Class ${name}: cleanupTimeout`),
+    cleanupTimeoutMs:
+      raw.cleanupTimeout === undefined || raw.cleanupTimeout === null
+        ? DEFAULT_CLEANUP_TIMEOUT_MS
+        : duration(raw.cleanupTimeout, `Storage Class ${name}: cleanupTimeout`),
   };
 }
 
@@ -160,7 +168,8 @@ type TopLevel = Exclude<keyof ProvisionerConfig, 'storageClassMap' | 'minResyncP
 const KEYS: { [K in TopLevel]: (v: unknown) => ProvisionerConfig[K] } = {
   nodeLabelsForPV: (v) => stringList(v, 'nodeLabelsForPV'),
   labelsForPV: (v) => {
-    if (!isRecord(v) || !Object.values(v).every((x) => typeof x === 'string')) throw new Error('labelsForPV: must be a map of strings');
+    if (!isRecord(v) || !Object.values(v).every((x) => typeof x === 'string'))
+      throw new Error('labelsForPV: must be a map of strings');
     return v as Record<string, string>;
   },
   useAlphaAPI: (v) => boolean(v, 'useAlphaAPI'),
@@ -203,12 +212,14 @@ export function buildConfig(keys: Readonly<Record<string, unknown>>): BuiltConfi
     });
   }
   const resync = keys.minResyncPeriod;
-  if (resync !== undefined && resync !== null) attempt(() => (config.minResyncPeriodMs = duration(resync, 'minResyncPeriod')));
+  if (resync !== undefined && resync !== null)
+    attempt(() => (config.minResyncPeriodMs = duration(resync, 'minResyncPeriod')));
   const classes = keys.storageClassMap;
   if (classes !== undefined && classes !== null) {
     if (!isRecord(classes)) errors.push('storageClassMap: must be a map of class names to their settings');
     else {
-      for (const [name, raw] of Object.entries(classes)) attempt(() => (config.storageClassMap[name] = buildClassConfig(name, raw)));
+      for (const [name, raw] of Object.entries(classes))
+        attempt(() => (config.storageClassMap[name] = buildClassConfig(name, raw)));
     }
   }
   return { config, errors };

@@ -51,7 +51,9 @@ export function parseConfigTexts(texts: Readonly<Record<string, string>>): Recor
     try {
       keys[name] = parse(text, { version: '1.1' }) as unknown;
     } catch (err) {
-      throw new ConfigReadError(`key ${name} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err });
+      throw new ConfigReadError(`key ${name} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`, {
+        cause: err,
+      });
     }
   }
   return keys;
@@ -103,7 +105,8 @@ export class ConfigDirectory {
     const built = buildConfig(parseConfigTexts(texts));
     this.lastTexts = JSON.stringify(texts);
     this.state = built;
-    for (const error of built.errors) this.logger.error({ err: error }, 'Invalid provisioner configuration entry, left out');
+    for (const error of built.errors)
+      this.logger.error({ err: error }, 'Invalid provisioner configuration entry, left out');
     return built;
   }
 
@@ -147,7 +150,8 @@ export class ConfigDirectory {
       }
     }
     for (const error of built.errors) this.logger.error({ err: error }, 'Invalid provisioner configuration entry');
-    if (kept.length > 0) this.logger.warn({ classes: kept }, 'Keeping the last valid settings of classes whose new entry is invalid');
+    if (kept.length > 0)
+      this.logger.warn({ classes: kept }, 'Keeping the last valid settings of classes whose new entry is invalid');
     this.logger.info({}, 'Provisioner configuration changed, applying it');
     this.publish(built);
   }

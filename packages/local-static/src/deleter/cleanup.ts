@@ -17,7 +17,13 @@ export class CleanupTimeoutError extends Error {
 }
 
 /** Runs `work` with a signal that aborts when `signal` does or after `timeoutMs` on `clock`; a timeout rejects with {@link CleanupTimeoutError}. */
-export async function withTimeout<T>(clock: Clock, timeoutMs: number, signal: AbortSignal, what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withTimeout<T>(
+  clock: Clock,
+  timeoutMs: number,
+  signal: AbortSignal,
+  what: string,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = clock.setTimeout(() => {
@@ -46,11 +52,13 @@ async function removeEntry(path: string, dev: number, signal: AbortSignal): Prom
     await unlink(path);
     return;
   }
-  if (info.dev !== dev) throw new Error(`"${path}" is another filesystem mounted inside the volume; it is left as it is`);
+  if (info.dev !== dev)
+    throw new Error(`"${path}" is another filesystem mounted inside the volume; it is left as it is`);
   const names = await readdir(path);
   // The directory may not have been swapped for a link to elsewhere between the check and the read.
   const again = await lstat(path);
-  if (again.ino !== info.ino || again.dev !== info.dev || !again.isDirectory()) throw new Error(`"${path}" changed while being cleaned`);
+  if (again.ino !== info.ino || again.dev !== info.dev || !again.isDirectory())
+    throw new Error(`"${path}" changed while being cleaned`);
   for (const name of names) await removeEntry(join(path, name), dev, signal);
   await rmdir(path);
 }
@@ -65,7 +73,8 @@ export async function removeContents(dir: string, signal: AbortSignal): Promise<
   const top = await lstat(dir);
   if (top.isSymbolicLink() || !top.isDirectory()) throw new Error(`"${dir}" is not a directory; nothing was removed`);
   const real = await realpath(dir);
-  if (real !== resolve(dir)) throw new Error(`"${dir}" is reached through a symbolic link (it is ${real}); nothing was removed`);
+  if (real !== resolve(dir))
+    throw new Error(`"${dir}" is reached through a symbolic link (it is ${real}); nothing was removed`);
   const errors: string[] = [];
   for (const name of await readdir(dir)) {
     signal.throwIfAborted();
@@ -115,7 +124,10 @@ export function runCleanerCommand(argv: readonly string[], options: CleanerComma
     };
     const onAbort = (): void => kill();
     options.signal.addEventListener('abort', onAbort, { once: true });
-    for (const [stream, readable] of [['stdout', child.stdout], ['stderr', child.stderr]] as const) {
+    for (const [stream, readable] of [
+      ['stdout', child.stdout],
+      ['stderr', child.stderr],
+    ] as const) {
       createInterface({ input: readable }).on('line', (line) => options.onLine?.(line, stream));
     }
     child.once('error', (err) => {
@@ -126,7 +138,12 @@ export function runCleanerCommand(argv: readonly string[], options: CleanerComma
       options.signal.removeEventListener('abort', onAbort);
       if (options.signal.aborted) reject(options.signal.reason as Error);
       else if (code === 0) resolvePromise();
-      else reject(new Error(code === null ? `${file} was killed by ${sig ?? 'a signal'}` : `${file} exited with status ${code}`));
+      else
+        reject(
+          new Error(
+            code === null ? `${file} was killed by ${sig ?? 'a signal'}` : `${file} exited with status ${code}`,
+          ),
+        );
     });
   });
 }

@@ -46,7 +46,10 @@ export interface CleanupJobSpec {
 export function cleanupJob(spec: CleanupJobSpec): V1Job {
   const pvName = spec.pv.metadata?.name ?? '';
   const labels = { [HOSTNAME_LABEL]: spec.nodeName, pv: pvName, pvuuid: spec.pv.metadata?.uid ?? '' };
-  const annotations = { [JOB_DEVICE_ANNOTATION]: spec.containerPath, [JOB_START_TIME_ANNOTATION]: spec.now.toISOString() };
+  const annotations = {
+    [JOB_DEVICE_ANNOTATION]: spec.containerPath,
+    [JOB_START_TIME_ANNOTATION]: spec.now.toISOString(),
+  };
   const mountName = `mount-${fnv1a32(spec.hostDir + spec.mountDir).toString(16)}`;
   return {
     apiVersion: 'batch/v1',

@@ -17,7 +17,9 @@ export const PROVISIONER_NAME_PREFIX = 'local-volume-provisioner';
 
 /** `local-volume-provisioner-<node>-<uid>`, or `local-volume-provisioner-<node>` with `useNodeNameOnly`. */
 export function provisionerName(nodeName: string, nodeUid: string, useNodeNameOnly: boolean): string {
-  return useNodeNameOnly ? `${PROVISIONER_NAME_PREFIX}-${nodeName}` : `${PROVISIONER_NAME_PREFIX}-${nodeName}-${nodeUid}`;
+  return useNodeNameOnly
+    ? `${PROVISIONER_NAME_PREFIX}-${nodeName}`
+    : `${PROVISIONER_NAME_PREFIX}-${nodeName}-${nodeUid}`;
 }
 
 /** What {@link buildVolume} needs. */
@@ -59,9 +61,15 @@ export interface VolumeSpec {
  * is always set, as every API server since Kubernetes 1.10 requires it of a local PV.
  */
 export function buildVolume(spec: VolumeSpec): V1PersistentVolume {
-  const terms: V1NodeSelectorTerm[] = [{ matchExpressions: [{ key: HOSTNAME_LABEL, operator: 'In', values: [spec.hostname] }] }, ...spec.selector];
+  const terms: V1NodeSelectorTerm[] = [
+    { matchExpressions: [{ key: HOSTNAME_LABEL, operator: 'In', values: [spec.hostname] }] },
+    ...spec.selector,
+  ];
   const annotations: Record<string, string> = { [PROVISIONED_BY_ANNOTATION]: spec.provisionerName };
-  if (spec.useAlphaAPI) annotations[ALPHA_NODE_AFFINITY_ANNOTATION] = JSON.stringify({ requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } });
+  if (spec.useAlphaAPI)
+    annotations[ALPHA_NODE_AFFINITY_ANNOTATION] = JSON.stringify({
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms },
+    });
   const owner = spec.owner;
   return {
     apiVersion: 'v1',
@@ -70,7 +78,13 @@ export function buildVolume(spec: VolumeSpec): V1PersistentVolume {
       name: spec.name,
       annotations,
       ...(Object.keys(spec.labels).length === 0 ? {} : { labels: spec.labels }),
-      ...(owner === undefined ? {} : { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '' }] }),
+      ...(owner === undefined
+        ? {}
+        : {
+            ownerReferences: [
+              { apiVersion: 'v1', kind: 'Node', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '' },
+            ],
+          }),
     },
     spec: {
       capacity: { storage: spec.capacity },
@@ -87,7 +101,11 @@ export function buildVolume(spec: VolumeSpec): V1PersistentVolume {
 }
 
 /** The labels of new PVs: the `nodeLabelsForPV` the Node has, then `labelsForPV` on top. */
-export function volumeLabels(node: V1Node, nodeLabelsForPV: readonly string[], labelsForPV: Readonly<Record<string, string>>): Record<string, string> {
+export function volumeLabels(
+  node: V1Node,
+  nodeLabelsForPV: readonly string[],
+  labelsForPV: Readonly<Record<string, string>>,
+): Record<string, string> {
   const labels: Record<string, string> = {};
   const nodeLabels = node.metadata?.labels ?? {};
   for (const key of nodeLabelsForPV) {

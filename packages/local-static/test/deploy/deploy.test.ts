@@ -17,7 +17,9 @@ type Obj = { kind: string; metadata?: { name?: string; namespace?: string }; [k:
 const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
 
 function load(file: string): Obj[] {
-  return parseAllDocuments(readFileSync(`${DEPLOY}${file}`, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o !== null);
+  return parseAllDocuments(readFileSync(`${DEPLOY}${file}`, 'utf8'))
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o !== null);
 }
 
 interface Container {
@@ -32,7 +34,16 @@ function checkDeployment(daemonSet: Obj, configMap: Obj): void {
   const data = configMap.data as Record<string, string>;
   const { config, errors } = buildConfig(parseConfigTexts(data));
   expect(errors).toEqual([]);
-  const pod = (daemonSet.spec as { template: { spec: { containers: Container[]; volumes: { name: string; configMap?: { name: string }; hostPath?: { path: string } }[] } } }).template.spec;
+  const pod = (
+    daemonSet.spec as {
+      template: {
+        spec: {
+          containers: Container[];
+          volumes: { name: string; configMap?: { name: string }; hostPath?: { path: string } }[];
+        };
+      };
+    }
+  ).template.spec;
   const container = pod.containers[0]!;
   expect(container.securityContext.privileged).toBe(true);
   expect(container.readinessProbe.httpGet.path).toBe('/ready');
@@ -56,11 +67,23 @@ describe('deploy/', () => {
     const rbac = load('rbac.yaml');
     expect(daemonSet?.kind).toBe('DaemonSet');
     checkDeployment(daemonSet!, configMap!);
-    expect(storageClass).toMatchObject({ kind: 'StorageClass', provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: 'WaitForFirstConsumer' });
+    expect(storageClass).toMatchObject({
+      kind: 'StorageClass',
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'WaitForFirstConsumer',
+    });
     const { config } = buildConfig(parseConfigTexts(configMap!.data as Record<string, string>));
     expect(Object.keys(config.storageClassMap)).toEqual([storageClass!.metadata?.name]);
-    expect(rbac.map((o) => o.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
-    expect((daemonSet!.spec as { template: { spec: { serviceAccountName: string } } }).template.spec.serviceAccountName).toBe(rbac[0]!.metadata?.name);
+    expect(rbac.map((o) => o.kind)).toEqual([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+    ]);
+    expect(
+      (daemonSet!.spec as { template: { spec: { serviceAccountName: string } } }).template.spec.serviceAccountName,
+    ).toBe(rbac[0]!.metadata?.name);
   });
 });
 
@@ -85,7 +108,7 @@ describe('the Helm chart', () => {
     checkDeployment(find('DaemonSet'), find('ConfigMap'));
   });
 
-  it('maps upstream\'s values onto the config keys', () => {
+  it("maps upstream's values onto the config keys", () => {
     const r = renderChart(chart, {
       releaseName: 'lsp',
       values: {
@@ -96,7 +119,14 @@ describe('the Helm chart', () => {
         removeNodeNotReadyTaint: true,
         tolerations: [{ key: 'dedicated', operator: 'Exists' }],
         classes: [
-          { name: 'nvme', hostDir: '/mnt/nvme', mountDir: '/discovery/nvme', volumeMode: 'Block', namePattern: 'nvme*', storageClass: { reclaimPolicy: 'Retain', isDefaultClass: true } },
+          {
+            name: 'nvme',
+            hostDir: '/mnt/nvme',
+            mountDir: '/discovery/nvme',
+            volumeMode: 'Block',
+            namePattern: 'nvme*',
+            storageClass: { reclaimPolicy: 'Retain', isDefaultClass: true },
+          },
         ],
       },
     });
@@ -111,7 +141,9 @@ describe('the Helm chart', () => {
       removeNodeNotReadyTaint: true,
       provisionerNotReadyNodeTaintKey: 'sig-storage-local-static-provisioner/agent-not-ready',
       jobTolerations: [{ key: 'dedicated', operator: 'Exists' }],
-      storageClassMap: { nvme: { hostDir: '/mnt/nvme', mountDir: '/discovery/nvme', volumeMode: 'Block', namePattern: 'nvme*' } },
+      storageClassMap: {
+        nvme: { hostDir: '/mnt/nvme', mountDir: '/discovery/nvme', volumeMode: 'Block', namePattern: 'nvme*' },
+      },
     });
     expect(r.objects.find((o) => o.object.kind === 'StorageClass')?.object).toMatchObject({
       metadata: { name: 'nvme', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
@@ -121,7 +153,11 @@ describe('the Helm chart', () => {
     expect(r.objects.map((o) => o.object.kind)).toEqual(expect.arrayContaining(['Role', 'RoleBinding']));
     const daemonSet = r.objects.find((o) => o.object.kind === 'DaemonSet')!.object as Obj;
     checkDeployment(daemonSet, configMap);
-    const tolerations = (daemonSet.spec as { template: { spec: { tolerations: { key: string }[] } } }).template.spec.tolerations;
-    expect(tolerations.map((t) => t.key)).toEqual(['dedicated', 'sig-storage-local-static-provisioner/agent-not-ready']);
+    const tolerations = (daemonSet.spec as { template: { spec: { tolerations: { key: string }[] } } }).template.spec
+      .tolerations;
+    expect(tolerations.map((t) => t.key)).toEqual([
+      'dedicated',
+      'sig-storage-local-static-provisioner/agent-not-ready',
+    ]);
   });
 });

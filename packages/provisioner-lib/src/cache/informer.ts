@@ -75,7 +75,8 @@ export class Informer<T extends KubernetesObject> {
     this.logger = (options.logger ?? silentLogger).child({ path: options.path });
     this.resyncPeriodMs = options.resyncPeriodMs ?? 0;
     this.transform = options.transform;
-    const initial = options.handlers === undefined ? [] : Array.isArray(options.handlers) ? options.handlers : [options.handlers];
+    const initial =
+      options.handlers === undefined ? [] : Array.isArray(options.handlers) ? options.handlers : [options.handlers];
     for (const h of initial as readonly EventHandler<T>[]) this.handlers.add(h);
   }
 
@@ -155,11 +156,17 @@ export class Informer<T extends KubernetesObject> {
   private onEvent(event: WatcherEvent<T>): void {
     const wasSynced = this.store.hasSynced();
     const t = this.transform;
-    const transformed = t !== undefined && (event.type === 'InitApply' || event.type === 'Apply' || event.type === 'Delete') ? { ...event, object: t(event.object) } : event;
+    const transformed =
+      t !== undefined && (event.type === 'InitApply' || event.type === 'Apply' || event.type === 'Delete')
+        ? { ...event, object: t(event.object) }
+        : event;
     const changes = this.writer.apply(transformed);
     for (const change of changes) this.notify(change);
     if (!wasSynced && this.store.hasSynced()) {
-      this.logger.debug({ objects: this.store.size, resourceVersion: this.store.lastSyncResourceVersion }, 'Informer synced');
+      this.logger.debug(
+        { objects: this.store.size, resourceVersion: this.store.lastSyncResourceVersion },
+        'Informer synced',
+      );
       for (const done of [...this.syncWaiters]) done();
       this.syncWaiters.clear();
     }
@@ -177,14 +184,20 @@ export class Informer<T extends KubernetesObject> {
         else if (change.type === 'update') h.update?.(change.old, change.object);
         else h.delete?.(change.object);
       } catch (e) {
-        this.logger.error({ err: describeError(e), change: change.type, key: this.store.keyOf(change.object) }, 'Informer event handler failed');
+        this.logger.error(
+          { err: describeError(e), change: change.type, key: this.store.keyOf(change.object) },
+          'Informer event handler failed',
+        );
       }
     }
   }
 }
 
 /** Options of {@link informerFor}: everything of {@link InformerOptions} except what the kind decides. */
-export interface InformerForOptions<T extends KubernetesObject> extends Omit<InformerOptions<T>, 'list' | 'watch' | 'path' | 'decode'> {
+export interface InformerForOptions<T extends KubernetesObject> extends Omit<
+  InformerOptions<T>,
+  'list' | 'watch' | 'path' | 'decode'
+> {
   /** Dispatcher for list and watch requests. Default `sharedAgent(kc)`. */
   agent?: Dispatcher;
 }
@@ -201,7 +214,11 @@ export interface InformerForOptions<T extends KubernetesObject> extends Omit<Inf
  * get `apiVersion`/`kind`), as plain objects decoded in place rather than class instances. Extra `indexers` are added to the defaults. Other options keep the watcher's and
  * informer's defaults (resync off, page size 500, 800 ms → 30 s backoff).
  */
-export function informerFor<K extends InformerKind>(kc: KubeConfig, kind: K, options: InformerForOptions<InformerKinds[K]> = {}): Informer<InformerKinds[K]> {
+export function informerFor<K extends InformerKind>(
+  kc: KubeConfig,
+  kind: K,
+  options: InformerForOptions<InformerKinds[K]> = {},
+): Informer<InformerKinds[K]> {
   const { agent, indexers, ...rest } = options;
   const spec = resourceSpec(kc, kind, agent);
   return new Informer<InformerKinds[K]>({

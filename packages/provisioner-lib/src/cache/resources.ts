@@ -68,7 +68,12 @@ function spec<T extends KubernetesObject>(
     kind,
     path,
     list: async (p, signal) => {
-      const list = await rest.json<{ metadata?: unknown; items?: unknown[] }>({ method: 'GET', path, query: query(p), signal });
+      const list = await rest.json<{ metadata?: unknown; items?: unknown[] }>({
+        method: 'GET',
+        path,
+        query: query(p),
+        signal,
+      });
       const items = (list.items ?? []).map((raw) => {
         const item = raw as KubernetesObject;
         item.apiVersion ??= apiVersion;
@@ -88,17 +93,27 @@ function spec<T extends KubernetesObject>(
   };
 }
 
-type SpecFactories = { [K in InformerKind]: (kc: KubeConfig, agent: Dispatcher | undefined) => ResourceSpec<InformerKinds[K]> };
+type SpecFactories = {
+  [K in InformerKind]: (kc: KubeConfig, agent: Dispatcher | undefined) => ResourceSpec<InformerKinds[K]>;
+};
 
 const SPECS: SpecFactories = {
   PersistentVolumeClaim: (kc, agent) =>
-    spec<V1PersistentVolumeClaim>(kc, agent, 'v1', 'PersistentVolumeClaim', '/api/v1/persistentvolumeclaims', { uid: uidIndex }),
-  PersistentVolume: (kc, agent) => spec<V1PersistentVolume>(kc, agent, 'v1', 'PersistentVolume', '/api/v1/persistentvolumes', {}),
-  StorageClass: (kc, agent) => spec<V1StorageClass>(kc, agent, 'storage.k8s.io/v1', 'StorageClass', '/apis/storage.k8s.io/v1/storageclasses', {}),
+    spec<V1PersistentVolumeClaim>(kc, agent, 'v1', 'PersistentVolumeClaim', '/api/v1/persistentvolumeclaims', {
+      uid: uidIndex,
+    }),
+  PersistentVolume: (kc, agent) =>
+    spec<V1PersistentVolume>(kc, agent, 'v1', 'PersistentVolume', '/api/v1/persistentvolumes', {}),
+  StorageClass: (kc, agent) =>
+    spec<V1StorageClass>(kc, agent, 'storage.k8s.io/v1', 'StorageClass', '/apis/storage.k8s.io/v1/storageclasses', {}),
 };
 
 /** The list/watch spec of `kind`, through a {@link RestClient} (and `agent` if given). */
-export function resourceSpec<K extends InformerKind>(kc: KubeConfig, kind: K, agent?: Dispatcher): ResourceSpec<InformerKinds[K]> {
+export function resourceSpec<K extends InformerKind>(
+  kc: KubeConfig,
+  kind: K,
+  agent?: Dispatcher,
+): ResourceSpec<InformerKinds[K]> {
   const factory: SpecFactories[K] | undefined = SPECS[kind];
   if (factory === undefined) throw new Error(`informerFor: unknown kind ${String(kind)}`);
   return factory(kc, agent);

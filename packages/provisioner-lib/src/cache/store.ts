@@ -30,9 +30,7 @@ export interface StoreOptions<T> {
 
 /** A change the writer made to the store, for notifying handlers after it was applied. */
 export type StoreChange<T> =
-  | { type: 'add'; object: T }
-  | { type: 'update'; old: T; object: T }
-  | { type: 'delete'; object: T };
+  { type: 'add'; object: T } | { type: 'update'; old: T; object: T } | { type: 'delete'; object: T };
 
 /** The state shared by a {@link Store} and its {@link StoreWriter}. Internal. */
 class StoreState<T> {
@@ -218,7 +216,9 @@ class Writer<T> implements StoreWriter<T> {
       }
       case 'Apply': {
         const old = s.put(s.keyFunc(event.object), event.object);
-        return [old === undefined ? { type: 'add', object: event.object } : { type: 'update', old, object: event.object }];
+        return [
+          old === undefined ? { type: 'add', object: event.object } : { type: 'update', old, object: event.object },
+        ];
       }
       case 'Delete':
         s.remove(s.keyFunc(event.object));
@@ -235,7 +235,9 @@ function resourceVersionOf(object: unknown): string | undefined {
  * A store and its single writer (kube-runtime's `store()`): hand the writer to one reflector or informer and share
  * the store with readers.
  */
-export function createStore<T extends KubernetesObject>(options: StoreOptions<T> = {}): { store: Store<T>; writer: StoreWriter<T> } {
+export function createStore<T extends KubernetesObject>(
+  options: StoreOptions<T> = {},
+): { store: Store<T>; writer: StoreWriter<T> } {
   const state = new StoreState<T>(options.keyFunc ?? metaNamespaceKey, options.indexers ?? {});
   return { store: new StoreReader(state), writer: new Writer(state) };
 }

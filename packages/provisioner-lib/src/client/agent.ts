@@ -80,7 +80,12 @@ export function buildDispatcher(kc: KubeConfig): Dispatcher | null {
 
 function contextKey(kc: KubeConfig): string {
   const cluster = kc.getCurrentCluster();
-  return JSON.stringify([kc.getCurrentContext(), cluster?.name ?? '', cluster?.server ?? '', kc.getCurrentUser()?.name ?? '']);
+  return JSON.stringify([
+    kc.getCurrentContext(),
+    cluster?.name ?? '',
+    cluster?.server ?? '',
+    kc.getCurrentUser()?.name ?? '',
+  ]);
 }
 
 function cachedDispatcher(kc: KubeConfig): Dispatcher | null {
@@ -153,7 +158,9 @@ function throttledHttpApi(kc: KubeConfig, override: RateLimitOverride): HttpLibr
   return {
     send: (ctx) =>
       new Observable(
-        throttleRequest(kc, override, ctx.getHttpMethod().toString(), ctx.getUrl(), ctx.getSignal()).then(() => fetchLibrary.send(ctx).toPromise()),
+        throttleRequest(kc, override, ctx.getHttpMethod().toString(), ctx.getUrl(), ctx.getSignal()).then(() =>
+          fetchLibrary.send(ctx).toPromise(),
+        ),
       ),
   };
 }
@@ -188,7 +195,11 @@ export function dispatcherMiddleware(agent: Dispatcher): Middleware {
  *   `rateLimiter` (default the one registered for `kc`, if any), `onThrottled` (default the registered hook).
  * @throws Error when the KubeConfig has no current cluster.
  */
-export function makeApiClient<T extends ApiType>(kc: KubeConfig, apiClientType: ApiConstructor<T>, options: AgentClientOptions = {}): T {
+export function makeApiClient<T extends ApiType>(
+  kc: KubeConfig,
+  apiClientType: ApiConstructor<T>,
+  options: AgentClientOptions = {},
+): T {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error('makeApiClient: the KubeConfig has no current cluster');
   const agent = dispatcherFor(kc, options);

@@ -26,7 +26,12 @@ export class ApiStatusError extends Error {
    * @param options - `cause`: the error the status was read from.
    */
   constructor(status: ApiStatus, options?: ErrorOptions) {
-    super(status.message === undefined || status.message === '' ? `the server responded with the status code ${status.code}` : status.message, options);
+    super(
+      status.message === undefined || status.message === ''
+        ? `the server responded with the status code ${status.code}`
+        : status.message,
+      options,
+    );
     this.code = status.code;
     this.reason = status.reason;
   }
@@ -46,14 +51,22 @@ export function apiStatus(err: unknown): ApiStatus | undefined {
   if (typeof body === 'string') {
     try {
       const parsed = JSON.parse(body) as Partial<ApiStatus>;
-      return { code, ...(parsed.reason === undefined ? {} : { reason: parsed.reason }), ...(parsed.message === undefined ? {} : { message: parsed.message }) };
+      return {
+        code,
+        ...(parsed.reason === undefined ? {} : { reason: parsed.reason }),
+        ...(parsed.message === undefined ? {} : { message: parsed.message }),
+      };
     } catch {
       return { code, message: body };
     }
   }
   if (typeof body === 'object' && body !== null) {
     const b = body as Partial<ApiStatus>;
-    return { code, ...(b.reason === undefined ? {} : { reason: b.reason }), ...(b.message === undefined ? {} : { message: b.message }) };
+    return {
+      code,
+      ...(b.reason === undefined ? {} : { reason: b.reason }),
+      ...(b.message === undefined ? {} : { message: b.message }),
+    };
   }
   return { code };
 }
@@ -84,7 +97,10 @@ export function describeError(err: unknown, options?: { cause?: boolean }): stri
 
 function describeOne(err: unknown): string {
   const s = apiStatus(err);
-  if (s !== undefined) return s.message === undefined || s.message === '' ? `the server responded with the status code ${s.code}` : s.message;
+  if (s !== undefined)
+    return s.message === undefined || s.message === ''
+      ? `the server responded with the status code ${s.code}`
+      : s.message;
   if (err instanceof Error) return err.message;
   if (typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string') {
     return (err as { message: string }).message;

@@ -21,14 +21,23 @@ type Call<K extends keyof HotPathApi> = Parameters<HotPathApi[K]>[0];
  * @param priority - how these requests wait for a client-side rate limit token: the controller's Event writes go
  *   at `low`, so they never hold up the PV writes they report on.
  */
-export function hotPathApi(kc: KubeConfig, options: AgentClientOptions = {}, priority: RequestPriority = 'normal'): HotPathApi {
+export function hotPathApi(
+  kc: KubeConfig,
+  options: AgentClientOptions = {},
+  priority: RequestPriority = 'normal',
+): HotPathApi {
   const rest = new RestClient(kc, options);
   const api: HotPathApi = {
     createPersistentVolume: async (param: Call<'createPersistentVolume'>) =>
       decodeVolume(await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: param.body, priority })),
     createNamespacedEvent: async (param: Call<'createNamespacedEvent'>) =>
       decodeEvent(
-        await rest.json({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(param.namespace)}/events`, body: param.body, priority }),
+        await rest.json({
+          method: 'POST',
+          path: `/api/v1/namespaces/${encodeURIComponent(param.namespace)}/events`,
+          body: param.body,
+          priority,
+        }),
       ),
     patchNamespacedEvent: async (param: Call<'patchNamespacedEvent'>) =>
       decodeEvent(

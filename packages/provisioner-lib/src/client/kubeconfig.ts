@@ -9,7 +9,10 @@ import { KubeConfig } from '@kubernetes/client-node';
  * does, the first file's context winning), else the in-cluster service account when `KUBERNETES_SERVICE_HOST` and
  * `KUBERNETES_SERVICE_PORT` are set, else `~/.kube/config`. Throws an error saying what to do when none applies.
  */
-export function loadKubeConfig(file: string | undefined, env: Readonly<Record<string, string | undefined>>): KubeConfig {
+export function loadKubeConfig(
+  file: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): KubeConfig {
   const kubeConfig = new KubeConfig();
   if (file !== undefined) {
     const files = file.split(path.delimiter).filter((f) => f !== '');
@@ -18,9 +21,12 @@ export function loadKubeConfig(file: string | undefined, env: Readonly<Record<st
       try {
         target.loadFromFile(f);
       } catch (err) {
-        throw new Error(`cannot load kubeconfig "${f}" (--kubeconfig, KUBECONFIG): ${err instanceof Error ? err.message : String(err)}`, {
-          cause: err,
-        });
+        throw new Error(
+          `cannot load kubeconfig "${f}" (--kubeconfig, KUBECONFIG): ${err instanceof Error ? err.message : String(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
       if (target !== kubeConfig) kubeConfig.mergeConfig(target, true);
     });
@@ -32,7 +38,9 @@ export function loadKubeConfig(file: string | undefined, env: Readonly<Record<st
   }
   const fallback = path.join(env.HOME ?? homedir(), '.kube', 'config');
   if (!existsSync(fallback)) {
-    throw new Error(`no kubeconfig: not running in a pod (KUBERNETES_SERVICE_HOST is not set) and ${fallback} does not exist; pass --kubeconfig FILE or set KUBECONFIG`);
+    throw new Error(
+      `no kubeconfig: not running in a pod (KUBERNETES_SERVICE_HOST is not set) and ${fallback} does not exist; pass --kubeconfig FILE or set KUBECONFIG`,
+    );
   }
   kubeConfig.loadFromFile(fallback);
   return kubeConfig;

@@ -56,9 +56,11 @@ async function authHeaders(kc: KubeConfig): Promise<Record<string, string>> {
   if (user.username !== undefined && user.username !== '') {
     headers.Authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
   }
-  if (user.impersonateUser !== undefined && user.impersonateUser !== null) headers['Impersonate-User'] = user.impersonateUser;
+  if (user.impersonateUser !== undefined && user.impersonateUser !== null)
+    headers['Impersonate-User'] = user.impersonateUser;
   const source = kc as unknown as AuthHeaderSource;
-  const dynamic = user.exec !== undefined || user.authProvider !== undefined || (source.custom_authenticators?.length ?? 0) > 0;
+  const dynamic =
+    user.exec !== undefined || user.authProvider !== undefined || (source.custom_authenticators?.length ?? 0) > 0;
   if (!dynamic) {
     if (user.token !== undefined && user.token !== '') headers.Authorization = `Bearer ${user.token}`;
     staticHeaders.set(kc, { key, headers: { ...headers } });
@@ -92,7 +94,8 @@ function searchOf(query: Query | undefined): string {
 /** Response headers as client-node's fetch library gives them: one string per name. */
 function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 }
 
@@ -212,7 +215,11 @@ export class RestClient {
       finished = true;
       clearTimer();
       controller.abort();
-      done(err !== null && err !== undefined && timedOut ? new DOMException('The operation was aborted due to timeout', 'TimeoutError') : err);
+      done(
+        err !== null && err !== undefined && timedOut
+          ? new DOMException('The operation was aborted due to timeout', 'TimeoutError')
+          : err,
+      );
     };
     const resetTimer = (): void => {
       clearTimer();
@@ -229,7 +236,9 @@ export class RestClient {
         const body = response.body;
         if (response.statusCode !== 200) {
           body.resume();
-          const error = new Error(STATUS_CODES[response.statusCode] ?? 'Internal Server Error') as Error & { statusCode: number };
+          const error = new Error(STATUS_CODES[response.statusCode] ?? 'Internal Server Error') as Error & {
+            statusCode: number;
+          };
           error.statusCode = response.statusCode;
           finish(error);
           return;

@@ -56,6 +56,9 @@ export interface ClockTimeout {
  */
 export function timeoutSignal(clock: Clock, ms: number): ClockTimeout {
   const controller = new AbortController();
-  const handle = clock.setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  const handle = clock.setTimeout(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    ms,
+  );
   return { signal: controller.signal, clear: () => clock.clearTimeout(handle) };
 }

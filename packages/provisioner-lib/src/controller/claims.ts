@@ -48,9 +48,14 @@ export class StorageClassNotFoundError extends Error {
  * provisioner's qualifier; the storage-provisioner annotation (GA, then beta) naming one of our names; the class
  * (throws when unknown); WaitForFirstConsumer needs a selected node.
  */
-export async function shouldProvision(ctx: ClaimContext, claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<boolean> {
+export async function shouldProvision(
+  ctx: ClaimContext,
+  claim: V1PersistentVolumeClaim,
+  signal: AbortSignal,
+): Promise<boolean> {
   if ((claim.spec?.volumeName ?? '') !== '') return false;
-  if (ctx.provisioner.shouldProvision !== undefined && !(await ctx.provisioner.shouldProvision(claim, signal))) return false;
+  if (ctx.provisioner.shouldProvision !== undefined && !(await ctx.provisioner.shouldProvision(claim, signal)))
+    return false;
   const wanted = requestedProvisioner(claim);
   if (wanted === undefined || !ctx.knownNames.has(wanted)) return false;
   const name = claimClass(claim);

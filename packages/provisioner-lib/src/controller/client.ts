@@ -9,7 +9,10 @@ import { hotPathApi } from '../client/hot-path.js';
  */
 export type ProvisionControllerClient = Pick<
   CoreV1Api,
-  'createPersistentVolume' | 'patchPersistentVolume' | 'deletePersistentVolume' | 'replaceNamespacedPersistentVolumeClaim'
+  | 'createPersistentVolume'
+  | 'patchPersistentVolume'
+  | 'deletePersistentVolume'
+  | 'replaceNamespacedPersistentVolumeClaim'
 >;
 
 /**
@@ -24,13 +27,17 @@ export type ProvisionControllerClient = Pick<
  *   `makeApiClient`.
  * @throws Error when the KubeConfig has no current cluster.
  */
-export function makeProvisionControllerClient(kc: KubeConfig, options: AgentClientOptions = {}): ProvisionControllerClient {
+export function makeProvisionControllerClient(
+  kc: KubeConfig,
+  options: AgentClientOptions = {},
+): ProvisionControllerClient {
   const core = makeApiClient(kc, CoreV1Api, options);
   const writes = hotPathApi(kc, options);
   return {
     createPersistentVolume: (param) => writes.createPersistentVolume(param),
     patchPersistentVolume: (param, options) => core.patchPersistentVolume(param, options),
     deletePersistentVolume: (param, options) => core.deletePersistentVolume(param, options),
-    replaceNamespacedPersistentVolumeClaim: (param, options) => core.replaceNamespacedPersistentVolumeClaim(param, options),
+    replaceNamespacedPersistentVolumeClaim: (param, options) =>
+      core.replaceNamespacedPersistentVolumeClaim(param, options),
   };
 }

@@ -90,11 +90,15 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
 
   constructor(options: ProvisionControllerOptions) {
     super();
-    this.options = resolveOptions(options, { identity: defaultIdentity, namespace: defaultNamespace }, {
-      logger: silentLogger,
-      metrics: noopMetrics,
-      clock: realClock,
-    });
+    this.options = resolveOptions(
+      options,
+      { identity: defaultIdentity, namespace: defaultNamespace },
+      {
+        logger: silentLogger,
+        metrics: noopMetrics,
+        clock: realClock,
+      },
+    );
     const o = this.options;
     // Fails now, not at run, for a name that cannot become a Lease name.
     if (o.leaderElection) leaseName(o.provisionerName);
@@ -120,13 +124,31 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         queueSize: CONTROLLER_EVENT_QUEUE_SIZE,
       });
     const limiter = o.rateLimiter ?? provisionerRateLimiter(o.exponentialBackOffOnError, o.clock);
-    this.claimQueue = newRateLimitingQueue<string>({ name: 'claims', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
-    this.volumeQueue = newRateLimitingQueue<string>({ name: 'volumes', rateLimiter: limiter, clock: o.clock, metrics: o.metrics });
+    this.claimQueue = newRateLimitingQueue<string>({
+      name: 'claims',
+      rateLimiter: limiter,
+      clock: o.clock,
+      metrics: o.metrics,
+    });
+    this.volumeQueue = newRateLimitingQueue<string>({
+      name: 'volumes',
+      rateLimiter: limiter,
+      clock: o.clock,
+      metrics: o.metrics,
+    });
     const emit = (claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void =>
       this.claimEvent(claim, type, reason, message);
     this.volumeStore =
       o.createProvisionedPVLimiter === undefined
-        ? new BackoffVolumeStore(this.client, o.provisioner, o.createProvisionedPVRetryCount, o.createProvisionedPVIntervalMs, emit, this.logger, o.clock)
+        ? new BackoffVolumeStore(
+            this.client,
+            o.provisioner,
+            o.createProvisionedPVRetryCount,
+            o.createProvisionedPVIntervalMs,
+            emit,
+            this.logger,
+            o.clock,
+          )
         : new QueueVolumeStore(this.client, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
     this.reporter = {
@@ -186,7 +208,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
    * unreachable), so a program can be just `await controller.run(signal)`; once it settled it holds nothing.
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.started) throw new Error('ProvisionController.run can be called only once; create a new controller to run again');
+    if (this.started)
+      throw new Error('ProvisionController.run can be called only once; create a new controller to run again');
     this.started = true;
     const release = holdProcessOpen();
     try {
@@ -274,23 +297,28 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const o = this.options;
     this.running = true;
     const injected = { claims: o.claimsInformer, volumes: o.volumesInformer, classes: o.classesInformer };
-    const informers = startInformers(o.kubeConfig, signal, {
-      resyncPeriodMs: o.resyncPeriodMs,
-      clock: o.clock,
-      logger: this.logger,
-      onClaim: (claim) => {
-        const uid = claim.metadata?.uid;
-        if (uid !== undefined) this.claimQueue.add(uid);
+    const informers = startInformers(
+      o.kubeConfig,
+      signal,
+      {
+        resyncPeriodMs: o.resyncPeriodMs,
+        clock: o.clock,
+        logger: this.logger,
+        onClaim: (claim) => {
+          const uid = claim.metadata?.uid;
+          if (uid !== undefined) this.claimQueue.add(uid);
+        },
+        onVolume: (pv) => {
+          const name = pv.metadata?.name;
+          if (name !== undefined) this.volumeQueue.add(name);
+        },
+        onVolumeDeleted: (pv) => {
+          const name = pv.metadata?.name;
+          if (name !== undefined) this.volumeQueue.forget(name);
+        },
       },
-      onVolume: (pv) => {
-        const name = pv.metadata?.name;
-        if (name !== undefined) this.volumeQueue.add(name);
-      },
-      onVolumeDeleted: (pv) => {
-        const name = pv.metadata?.name;
-        if (name !== undefined) this.volumeQueue.forget(name);
-      },
-    }, injected);
+      injected,
+    );
     this.informers = informers;
     const stop = (): void => {
       this.claimQueue.shutDown();
@@ -335,7 +363,10 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         onGiveUp: (key, err) => {
           // A volume still being provisioned in the background may leak (as in Go).
           this.claimsInProgress.delete(key);
-          this.logger.error({ claim: key, threshold: this.options.failedProvisionThreshold }, 'Exceeded the failed provision threshold, giving up on the claim');
+          this.logger.error(
+            { claim: key, threshold: this.options.failedProvisionThreshold },
+            'Exceeded the failed provision threshold, giving up on the claim',
+          );
           this.emit('gaveUp', 'claim', key, toError(err));
         },
         busy: (d) => (this.inFlight += d),
@@ -355,7 +386,10 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         onSuccess: () => undefined,
         onError: (key, err) => this.logger.error({ volume: key, err: describeError(err) }, 'Error syncing volume'),
         onGiveUp: (key, err) => {
-          this.logger.error({ volume: key, threshold: this.options.failedDeleteThreshold }, 'Exceeded the failed delete threshold, giving up on the volume');
+          this.logger.error(
+            { volume: key, threshold: this.options.failedDeleteThreshold },
+            'Exceeded the failed delete threshold, giving up on the volume',
+          );
           this.emit('gaveUp', 'volume', key, toError(err));
         },
         busy: (d) => (this.inFlight += d),
@@ -378,13 +412,19 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const uid = claim.metadata?.uid ?? '';
     const cls = this.informers?.classByName(claimClass(claim));
     if (this.slowSet.remaining(uid, cls?.metadata?.uid) > 0) {
-      throw new DelayRetryError(`skipping volume provisioning for pvc ${uid}, because provisioning previously failed with infeasible error`);
+      throw new DelayRetryError(
+        `skipping volume provisioning for pvc ${uid}, because provisioning previously failed with infeasible error`,
+      );
     }
     const labels = provisionLabels(claim);
     let should: boolean;
     try {
       should = await shouldProvision(
-        { provisioner: this.options.provisioner, knownNames: this.knownNames, getClass: (n) => this.informers?.classByName(n) },
+        {
+          provisioner: this.options.provisioner,
+          knownNames: this.knownNames,
+          getClass: (n) => this.informers?.classByName(n),
+        },
         claim,
         signal,
       );
@@ -410,7 +450,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       signal,
     );
     // As in Go, a pass that stopped without provisioning counts as a failed provision.
-    if (outcome.result === 'succeeded') this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
+    if (outcome.result === 'succeeded')
+      this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
     else this.metrics.provisionFailed(labels);
     if (outcome.result !== 'failed' || outcome.state === ProvisioningState.Finished) this.claimsInProgress.delete(uid);
     else if (outcome.state === ProvisioningState.InBackground) this.claimsInProgress.set(uid, claim);
@@ -441,14 +482,24 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     throwIfFailed(outcome);
   }
 
-  private claimEvent(claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  private claimEvent(
+    claim: V1PersistentVolumeClaim,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): void {
     const ref = claimRefOf(claim);
     this.recorder.event({ ...ref, kind: 'PersistentVolumeClaim', name: ref.name ?? '' }, type, reason, message);
   }
 
   private volumeEvent(pv: V1PersistentVolume, type: 'Normal' | 'Warning', reason: string, message: string): void {
     this.recorder.event(
-      { kind: 'PersistentVolume', apiVersion: 'v1', name: pv.metadata?.name ?? '', ...(pv.metadata?.uid ? { uid: pv.metadata.uid } : {}) },
+      {
+        kind: 'PersistentVolume',
+        apiVersion: 'v1',
+        name: pv.metadata?.name ?? '',
+        ...(pv.metadata?.uid ? { uid: pv.metadata.uid } : {}),
+      },
       type,
       reason,
       message,
@@ -457,11 +508,15 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
 
   private leaseEvent(reason: string, message: string): void {
     this.recorder.event(
-      { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', namespace: this.options.leaderElectionNamespace, name: leaseName(this.options.provisionerName) },
+      {
+        kind: 'Lease',
+        apiVersion: 'coordination.k8s.io/v1',
+        namespace: this.options.leaderElectionNamespace,
+        name: leaseName(this.options.provisionerName),
+      },
       'Normal',
       reason,
       message,
     );
   }
 }
-

@@ -26,7 +26,11 @@ export interface VolumeContext {
  * step is a `failed` outcome; only the deletion's own outcome is counted in the metrics and reported as
  * `deleteFailed`.
  */
-export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume, signal: AbortSignal): Promise<OperationOutcome> {
+export async function syncVolume(
+  ctx: VolumeContext,
+  volume: V1PersistentVolume,
+  signal: AbortSignal,
+): Promise<OperationOutcome> {
   let pv: V1PersistentVolume;
   try {
     if (!isProvisionerForVolume(ctx.knownNames, volume)) return STOPPED;
@@ -52,7 +56,11 @@ export async function syncVolume(ctx: VolumeContext, volume: V1PersistentVolume,
  * Writes a PV's finalizer list: a JSON merge patch of the whole list guarded by `resourceVersion`, so a concurrent
  * change is a conflict (retried), not a lost update. (Go sends a strategic merge patch computed from a diff.)
  */
-function patchFinalizers(ctx: VolumeContext, pv: V1PersistentVolume, finalizers: string[] | undefined): Promise<V1PersistentVolume> {
+function patchFinalizers(
+  ctx: VolumeContext,
+  pv: V1PersistentVolume,
+  finalizers: string[] | undefined,
+): Promise<V1PersistentVolume> {
   return ctx.client.patchPersistentVolume(
     {
       name: pv.metadata?.name ?? '',
@@ -68,9 +76,12 @@ async function handleProtectionFinalizer(ctx: VolumeContext, pv: V1PersistentVol
   try {
     return await patchFinalizers(ctx, pv, finalizers);
   } catch (err) {
-    throw new Error(`failed to modify finalizers to ${JSON.stringify(finalizers ?? [])} on volume ${pv.metadata?.name ?? ''} err: ${describeError(err)}`, {
-      cause: err,
-    });
+    throw new Error(
+      `failed to modify finalizers to ${JSON.stringify(finalizers ?? [])} on volume ${pv.metadata?.name ?? ''} err: ${describeError(err)}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 

@@ -12,7 +12,10 @@ import type { ProvisionController } from './controller.js';
  *
  * @param leaderElection - whether the controller runs with leader election; without it there is no leader check.
  */
-export function controllerHealthChecks(controller: ProvisionController, leaderElection: boolean): Pick<HttpEndpointOptions, 'readyChecks' | 'leaderCheck'> {
+export function controllerHealthChecks(
+  controller: ProvisionController,
+  leaderElection: boolean,
+): Pick<HttpEndpointOptions, 'readyChecks' | 'leaderCheck'> {
   return {
     readyChecks: {
       informers: () => {

@@ -1,4 +1,10 @@
-import type { KubeConfig, KubernetesObject, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  KubernetesObject,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+} from '@kubernetes/client-node';
 import { informerFor, stripManagedFields, type EventHandler, type Informer } from '../cache/informer.js';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
@@ -38,7 +44,11 @@ export interface InformerHooks {
  * handed to `add` first, as client-go's `AddEventHandler` replays the cache to a handler added late (the work queues
  * drop the duplicates of objects that also come through the handler).
  */
-function attach<T extends KubernetesObject>(informer: Informer<T>, handler: EventHandler<T>, signal: AbortSignal): Promise<void> {
+function attach<T extends KubernetesObject>(
+  informer: Informer<T>,
+  handler: EventHandler<T>,
+  signal: AbortSignal,
+): Promise<void> {
   const remove = informer.addEventHandler(handler);
   if (handler.add !== undefined) for (const object of informer.store.list()) handler.add(object);
   return new Promise((resolve) => {
@@ -64,20 +74,37 @@ function attach<T extends KubernetesObject>(informer: Informer<T>, handler: Even
  * are a cache only. The controller's own informers run until `signal` aborts; injected ones are their owner's to
  * run and stop, and lose the controller's handlers when `signal` aborts.
  */
-export function startInformers(kc: KubeConfig, signal: AbortSignal, hooks: InformerHooks, injected: InjectedInformers = {}): ControllerInformers {
+export function startInformers(
+  kc: KubeConfig,
+  signal: AbortSignal,
+  hooks: InformerHooks,
+  injected: InjectedInformers = {},
+): ControllerInformers {
   // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory.
   const common = { resyncPeriodMs: hooks.resyncPeriodMs, clock: hooks.clock, transform: stripManagedFields };
   const running: Promise<void>[] = [];
   const claims =
-    injected.claims ?? informerFor(kc, 'PersistentVolumeClaim', { ...common, logger: hooks.logger.child({ informer: 'claims' }) });
-  const volumes = injected.volumes ?? informerFor(kc, 'PersistentVolume', { ...common, logger: hooks.logger.child({ informer: 'volumes' }) });
+    injected.claims ??
+    informerFor(kc, 'PersistentVolumeClaim', { ...common, logger: hooks.logger.child({ informer: 'claims' }) });
+  const volumes =
+    injected.volumes ??
+    informerFor(kc, 'PersistentVolume', { ...common, logger: hooks.logger.child({ informer: 'volumes' }) });
   const classes =
-    injected.classes ?? informerFor(kc, 'StorageClass', { clock: hooks.clock, transform: stripManagedFields, logger: hooks.logger.child({ informer: 'classes' }) });
+    injected.classes ??
+    informerFor(kc, 'StorageClass', {
+      clock: hooks.clock,
+      transform: stripManagedFields,
+      logger: hooks.logger.child({ informer: 'classes' }),
+    });
   running.push(
     attach(claims, { add: (c) => hooks.onClaim(c), update: (_old, c) => hooks.onClaim(c) }, signal),
     attach(
       volumes,
-      { add: (v) => hooks.onVolume(v), update: (_old, v) => hooks.onVolume(v), delete: (v) => hooks.onVolumeDeleted(v) },
+      {
+        add: (v) => hooks.onVolume(v),
+        update: (_old, v) => hooks.onVolume(v),
+        delete: (v) => hooks.onVolumeDeleted(v),
+      },
       signal,
     ),
   );

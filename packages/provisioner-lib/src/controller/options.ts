@@ -160,11 +160,21 @@ export interface ProvisionControllerOptions {
 }
 
 /** The options that stay unset when not given. */
-type Unset = 'rateLimiter' | 'createProvisionedPVLimiter' | 'client' | 'eventRecorder' | 'claimsInformer' | 'volumesInformer' | 'classesInformer';
+type Unset =
+  | 'rateLimiter'
+  | 'createProvisionedPVLimiter'
+  | 'client'
+  | 'eventRecorder'
+  | 'claimsInformer'
+  | 'volumesInformer'
+  | 'classesInformer';
 
 /** Options with every default filled in. */
 export type ResolvedOptions = Required<
-  Omit<ProvisionControllerOptions, Unset | 'identity' | 'leaderElectionNamespace' | 'failedRetryThreshold' | 'leasePeriodMs' | 'termLimitMs'>
+  Omit<
+    ProvisionControllerOptions,
+    Unset | 'identity' | 'leaderElectionNamespace' | 'failedRetryThreshold' | 'leasePeriodMs' | 'termLimitMs'
+  >
 > &
   Pick<ProvisionControllerOptions, Unset> & { identity: string; leaderElectionNamespace: string };
 
@@ -197,11 +207,19 @@ export function resolveOptions(
   }
   for (const extra of o.additionalProvisionerNames ?? []) {
     if (!PROVISIONER_NAME.test(extra)) {
-      throw new TypeError(`ProvisionController: additional provisioner name "${extra}" must have the form <vendor domain>/<name>`);
+      throw new TypeError(
+        `ProvisionController: additional provisioner name "${extra}" must have the form <vendor domain>/<name>`,
+      );
     }
   }
-  if (o.provisioner === undefined || typeof o.provisioner.provision !== 'function' || typeof o.provisioner.delete !== 'function') {
-    throw new TypeError('ProvisionController: provisioner must implement provision(options, signal) and delete(volume, signal)');
+  if (
+    o.provisioner === undefined ||
+    typeof o.provisioner.provision !== 'function' ||
+    typeof o.provisioner.delete !== 'function'
+  ) {
+    throw new TypeError(
+      'ProvisionController: provisioner must implement provision(options, signal) and delete(volume, signal)',
+    );
   }
   if (o.kubeConfig === undefined) throw new TypeError('ProvisionController: kubeConfig is required');
   for (const k of [
@@ -223,10 +241,14 @@ export function resolveOptions(
   }
   if (o.createProvisionedPVLimiter !== undefined) {
     if (o.createProvisionedPVRetryCount !== undefined) {
-      throw new TypeError('ProvisionController: createProvisionedPVLimiter cannot be used together with createProvisionedPVRetryCount');
+      throw new TypeError(
+        'ProvisionController: createProvisionedPVLimiter cannot be used together with createProvisionedPVRetryCount',
+      );
     }
     if (o.createProvisionedPVIntervalMs !== undefined) {
-      throw new TypeError('ProvisionController: createProvisionedPVLimiter cannot be used together with createProvisionedPVIntervalMs');
+      throw new TypeError(
+        'ProvisionController: createProvisionedPVLimiter cannot be used together with createProvisionedPVIntervalMs',
+      );
     }
   }
   const leaseDurationMs = o.leaseDurationMs ?? o.leasePeriodMs ?? DEFAULTS.leaseDurationMs;
@@ -235,7 +257,9 @@ export function resolveOptions(
   const leaderElection = o.leaderElection ?? DEFAULTS.leaderElection;
   if (leaderElection) {
     if (!(leaseDurationMs > renewDeadlineMs)) {
-      throw new RangeError(`ProvisionController: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+      throw new RangeError(
+        `ProvisionController: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`,
+      );
     }
     if (!(renewDeadlineMs > 1.2 * retryPeriodMs) || retryPeriodMs <= 0) {
       throw new RangeError(

@@ -29,7 +29,11 @@ export interface ClaimOperationContext {
  * provisioner, the `Provisioning` event, `provision`, then the PV completed (claimRef, class, provisioned-by,
  * finalizer) and saved through the volume store.
  */
-export async function provisionClaimOperation(ctx: ClaimOperationContext, claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<OperationOutcome> {
+export async function provisionClaimOperation(
+  ctx: ClaimOperationContext,
+  claim: V1PersistentVolumeClaim,
+  signal: AbortSignal,
+): Promise<OperationOutcome> {
   try {
     return await provisionClaim(ctx, claim, signal);
   } catch (err) {
@@ -38,7 +42,11 @@ export async function provisionClaimOperation(ctx: ClaimOperationContext, claim:
   }
 }
 
-async function provisionClaim(ctx: ClaimOperationContext, claim: V1PersistentVolumeClaim, signal: AbortSignal): Promise<OperationOutcome> {
+async function provisionClaim(
+  ctx: ClaimOperationContext,
+  claim: V1PersistentVolumeClaim,
+  signal: AbortSignal,
+): Promise<OperationOutcome> {
   const o = ctx.options;
   const className = claimClass(claim);
   const log = ctx.logger.child({ claim: claimKey(claim), class: className });
@@ -60,10 +68,18 @@ async function provisionClaim(ctx: ClaimOperationContext, claim: V1PersistentVol
     log.info({ classProvisioner: cls.provisioner }, "Unknown provisioner requested in claim's StorageClass");
     return STOPPED;
   }
-  ctx.reporter.claimEvent(claim, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${claimKey(claim)}"`);
+  ctx.reporter.claimEvent(
+    claim,
+    'Normal',
+    'Provisioning',
+    `External provisioner is provisioning volume for claim "${claimKey(claim)}"`,
+  );
   let volume: V1PersistentVolume;
   try {
-    ({ volume } = await o.provisioner.provision({ storageClass: cls, pvName, pvc: claim, selectedNodeName: selectedNodeName(claim) }, signal));
+    ({ volume } = await o.provisioner.provision(
+      { storageClass: cls, pvName, pvc: claim, selectedNodeName: selectedNodeName(claim) },
+      signal,
+    ));
   } catch (err) {
     return provisionFailed(ctx, claim, cls.metadata?.uid ?? '', err, log, signal);
   }
@@ -71,7 +87,8 @@ async function provisionClaim(ctx: ClaimOperationContext, claim: V1PersistentVol
   const pv: V1PersistentVolume = { ...volume, metadata: { ...volume.metadata }, spec: { ...volume.spec } };
   pv.spec = { ...pv.spec, claimRef, storageClassName: className };
   const meta = pv.metadata ?? {};
-  if (o.addFinalizer && !(meta.finalizers ?? []).includes(FINALIZER_PV)) meta.finalizers = [...(meta.finalizers ?? []), FINALIZER_PV];
+  if (o.addFinalizer && !(meta.finalizers ?? []).includes(FINALIZER_PV))
+    meta.finalizers = [...(meta.finalizers ?? []), FINALIZER_PV];
   meta.annotations = { ...meta.annotations, [ANN_PROVISIONED_BY]: cls.provisioner };
   pv.metadata = meta;
   try {

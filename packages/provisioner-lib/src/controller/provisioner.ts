@@ -88,8 +88,8 @@ const GRPC_INVALID_ARGUMENT = 3;
 export function isInfeasible(err: unknown): boolean {
   for (let e = err, depth = 0; e !== undefined && e !== null && depth < 10; depth++) {
     if (e instanceof InfeasibleError) return true;
-    if (typeof e === 'object' && 'code' in e && (e).code === GRPC_INVALID_ARGUMENT) return true;
-    e = typeof e === 'object' && 'cause' in e ? (e).cause : undefined;
+    if (typeof e === 'object' && 'code' in e && e.code === GRPC_INVALID_ARGUMENT) return true;
+    e = typeof e === 'object' && 'cause' in e ? e.cause : undefined;
   }
   return false;
 }

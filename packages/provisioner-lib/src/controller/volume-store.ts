@@ -10,7 +10,12 @@ import { runWorker, type WorkerSpec } from './worker.js';
 import type { Provisioner } from './provisioner.js';
 
 /** Reports claim events for a volume store. */
-export type ClaimEventSink = (claim: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string) => void;
+export type ClaimEventSink = (
+  claim: V1PersistentVolumeClaim,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+) => void;
 
 /** The one call the stores make. */
 type VolumeApi = Pick<CoreV1Api, 'createPersistentVolume'>;
@@ -129,7 +134,10 @@ export class QueueVolumeStore implements VolumeStore {
       await createVolume(this.api, volume, this.logger);
       this.emit(claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
     } catch (err) {
-      this.logger.error({ volume: name, err: describeError(err) }, 'Failed to save volume, will retry in the background');
+      this.logger.error(
+        { volume: name, err: describeError(err) },
+        'Failed to save volume, will retry in the background',
+      );
       this.unsaved.set(name, { claim, volume });
       this.queue.addRateLimited(name);
     }

@@ -11,14 +11,18 @@ export function isProvisionerForVolume(knownNames: ReadonlySet<string>, pv: V1Pe
   const ann = pv.metadata?.annotations ?? {};
   const migrated = ann[ANN_MIGRATED_TO];
   const provisionedBy = ann[ANN_PROVISIONED_BY];
-  if (provisionedBy !== undefined) return knownNames.has(provisionedBy) || (migrated !== undefined && knownNames.has(migrated));
+  if (provisionedBy !== undefined)
+    return knownNames.has(provisionedBy) || (migrated !== undefined && knownNames.has(migrated));
   const driver = pv.spec?.csi?.driver;
   if (driver !== undefined) return knownNames.has(driver);
   return migrated !== undefined && knownNames.has(migrated);
 }
 
 /** Returns a new list without our finalizer (undefined when empty) and whether anything was removed. */
-export function removeFinalizer(finalizers: readonly string[] | undefined, finalizer = FINALIZER_PV): [string[] | undefined, boolean] {
+export function removeFinalizer(
+  finalizers: readonly string[] | undefined,
+  finalizer = FINALIZER_PV,
+): [string[] | undefined, boolean] {
   const list = finalizers ?? [];
   const kept = list.filter((f) => f !== finalizer);
   const modified = kept.length !== list.length;
@@ -34,7 +38,10 @@ export function addFinalizer(finalizers: readonly string[] | undefined, finalize
 }
 
 /** The finalizer list the PV should have, and whether it differs from what it has. */
-export function desiredFinalizers(addFinalizerOption: boolean, pv: V1PersistentVolume): [string[] | undefined, boolean] {
+export function desiredFinalizers(
+  addFinalizerOption: boolean,
+  pv: V1PersistentVolume,
+): [string[] | undefined, boolean] {
   const policy = pv.spec?.persistentVolumeReclaimPolicy;
   const current = pv.metadata?.finalizers;
   if (!addFinalizerOption || policy === 'Retain' || policy === 'Recycle') return removeFinalizer(current);

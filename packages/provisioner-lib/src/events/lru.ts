@@ -7,7 +7,8 @@ export class LruCache<V> {
 
   /** @param capacity - maximum number of entries kept; at least 1. */
   constructor(private readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`LRU capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`LRU capacity must be a positive integer, got ${capacity}`);
   }
 
   /** The value for `key`, marking it most recently used. */

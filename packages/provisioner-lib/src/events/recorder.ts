@@ -367,7 +367,10 @@ export class EventRecorder {
     try {
       const result = this.correlator.correlate(event);
       if (result.skip) {
-        this.logger.debug({ object: refName(event.involvedObject), reason: event.reason }, 'Event dropped by the spam filter');
+        this.logger.debug(
+          { object: refName(event.involvedObject), reason: event.reason },
+          'Event dropped by the spam filter',
+        );
         return;
       }
       for (let tries = 1; ; tries++) {
@@ -448,7 +451,10 @@ export class EventRecorder {
         }
         return 'rejected';
       }
-      this.logger.warn({ ...fields, err: describeError(err, { cause: true }) }, 'Unable to write event, may retry after sleeping');
+      this.logger.warn(
+        { ...fields, err: describeError(err, { cause: true }) },
+        'Unable to write event, may retry after sleeping',
+      );
       return 'retry';
     }
   }

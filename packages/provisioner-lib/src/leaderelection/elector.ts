@@ -8,7 +8,6 @@ import { JITTER_FACTOR, LeaderElectionConfigError, resolveTimings, type LeaderEl
 import { isConflict } from '../client/api-errors.js';
 import type { LeaderElectionRecord, ObservedLock, ResourceLock } from './lease-lock.js';
 
-
 /**
  * Options of {@link LeaderElector}. Timings default to 15 s / 10 s / 2 s (see `DEFAULT_TIMINGS`) and are validated
  * as client-go does. The record's `leaseDurationSeconds` is the lease duration rounded up to whole seconds, at least
@@ -59,7 +58,11 @@ export class LeadershipLostError extends Error {
   override readonly name = 'LeadershipLostError';
 }
 
-const NO_RECORD: LeaderElectionRecord = Object.freeze({ holderIdentity: '', leaseDurationSeconds: 0, leaseTransitions: 0 });
+const NO_RECORD: LeaderElectionRecord = Object.freeze({
+  holderIdentity: '',
+  leaseDurationSeconds: 0,
+  leaseTransitions: 0,
+});
 
 /**
  * A leader election candidate with client-go's semantics (`tools/leaderelection`).
@@ -108,8 +111,10 @@ export class LeaderElector {
   constructor(options: LeaderElectorOptions) {
     const { lock } = options;
     this.timings = Object.freeze(resolveTimings(options, lock.identity));
-    if (typeof options.onStartedLeading !== 'function') throw new LeaderElectionConfigError('onStartedLeading callback is required');
-    if (typeof options.onStoppedLeading !== 'function') throw new LeaderElectionConfigError('onStoppedLeading callback is required');
+    if (typeof options.onStartedLeading !== 'function')
+      throw new LeaderElectionConfigError('onStartedLeading callback is required');
+    if (typeof options.onStoppedLeading !== 'function')
+      throw new LeaderElectionConfigError('onStoppedLeading callback is required');
     this.#lock = lock;
     this.#options = options;
     this.#name = options.name ?? lock.describe();
@@ -322,7 +327,11 @@ export class LeaderElector {
   }
 
   /** Runs `fn` with a signal aborted by `parent` or after `ms` on the clock. */
-  async #withDeadline<T>(ms: number, parent: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async #withDeadline<T>(
+    ms: number,
+    parent: AbortSignal | undefined,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(parent?.reason);
     parent?.addEventListener('abort', onAbort, { once: true });

@@ -61,7 +61,11 @@ export interface ResourceLock {
  * `"<identity> stopped leading"`, about `subject` (the Lease). Errors and rejections are swallowed: events are best
  * effort.
  */
-export type LeaderElectionEventRecorder = (reason: string, message: string, subject: V1ObjectReference) => void | Promise<void>;
+export type LeaderElectionEventRecorder = (
+  reason: string,
+  message: string,
+  subject: V1ObjectReference,
+) => void | Promise<void>;
 
 /** Options of {@link LeaseLock}. Give exactly one of `kubeConfig` and `client`. */
 export interface LeaseLockOptions {
@@ -86,7 +90,6 @@ export interface LeaseLockOptions {
 
 /** The reason of leader election events, as client-go records them. */
 export const LEADER_ELECTION_EVENT_REASON = 'LeaderElection';
-
 
 /** Time fields arrive as strings at run time although client-node types them as `Date`. */
 function rawTime(value: unknown): string {
@@ -199,7 +202,10 @@ export class LeaseLock implements ResourceLock {
     const { name, namespace } = this.#options;
     let lease: V1Lease;
     try {
-      lease = await client.readNamespacedLease({ name, namespace }, signal === undefined ? undefined : withSignal(signal));
+      lease = await client.readNamespacedLease(
+        { name, namespace },
+        signal === undefined ? undefined : withSignal(signal),
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -218,7 +224,10 @@ export class LeaseLock implements ResourceLock {
       metadata: { name, namespace, ...(labels === undefined ? {} : { labels: { ...labels } }) },
       spec: recordToLeaseSpec(record),
     };
-    this.#lease = await client.createNamespacedLease({ namespace, body }, signal === undefined ? undefined : withSignal(signal));
+    this.#lease = await client.createNamespacedLease(
+      { namespace, body },
+      signal === undefined ? undefined : withSignal(signal),
+    );
   }
 
   /**
@@ -233,7 +242,10 @@ export class LeaseLock implements ResourceLock {
     const metadata = { ...cached.metadata };
     if (labels !== undefined) metadata.labels = { ...metadata.labels, ...labels };
     const body: V1Lease = { ...cached, metadata, spec: recordToLeaseSpec(record) };
-    this.#lease = await client.replaceNamespacedLease({ name, namespace, body }, signal === undefined ? undefined : withSignal(signal));
+    this.#lease = await client.replaceNamespacedLease(
+      { name, namespace, body },
+      signal === undefined ? undefined : withSignal(signal),
+    );
   }
 
   /** Sends `"<identity> <message>"` with reason `LeaderElection` to the configured recorder, if any. */

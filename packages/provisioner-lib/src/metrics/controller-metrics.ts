@@ -46,7 +46,10 @@ function fullName(subsystem: string, name: string): string {
  * @param sink - where the instruments come from, for example `prometheusSink(registry)`.
  * @param subsystem - name prefix; default `controller`. An empty string gives the bare names.
  */
-export function createControllerMetrics(sink: MetricsSink, subsystem: string = CONTROLLER_SUBSYSTEM): ControllerMetrics {
+export function createControllerMetrics(
+  sink: MetricsSink,
+  subsystem: string = CONTROLLER_SUBSYSTEM,
+): ControllerMetrics {
   const provisionLabels = ['class', 'source'] as const;
   const deleteLabels = ['class'] as const;
   const provisionTotal = sink.counter({

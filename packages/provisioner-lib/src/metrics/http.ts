@@ -147,7 +147,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
       send(res, 200, body, contentType);
       return;
     }
-    for (const [base, checks] of [['/healthz', health], [readyPath, ready]] as const) {
+    for (const [base, checks] of [
+      ['/healthz', health],
+      [readyPath, ready],
+    ] as const) {
       if (path === base || path.startsWith(`${base}/`)) {
         await serveChecks(base.slice(base.lastIndexOf('/') + 1), checks, path.slice(base.length + 1), url, res);
         return;

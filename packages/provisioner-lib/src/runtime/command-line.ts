@@ -16,8 +16,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
  * writing `stdout` (help, version) or `stderr` (usage errors) as given, newlines included.
  */
 export type CommandLine<O> =
-  | { kind: 'run'; common: CommonOptions; options: O }
-  | { kind: 'exit'; code: number; stdout?: string; stderr?: string };
+  { kind: 'run'; common: CommonOptions; options: O } | { kind: 'exit'; code: number; stdout?: string; stderr?: string };
 
 /**
  * A binary's own parser, for a binary that keeps its own flag dialect: `argv` are the arguments after the program
@@ -46,21 +45,30 @@ export interface FlagsCommandLineOptions {
  *
  * @throws TypeError when `flags` redefines a common flag or `-h`/`-help`.
  */
-export function flagsCommandLine<const T extends FlagTable>(flags: T, options: FlagsCommandLineOptions): CommandLineParser<FlagValues<T>> {
+export function flagsCommandLine<const T extends FlagTable>(
+  flags: T,
+  options: FlagsCommandLineOptions,
+): CommandLineParser<FlagValues<T>> {
   for (const name of Object.keys(flags)) {
     if (Object.hasOwn(COMMON_FLAGS, name) || name === 'h' || name === 'help') {
-      throw new TypeError(`flag -${name} is one of the runtime's own flags; set its default with commonDefaults instead`);
+      throw new TypeError(
+        `flag -${name} is one of the runtime's own flags; set its default with commonDefaults instead`,
+      );
     }
   }
   const common = commonFlags(options.commonDefaults);
   const table: FlagTable = { ...common, ...flags };
   const usage = usageText(options.name, table);
-  const help = options.description === undefined || options.description === '' ? usage : `${options.description.trimEnd()}\n\n${usage}`;
+  const help =
+    options.description === undefined || options.description === ''
+      ? usage
+      : `${options.description.trimEnd()}\n\n${usage}`;
   return (argv, env) => {
     try {
       const parsed = parseGoFlags(argv, table);
       if (parsed.help) return { kind: 'exit', code: 0, stdout: help };
-      if (parsed.rest.length > 0) throw new CommandLineError(`unexpected argument "${parsed.rest[0]!}": ${options.name} takes flags only`);
+      if (parsed.rest.length > 0)
+        throw new CommandLineError(`unexpected argument "${parsed.rest[0]!}": ${options.name} takes flags only`);
       const values = completeFlagValues(parsed.values, table, env);
       const own = Object.fromEntries(Object.keys(flags).map((name) => [name, values.get(name)])) as FlagValues<T>;
       return { kind: 'run', common: commonOptionsOf(values), options: own };

@@ -23,7 +23,8 @@ export function parseEndpointAddress(text: string): EndpointAddress | undefined 
 export const COMMON_FLAGS = {
   kubeconfig: {
     type: 'string',
-    usage: 'Path to the kubeconfig `file`; empty: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.',
+    usage:
+      'Path to the kubeconfig `file`; empty: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.',
   },
   'leader-election': {
     type: 'boolean',
@@ -55,12 +56,14 @@ export const COMMON_FLAGS = {
   'leader-election-release-on-cancel': {
     type: 'boolean',
     default: COMMON_DEFAULTS.releaseOnCancel,
-    usage: 'On SIGINT or SIGTERM, give the Lease up once in-flight operations finished, so that another replica takes over at once.',
+    usage:
+      'On SIGINT or SIGTERM, give the Lease up once in-flight operations finished, so that another replica takes over at once.',
   },
   'http-endpoint': {
     type: 'string',
     check: (text: string) => {
-      if (text !== '' && parseEndpointAddress(text) === undefined) throw new Error('want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"');
+      if (text !== '' && parseEndpointAddress(text) === undefined)
+        throw new Error('want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"');
     },
     usage:
       'The TCP network `address` of the HTTP server for metrics (/metrics) and health checks (/healthz, /readyz, /healthz/leader-election), e.g. ":8080"; empty: off.',
@@ -167,7 +170,9 @@ export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): Commo
     throw new CommandLineError('-leader-election-lease-duration must be longer than -leader-election-renew-deadline');
   }
   if (!(options.renewDeadlineMs! > 1.2 * options.retryPeriodMs!)) {
-    throw new CommandLineError('-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period');
+    throw new CommandLineError(
+      '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period',
+    );
   }
   return options;
 }

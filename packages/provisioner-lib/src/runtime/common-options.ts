@@ -56,7 +56,9 @@ export interface CommonOptions {
 }
 
 /** {@link CommonOptions} with every default filled in; those without a default may still be undefined. */
-export type ResolvedCommonOptions = Required<Omit<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'httpEndpoint'>> &
+export type ResolvedCommonOptions = Required<
+  Omit<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'httpEndpoint'>
+> &
   Pick<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'httpEndpoint'>;
 
 /** The defaults of {@link CommonOptions}. */
@@ -106,6 +108,7 @@ const COMMON_OPTION_NAMES: Readonly<Record<keyof CommonOptions, true>> = {
  */
 export function pickCommonOptions(options: CommonOptions, overrides: CommonOptions = {}): CommonOptions {
   const picked: Record<string, unknown> = {};
-  for (const name of Object.keys(COMMON_OPTION_NAMES) as (keyof CommonOptions)[]) if (Object.hasOwn(options, name)) picked[name] = options[name];
+  for (const name of Object.keys(COMMON_OPTION_NAMES) as (keyof CommonOptions)[])
+    if (Object.hasOwn(options, name)) picked[name] = options[name];
   return { ...(picked as CommonOptions), ...overrides };
 }

@@ -32,7 +32,10 @@ export interface EndpointOptions {
 export async function serveEndpoint(options: EndpointOptions): Promise<HttpEndpoint> {
   const { registry } = options;
   collectDefaultMetrics({ register: registry });
-  const checks = options.controller === undefined ? { readyChecks: {} } : controllerHealthChecks(options.controller, options.leaderElection);
+  const checks =
+    options.controller === undefined
+      ? { readyChecks: {} }
+      : controllerHealthChecks(options.controller, options.leaderElection);
   return startHttpEndpoint({
     ...options.address,
     renderMetrics: () => renderRegistry(registry),

@@ -33,9 +33,15 @@ export type FlagDefinition =
 export type FlagTable = Readonly<Record<string, FlagDefinition>>;
 
 /** A flag's value type: `duration` values are milliseconds. */
-export type FlagValue<D extends FlagDefinition> = D['type'] extends 'string' ? string : D['type'] extends 'boolean' ? boolean : number;
+export type FlagValue<D extends FlagDefinition> = D['type'] extends 'string'
+  ? string
+  : D['type'] extends 'boolean'
+    ? boolean
+    : number;
 
 /** The values of a table's flags: set when the flag has a default or is required, else possibly undefined. */
 export type FlagValues<T extends FlagTable> = {
-  -readonly [K in keyof T]: T[K] extends { readonly default: unknown } | { readonly required: true } ? FlagValue<T[K]> : FlagValue<T[K]> | undefined;
+  -readonly [K in keyof T]: T[K] extends { readonly default: unknown } | { readonly required: true }
+    ? FlagValue<T[K]>
+    : FlagValue<T[K]> | undefined;
 };

@@ -3,8 +3,8 @@
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,
   us: 1e-3,
-  'µs': 1e-3, // U+00B5 micro sign
-  'μs': 1e-3, // U+03BC Greek mu
+  µs: 1e-3, // U+00B5 micro sign
+  μs: 1e-3, // U+03BC Greek mu
   ms: 1,
   s: 1000,
   m: 60_000,

@@ -128,10 +128,16 @@ export function parseGoFlags(args: readonly string[], table: FlagTable, options:
   const requests = new Set<string>();
   const lookup = (name: string): string | undefined => {
     if (Object.hasOwn(table, name)) return name;
-    const target = options.aliases !== undefined && Object.hasOwn(options.aliases, name) ? options.aliases[name] : undefined;
+    const target =
+      options.aliases !== undefined && Object.hasOwn(options.aliases, name) ? options.aliases[name] : undefined;
     return target !== undefined && Object.hasOwn(table, target) ? target : undefined;
   };
-  const result = (rest: string[], help: boolean): ParsedFlags => ({ values, rest, help, ...(options.requests === undefined ? {} : { requests }) });
+  const result = (rest: string[], help: boolean): ParsedFlags => ({
+    values,
+    rest,
+    help,
+    ...(options.requests === undefined ? {} : { requests }),
+  });
   let i = 0;
   while (i < args.length) {
     const arg = args[i]!;
@@ -139,14 +145,16 @@ export function parseGoFlags(args: readonly string[], table: FlagTable, options:
     i++;
     if (arg === '--') break;
     let name = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
-    if (name === '' || name.startsWith('-') || name.startsWith('=')) throw new CommandLineError(`bad flag syntax: ${arg}`);
+    if (name === '' || name.startsWith('-') || name.startsWith('='))
+      throw new CommandLineError(`bad flag syntax: ${arg}`);
     const eq = name.indexOf('=');
     const inline = eq < 0 ? undefined : name.slice(eq + 1);
     if (eq >= 0) name = name.slice(0, eq);
     const key = lookup(name);
     const def = key === undefined ? undefined : table[key];
     if (key === undefined || def === undefined) {
-      const request = options.requests !== undefined && Object.hasOwn(options.requests, name) ? options.requests[name] : undefined;
+      const request =
+        options.requests !== undefined && Object.hasOwn(options.requests, name) ? options.requests[name] : undefined;
       if (request !== undefined) {
         requests.add(request);
         continue;
@@ -158,7 +166,9 @@ export function parseGoFlags(args: readonly string[], table: FlagTable, options:
       const value = convertFlagValue(def, inline ?? 'true');
       if (typeof value === 'object') {
         throw new CommandLineError(
-          inline === undefined ? `invalid boolean flag ${name}: ${value.error}` : `invalid boolean value "${inline}" for -${name}: ${value.error}`,
+          inline === undefined
+            ? `invalid boolean flag ${name}: ${value.error}`
+            : `invalid boolean value "${inline}" for -${name}: ${value.error}`,
           key,
         );
       }
@@ -171,7 +181,8 @@ export function parseGoFlags(args: readonly string[], table: FlagTable, options:
       text = args[i++]!;
     }
     const value = convertFlagValue(def, text);
-    if (typeof value === 'object') throw new CommandLineError(`invalid value "${text}" for flag -${name}: ${value.error}`, key);
+    if (typeof value === 'object')
+      throw new CommandLineError(`invalid value "${text}" for flag -${name}: ${value.error}`, key);
     values.set(key, value);
   }
   return result(args.slice(i), false);
@@ -195,14 +206,18 @@ export function completeFlagValues(
     if (text !== undefined && text !== '') {
       const value = convertFlagValue(def, text);
       if (typeof value === 'object') {
-        throw new CommandLineError(`invalid value "${text}" of environment variable ${def.env ?? ''} for flag -${name}: ${value.error}`);
+        throw new CommandLineError(
+          `invalid value "${text}" of environment variable ${def.env ?? ''} for flag -${name}: ${value.error}`,
+        );
       }
       complete.set(name, value);
       continue;
     }
     if (def.default !== undefined) complete.set(name, def.default);
     else if (def.required === true) {
-      throw new CommandLineError(`flag -${name}${def.env === undefined ? '' : ` (or environment variable ${def.env})`} is required`);
+      throw new CommandLineError(
+        `flag -${name}${def.env === undefined ? '' : ` (or environment variable ${def.env})`} is required`,
+      );
     }
   }
   return complete;

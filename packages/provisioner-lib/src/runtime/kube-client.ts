@@ -25,6 +25,11 @@ export function kubeClientConfig(common: ResolvedCommonOptions, env: Env, logger
     return kubeConfig;
   }
   const timing = clock === undefined ? {} : { clock };
-  setClientRateLimit(kubeConfig, { qps, burst: common.kubeApiBurst, ...timing, onThrottled: logThrottledRequests(logger, timing) });
+  setClientRateLimit(kubeConfig, {
+    qps,
+    burst: common.kubeApiBurst,
+    ...timing,
+    onThrottled: logThrottledRequests(logger, timing),
+  });
   return kubeConfig;
 }

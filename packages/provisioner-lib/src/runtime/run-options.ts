@@ -68,7 +68,9 @@ export interface SetupContext<O> extends PreflightContext<O> {
 }
 
 /** The controller options a binary may set beside those the runtime sets from the common options. */
-export type ControllerOverrides = Partial<Omit<ProvisionControllerOptions, 'kubeConfig' | 'provisionerName' | 'provisioner' | 'metrics' | 'logger'>>;
+export type ControllerOverrides = Partial<
+  Omit<ProvisionControllerOptions, 'kubeConfig' | 'provisionerName' | 'provisioner' | 'metrics' | 'logger'>
+>;
 
 /** Where the endpoint serves what, for a binary that keeps its upstream's paths. */
 export interface EndpointPaths {

@@ -15,7 +15,9 @@ import type { ProvisionerSetup, RunWithFlags, RunWithParser, RuntimeOptions } fr
 import { stopSignal } from './stop-signal.js';
 
 /** The parser of `options.flags`: the binary's own, or the runtime's for a flag table. */
-function commandLineOf<O>(options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> }): CommandLineParser<O> {
+function commandLineOf<O>(
+  options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> },
+): CommandLineParser<O> {
   const flags = options.flags ?? {};
   if (typeof flags === 'function') return flags;
   return flagsCommandLine(flags, {
@@ -65,7 +67,9 @@ export function runProvisioner<const T extends FlagTable>(options: RunWithFlags<
  * line is as above.
  */
 export function runProvisioner<O>(options: RunWithParser<O>): Promise<number>;
-export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> }): Promise<number> {
+export async function runProvisioner<O>(
+  options: RuntimeOptions<O> & { flags?: FlagTable | CommandLineParser<O> },
+): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const env = options.env ?? process.env;
@@ -78,7 +82,11 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
   }
   const common = resolveCommonOptions(command.common, options.commonDefaults);
   const logger = createLogger(common.loggingFormat, common.verbosity, stdout);
-  const stop = stopSignal({ signal: options.signal, handleSignals: options.handleSignals, onSignal: (name) => messages.signal(logger, name) });
+  const stop = stopSignal({
+    signal: options.signal,
+    handleSignals: options.handleSignals,
+    onSignal: (name) => messages.signal(logger, name),
+  });
   const cleanups: (() => unknown)[] = [];
   // An Event recorder the setup gave the controller is the run's to stop, as the controller stops its own.
   let recorder: EventRecorder | undefined;
@@ -139,7 +147,9 @@ export async function runProvisioner<O>(options: RuntimeOptions<O> & { flags?: F
         provisioner: parts.provisioner,
         threadiness: common.workerThreads,
         leaderElection: common.leaderElection,
-        ...(common.leaderElectionNamespace === undefined ? {} : { leaderElectionNamespace: common.leaderElectionNamespace }),
+        ...(common.leaderElectionNamespace === undefined
+          ? {}
+          : { leaderElectionNamespace: common.leaderElectionNamespace }),
         leaseDurationMs: common.leaseDurationMs,
         renewDeadlineMs: common.renewDeadlineMs,
         retryPeriodMs: common.retryPeriodMs,

@@ -23,7 +23,10 @@ export async function settle(controller: ProvisionController, options: SettleOpt
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let quiet = 0;
   while (quiet < needed) {
-    if (Date.now() > deadline) throw new Error(`settle: the controller still has ${controller.pendingWork} pending item(s) after ${options.timeoutMs ?? 10_000} ms`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `settle: the controller still has ${controller.pendingWork} pending item(s) after ${options.timeoutMs ?? 10_000} ms`,
+      );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
     quiet = controller.pendingWork === 0 ? quiet + 1 : 0;
   }

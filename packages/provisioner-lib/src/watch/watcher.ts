@@ -32,7 +32,10 @@ export interface ListParams {
  * Lists one page, e.g. with a generated client: `(p, signal) => core.listPersistentVolumeForAllNamespaces({ limit:
  * p.limit, _continue: p.continue }, withSignal(signal))`. Should honour `signal`; errors are retried with backoff.
  */
-export type ListFn<T extends KubernetesObject> = (params: ListParams, signal: AbortSignal) => Promise<KubernetesListObject<T>>;
+export type ListFn<T extends KubernetesObject> = (
+  params: ListParams,
+  signal: AbortSignal,
+) => Promise<KubernetesListObject<T>>;
 
 /** What the watcher needs of client-node's `Watch`: its `watch` method (the library's own JSON client has one too). */
 export type WatchLike = Pick<Watch, 'watch'>;
@@ -116,7 +119,13 @@ export interface WatcherOptions<T extends KubernetesObject> {
 
 type WatchEnd =
   | { reason: 'ended' | 'timeout' | 'idle' | 'aborted'; events: number; startedAt: number }
-  | { reason: 'dropped' | 'expired' | 'error'; events: number; startedAt: number; statusCode?: number; error?: unknown };
+  | {
+      reason: 'dropped' | 'expired' | 'error';
+      events: number;
+      startedAt: number;
+      statusCode?: number;
+      error?: unknown;
+    };
 
 interface WatchEventObject {
   metadata?: { resourceVersion?: string };
@@ -193,7 +202,19 @@ export class Watcher<T extends KubernetesObject> {
         } catch (e) {
           if (signal.aborted) break;
           const code = statusCodeOf(e);
-          if (!(await this.restart({ reason: 'list-failed', relist: true, delayMs: this.backoff.next(), error: e, ...(code === undefined ? {} : { statusCode: code }) }, signal))) break;
+          if (
+            !(await this.restart(
+              {
+                reason: 'list-failed',
+                relist: true,
+                delayMs: this.backoff.next(),
+                error: e,
+                ...(code === undefined ? {} : { statusCode: code }),
+              },
+              signal,
+            ))
+          )
+            break;
         }
         continue;
       }
@@ -283,7 +304,11 @@ export class Watcher<T extends KubernetesObject> {
   /** Reports a restart, then waits its delay. Returns false when aborted meanwhile. */
   private async restart(restart: WatcherRestart, signal: AbortSignal): Promise<boolean> {
     if (this.rv !== undefined && !restart.relist) restart.resourceVersion = this.rv;
-    const fields: Record<string, unknown> = { reason: restart.reason, relist: restart.relist, delayMs: Math.round(restart.delayMs) };
+    const fields: Record<string, unknown> = {
+      reason: restart.reason,
+      relist: restart.relist,
+      delayMs: Math.round(restart.delayMs),
+    };
     if (restart.statusCode !== undefined) fields.statusCode = restart.statusCode;
     if (restart.error !== undefined) fields.err = describeError(restart.error);
     if (restart.resourceVersion !== undefined) fields.resourceVersion = restart.resourceVersion;
@@ -373,7 +398,11 @@ export class Watcher<T extends KubernetesObject> {
         if (type === 'ERROR') {
           const code = typeof obj.code === 'number' ? obj.code : undefined;
           const error = new Error(`watch ERROR event: ${obj.message ?? 'no message'}`);
-          finish(code === 410 ? { reason: 'expired', events, startedAt, statusCode: 410, error } : { reason: 'error', events, startedAt, error, ...(code === undefined ? {} : { statusCode: code }) });
+          finish(
+            code === 410
+              ? { reason: 'expired', events, startedAt, statusCode: 410, error }
+              : { reason: 'error', events, startedAt, error, ...(code === undefined ? {} : { statusCode: code }) },
+          );
           return;
         }
         const rv = obj.metadata?.resourceVersion;

@@ -229,7 +229,10 @@ export function defaultItemBasedRateLimiter<T>(): RateLimiter<T> {
  * @param exponentialBackOffOnError - the controller's `ExponentialBackOffOnError` option (true in Go).
  * @param clock - time source of the bucket. Defaults to the real clock.
  */
-export function provisionerRateLimiter<T>(exponentialBackOffOnError: boolean, clock: Clock = realClock): RateLimiter<T> {
+export function provisionerRateLimiter<T>(
+  exponentialBackOffOnError: boolean,
+  clock: Clock = realClock,
+): RateLimiter<T> {
   return new MaxOfRateLimiter<T>(
     new ItemExponentialFailureRateLimiter<T>(15_000, exponentialBackOffOnError ? 1_000_000 : 15_000),
     new BucketRateLimiter<T>(10, 100, clock),

@@ -2,7 +2,14 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { startApiServer, type KubeObject, type Testkit, type TestkitOptions } from '@kprov/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Backoff } from '../../src/backoff/backoff.js';
-import { informerFor, type EventHandler, type Informer, type InformerForOptions, type InformerKind, type InformerKinds } from '../../src/cache/informer.js';
+import {
+  informerFor,
+  type EventHandler,
+  type Informer,
+  type InformerForOptions,
+  type InformerKind,
+  type InformerKinds,
+} from '../../src/cache/informer.js';
 import type { WatcherRestart } from '../../src/watch/watcher.js';
 
 interface Recorded {
@@ -74,11 +81,19 @@ function label(kit: Testkit, name: string, value: string, namespace = 'default')
 
 /** The store's view (name → resourceVersion) equals the server's. */
 function serverView(kit: Testkit, resource: string): Record<string, string> {
-  return Object.fromEntries(kit.store.list(resource).map((o) => [`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`, o.metadata.resourceVersion ?? '']));
+  return Object.fromEntries(
+    kit.store
+      .list(resource)
+      .map((o) => [`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`, o.metadata.resourceVersion ?? '']),
+  );
 }
 
 function cacheView(inf: Informer<KubernetesObject>): Record<string, string> {
-  return Object.fromEntries(inf.store.list().map((o) => [`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o.metadata?.resourceVersion ?? '']));
+  return Object.fromEntries(
+    inf.store
+      .list()
+      .map((o) => [`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o.metadata?.resourceVersion ?? '']),
+  );
 }
 
 describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
@@ -141,7 +156,11 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
 
   it('resumes after dropped watches without losing or duplicating events', async () => {
     const kit = await kitWith();
-    const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim', { backoff: new Backoff({ initialMs: 150, maxMs: 150, jitter: 0 }) });
+    const {
+      informer: inf,
+      rec,
+      start,
+    } = informer(kit, 'PersistentVolumeClaim', { backoff: new Backoff({ initialMs: 150, maxMs: 150, jitter: 0 }) });
     start();
     await inf.waitForSync(rec.controller.signal);
     await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
@@ -296,7 +315,12 @@ describe('informerFor (PersistentVolumes and StorageClasses)', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolume',
       metadata: { name },
-      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/tmp/${name}` }, persistentVolumeReclaimPolicy: 'Delete' },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        hostPath: { path: `/tmp/${name}` },
+        persistentVolumeReclaimPolicy: 'Delete',
+      },
     });
     kit.store.create('persistentvolumes', pv('pv-1'));
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolume');

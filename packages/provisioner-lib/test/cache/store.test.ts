@@ -38,7 +38,8 @@ describe('Store', () => {
   it('keeps serving the old state during a relist and swaps atomically at InitDone', () => {
     const { store, writer } = createStore();
     writer.apply({ type: 'Init' });
-    for (const o of [obj('same', '1'), obj('changed', '1'), obj('gone', '1')]) writer.apply({ type: 'InitApply', object: o });
+    for (const o of [obj('same', '1'), obj('changed', '1'), obj('gone', '1')])
+      writer.apply({ type: 'InitApply', object: o });
     writer.apply({ type: 'InitDone', resourceVersion: '3' });
 
     writer.apply({ type: 'Init' });
@@ -79,9 +80,13 @@ describe('Store', () => {
     writer.apply({ type: 'Init' });
     writer.apply({ type: 'InitDone', resourceVersion: '1' });
     expect(writer.apply({ type: 'Apply', object: obj('a', '2') })).toEqual([{ type: 'add', object: obj('a', '2') }]);
-    expect(writer.apply({ type: 'Apply', object: obj('a', '3') })).toEqual([{ type: 'update', old: obj('a', '2'), object: obj('a', '3') }]);
+    expect(writer.apply({ type: 'Apply', object: obj('a', '3') })).toEqual([
+      { type: 'update', old: obj('a', '2'), object: obj('a', '3') },
+    ]);
     expect(store.get('a')?.metadata?.resourceVersion).toBe('3');
-    expect(writer.apply({ type: 'Delete', object: obj('a', '4') })).toEqual([{ type: 'delete', object: obj('a', '4') }]);
+    expect(writer.apply({ type: 'Delete', object: obj('a', '4') })).toEqual([
+      { type: 'delete', object: obj('a', '4') },
+    ]);
     expect(store.get('a')).toBeUndefined();
     expect(store.size).toBe(0);
   });

@@ -145,8 +145,25 @@ describe.skipIf(!hasOpenssl())('shared agent over TLS', () => {
   function selfSigned(name: string): { cert: Buffer; key: Buffer } {
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-        '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`)],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, `${name}.key`),
+        '-out',
+        join(dir, `${name}.crt`),
+      ],
       { stdio: 'ignore' },
     );
     return { cert: readFileSync(join(dir, `${name}.crt`)), key: readFileSync(join(dir, `${name}.key`)) };
@@ -171,10 +188,18 @@ describe.skipIf(!hasOpenssl())('shared agent over TLS', () => {
     server = createServer({ cert: pair.cert, key: pair.key }, (req, res) => {
       const body =
         req.headers.authorization === 'Bearer secret-token'
-          ? { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [{ metadata: { name: 'default' } }] }
+          ? {
+              kind: 'NamespaceList',
+              apiVersion: 'v1',
+              metadata: { resourceVersion: '1' },
+              items: [{ metadata: { name: 'default' } }],
+            }
           : { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 401 };
       const text = JSON.stringify(body);
-      res.writeHead(body.kind === 'Status' ? 401 : 200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.writeHead(body.kind === 'Status' ? 401 : 200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+      });
       res.end(text);
     });
     server.on('secureConnection', () => {

@@ -51,7 +51,9 @@ describe('setClientRateLimit over HTTP', () => {
   it('sends burst requests at once and holds the rest until the clock has refilled the bucket', async () => {
     setClientRateLimit(kc, { qps: 1, burst: 2, clock });
     const core = makeApiClient(kc, CoreV1Api);
-    const created = Array.from({ length: 5 }, (_, i) => core.createNamespace({ body: { metadata: { name: `ns-${i}` } } }));
+    const created = Array.from({ length: 5 }, (_, i) =>
+      core.createNamespace({ body: { metadata: { name: `ns-${i}` } } }),
+    );
 
     await settled('create namespaces', 2, 3);
     expect(kit.store.list('namespaces').map((n) => n.metadata.name)).toEqual(expect.arrayContaining(['ns-0', 'ns-1']));
@@ -87,7 +89,12 @@ describe('setClientRateLimit over HTTP', () => {
     setClientRateLimit(kc, { qps: 1, burst: 1, clock });
     const events: string[] = [];
     const watch = watchWithAgent(kc);
-    const controller = await watch.watch('/api/v1/namespaces', {}, (type, obj: { metadata: { name: string } }) => events.push(`${type} ${obj.metadata.name}`), () => undefined);
+    const controller = await watch.watch(
+      '/api/v1/namespaces',
+      {},
+      (type, obj: { metadata: { name: string } }) => events.push(`${type} ${obj.metadata.name}`),
+      () => undefined,
+    );
     cleanups.push(() => controller.abort());
     await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
 
@@ -99,10 +106,17 @@ describe('setClientRateLimit over HTTP', () => {
 
     // A second watch connection waits for the next token.
     let opened = false;
-    const second = watch.watch('/api/v1/namespaces', {}, () => undefined, () => undefined).then((c) => {
-      opened = true;
-      cleanups.push(() => c.abort());
-    });
+    const second = watch
+      .watch(
+        '/api/v1/namespaces',
+        {},
+        () => undefined,
+        () => undefined,
+      )
+      .then((c) => {
+        opened = true;
+        cleanups.push(() => c.abort());
+      });
     await vi.waitFor(() => expect(bucket().waiting).toBe(1));
     expect(opened).toBe(false);
     expect(kit.server.openWatches).toBe(1);
@@ -159,7 +173,7 @@ describe('setClientRateLimit over HTTP', () => {
     expect(served('list namespaces')).toBe(1);
   });
 
-  it('reports waits with client-go\'s message', async () => {
+  it("reports waits with client-go's message", async () => {
     const waits: ThrottledRequest[] = [];
     setClientRateLimit(kc, { qps: 0.5, burst: 1, clock, onThrottled: (w) => waits.push(w) });
     const core = makeApiClient(kc, CoreV1Api);
@@ -183,7 +197,12 @@ describe('setClientRateLimit over HTTP', () => {
     expect(bucket().tryAccept()).toBe(true);
     const recorder = new EventRecorder({ kubeConfig: kc, source: { component: 'test' } });
     cleanups.push(() => recorder.shutDown());
-    recorder.event({ kind: 'Namespace', apiVersion: 'v1', name: 'default' }, 'Normal', 'Throttled', 'waits for a token');
+    recorder.event(
+      { kind: 'Namespace', apiVersion: 'v1', name: 'default' },
+      'Normal',
+      'Throttled',
+      'waits for a token',
+    );
     await vi.waitFor(() => expect(bucket().waiting).toBe(1));
     expect(kit.store.list('events', 'default')).toHaveLength(0);
     await clock.advanceAsync(1000);
@@ -197,10 +216,16 @@ describe('setClientRateLimit over HTTP', () => {
     expect(setClientRateLimit(kc, { qps: 2.5, burst: 3 })).toMatchObject({ qps: 2.5, burst: 3 });
     expect(setClientRateLimit(kc, { qps: -1 })).toBeUndefined();
     expect(clientRateLimiter(kc)).toBeUndefined();
-    expect(() => setClientRateLimit(kc, { qps: 1, burst: 1.5 })).toThrow('setClientRateLimit burst must be a positive integer (or 0 for the default 10), got 1.5');
+    expect(() => setClientRateLimit(kc, { qps: 1, burst: 1.5 })).toThrow(
+      'setClientRateLimit burst must be a positive integer (or 0 for the default 10), got 1.5',
+    );
     expect(() => setClientRateLimit(kc, { qps: 1, burst: -2 })).toThrow('burst must be a positive integer');
-    expect(() => setClientRateLimit(kc, { qps: Number.NaN })).toThrow('setClientRateLimit qps must be a number, got NaN');
-    expect(() => setClientRateLimit(kc, { qps: Infinity })).toThrow('setClientRateLimit qps must be finite, got Infinity; use a negative qps for no limit');
+    expect(() => setClientRateLimit(kc, { qps: Number.NaN })).toThrow(
+      'setClientRateLimit qps must be a number, got NaN',
+    );
+    expect(() => setClientRateLimit(kc, { qps: Infinity })).toThrow(
+      'setClientRateLimit qps must be finite, got Infinity; use a negative qps for no limit',
+    );
   });
 
   it('applies no limit unless one is set', async () => {

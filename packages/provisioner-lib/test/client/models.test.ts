@@ -7,7 +7,12 @@ describe('modelDecoder', () => {
     const json = {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
-      metadata: { name: 'a', creationTimestamp: '2026-01-02T03:04:05Z', labels: { x: 'y' }, managedFields: [{ time: '2026-01-02T03:04:06Z', fieldsV1: { 'f:spec': {} } }] },
+      metadata: {
+        name: 'a',
+        creationTimestamp: '2026-01-02T03:04:05Z',
+        labels: { x: 'y' },
+        managedFields: [{ time: '2026-01-02T03:04:06Z', fieldsV1: { 'f:spec': {} } }],
+      },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
       status: { conditions: [{ type: 'Resizing', status: 'True', lastTransitionTime: '2026-01-02T03:04:07Z' }] },
       unknownField: { kept: true },
@@ -28,7 +33,9 @@ describe('modelDecoder', () => {
   });
 
   it('leaves null and missing fields alone and refuses a model client-node does not have', () => {
-    const claim = modelDecoder<V1PersistentVolumeClaim>('V1PersistentVolumeClaim')({ metadata: { deletionTimestamp: null } });
+    const claim = modelDecoder<V1PersistentVolumeClaim>('V1PersistentVolumeClaim')({
+      metadata: { deletionTimestamp: null },
+    });
     expect(claim.metadata?.deletionTimestamp).toBeNull();
     expect(() => modelDecoder('V1NoSuchThing')).toThrow('client-node has no model named V1NoSuchThing');
   });

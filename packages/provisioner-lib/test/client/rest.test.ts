@@ -48,7 +48,9 @@ describe('RestClient against the testkit', () => {
     expect(err).toBeInstanceOf(ApiException);
     expect(isAlreadyExists(err)).toBe(true);
     expect(apiStatus(err)).toMatchObject({ code: 409, reason: 'AlreadyExists' });
-    const missing: unknown = await new RestClient(kc).json({ method: 'GET', path: '/api/v1/persistentvolumes/nope' }).catch((e: unknown) => e);
+    const missing: unknown = await new RestClient(kc)
+      .json({ method: 'GET', path: '/api/v1/persistentvolumes/nope' })
+      .catch((e: unknown) => e);
     expect(apiStatus(missing)).toMatchObject({ code: 404, reason: 'NotFound' });
   });
 
@@ -58,7 +60,14 @@ describe('RestClient against the testkit', () => {
     expect(pv.metadata?.creationTimestamp).toBeInstanceOf(Date);
     const event = await api.createNamespacedEvent({
       namespace: 'default',
-      body: { metadata: { name: 'e1', namespace: 'default' }, involvedObject: { kind: 'PersistentVolume', name: 'a' }, reason: 'Test', message: 'm', count: 1, firstTimestamp: new Date('2026-01-01T00:00:00Z') },
+      body: {
+        metadata: { name: 'e1', namespace: 'default' },
+        involvedObject: { kind: 'PersistentVolume', name: 'a' },
+        reason: 'Test',
+        message: 'm',
+        count: 1,
+        firstTimestamp: new Date('2026-01-01T00:00:00Z'),
+      },
     });
     expect(event.firstTimestamp).toEqual(new Date('2026-01-01T00:00:00Z'));
     const patched = await api.patchNamespacedEvent({ name: 'e1', namespace: 'default', body: { count: 2 } });

@@ -11,7 +11,7 @@ function wait(waitedMs: number) {
 }
 
 describe('throttleMessage', () => {
-  it('is client-go\'s line, with the wait printed as a Go duration', () => {
+  it("is client-go's line, with the wait printed as a Go duration", () => {
     expect(throttleMessage(1234.5678, 'POST', URL)).toBe(
       `Waited for 1.2345678s due to client-side throttling, not priority and fairness, request: POST:${URL}`,
     );

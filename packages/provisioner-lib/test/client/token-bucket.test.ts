@@ -46,7 +46,10 @@ describe('TokenBucketRateLimiter', () => {
     await clock.advanceAsync(999);
     expect(served).toHaveLength(1);
     await clock.advanceAsync(1);
-    expect(served).toEqual([{ id: 0, waitedMs: 0 }, { id: 1, waitedMs: 1000 }]);
+    expect(served).toEqual([
+      { id: 0, waitedMs: 0 },
+      { id: 1, waitedMs: 1000 },
+    ]);
     await clock.advanceAsync(2000);
     expect(served).toEqual([
       { id: 0, waitedMs: 0 },
@@ -100,7 +103,10 @@ describe('TokenBucketRateLimiter', () => {
     await clock.advanceAsync(500);
     abort.abort(new Error('caller gave up'));
     await clock.advanceAsync(500);
-    expect(served).toEqual([{ id: 0, waitedMs: 0 }, { id: 2, waitedMs: 1000 }]);
+    expect(served).toEqual([
+      { id: 0, waitedMs: 0 },
+      { id: 2, waitedMs: 1000 },
+    ]);
     expect(rejected).toEqual([{ id: 1, reason: new Error('caller gave up') }]);
     // The aborted waiter took nothing: after one more second exactly one token is there again.
     await clock.advanceAsync(1000);
@@ -127,7 +133,10 @@ describe('TokenBucketRateLimiter', () => {
   });
 
   it.each([
-    [{ qps: 0, burst: 1 }, 'TokenBucketRateLimiter qps must be a finite number > 0, got 0; for no limit, use no limiter'],
+    [
+      { qps: 0, burst: 1 },
+      'TokenBucketRateLimiter qps must be a finite number > 0, got 0; for no limit, use no limiter',
+    ],
     [{ qps: -1, burst: 1 }, 'qps must be a finite number > 0, got -1'],
     [{ qps: Infinity, burst: 1 }, 'qps must be a finite number > 0, got Infinity'],
     [{ qps: Number.NaN, burst: 1 }, 'qps must be a finite number > 0, got NaN'],

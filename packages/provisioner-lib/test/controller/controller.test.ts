@@ -64,11 +64,17 @@ async function run(c: Case): Promise<Harness> {
     { classes: c.classes ?? [], claims: c.claims ?? [], volumes: c.volumes ?? [], deleting: c.deleting ?? [] },
     {
       ...c.options,
-      ...(c.queueStore === true ? { createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter<string>(1, 1_000_000) } : {}),
+      ...(c.queueStore === true
+        ? { createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter<string>(1, 1_000_000) }
+        : {}),
     },
     (kit) => {
       if (c.failClaimUpdate !== undefined) {
-        kit.faults.add({ verb: 'update', resource: 'persistentvolumeclaims', action: { type: 'error', code: c.failClaimUpdate } });
+        kit.faults.add({
+          verb: 'update',
+          resource: 'persistentvolumeclaims',
+          action: { type: 'error', code: c.failClaimUpdate },
+        });
       }
       if (c.failPV !== undefined) {
         kit.faults.add({
@@ -80,7 +86,8 @@ async function run(c: Case): Promise<Harness> {
       }
     },
     (controller) => {
-      for (const claim of c.inProgress?.(c.claims ?? []) ?? []) internalsOf(controller).claimsInProgress.set(claim.metadata?.uid ?? '', claim);
+      for (const claim of c.inProgress?.(c.claims ?? []) ?? [])
+        internalsOf(controller).claimsInProgress.set(claim.metadata?.uid ?? '', claim);
       if (c.enqueue !== undefined) internalsOf(controller).enqueueClaim(c.enqueue);
     },
   );
@@ -94,7 +101,11 @@ describe('TestController', () => {
   it('provision for claim-1 but not claim-2', async () => {
     const cls = c1();
     const claims = [claim1(), newClaim('claim-2', 'uid-1-2', 'class-2', 'abc.def/ghi', '')];
-    h = await run({ classes: [cls, newStorageClass('class-2', 'abc.def/ghi')], claims, provisioner: testProvisioner() });
+    h = await run({
+      classes: [cls, newStorageClass('class-2', 'abc.def/ghi')],
+      claims,
+      provisioner: testProvisioner(),
+    });
     expect(h.volumes()).toHaveLength(1);
     expect(h.volumes()[0]).toMatchObject(expectedProvisionedVolume(cls, claims[0]!));
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
@@ -154,7 +165,10 @@ describe('TestController', () => {
   });
 
   it("don't provision for claim-1 because it's already bound", async () => {
-    h = await run({ claims: [newClaim('claim-1', 'uid-1-1', 'class-1', PROVISIONER, 'volume-1')], provisioner: testProvisioner() });
+    h = await run({
+      claims: [newClaim('claim-1', 'uid-1-1', 'class-1', PROVISIONER, 'volume-1')],
+      provisioner: testProvisioner(),
+    });
     expect(h.volumes()).toEqual([]);
     expect(h.metrics.controllerSeries()).toBe(0);
   });
@@ -166,19 +180,30 @@ describe('TestController', () => {
   });
 
   it("don't delete volume-1 because it's still bound", async () => {
-    h = await run({ volumes: [newVolume('volume-1', 'Bound', 'Delete', { 'pv.kubernetes.io/provisioned-by': PROVISIONER })], provisioner: testProvisioner() });
+    h = await run({
+      volumes: [newVolume('volume-1', 'Bound', 'Delete', { 'pv.kubernetes.io/provisioned-by': PROVISIONER })],
+      provisioner: testProvisioner(),
+    });
     expect(names(h.volumes())).toEqual(['volume-1']);
     expect(h.metrics.controllerSeries()).toBe(0);
   });
 
   it("don't delete volume-1 because its reclaim policy is not delete", async () => {
-    h = await run({ volumes: [newVolume('volume-1', 'Released', 'Retain', { 'pv.kubernetes.io/provisioned-by': PROVISIONER })], provisioner: testProvisioner() });
+    h = await run({
+      volumes: [newVolume('volume-1', 'Released', 'Retain', { 'pv.kubernetes.io/provisioned-by': PROVISIONER })],
+      provisioner: testProvisioner(),
+    });
     expect(names(h.volumes())).toEqual(['volume-1']);
     expect(h.metrics.controllerSeries()).toBe(0);
   });
 
   it('provisioner fails to provision for claim-1: no pv is created', async () => {
-    h = await run({ classes: [c1()], claims: [claim1()], provisioner: badProvisioner(), options: { failedProvisionThreshold: 1 } });
+    h = await run({
+      classes: [c1()],
+      claims: [claim1()],
+      provisioner: badProvisioner(),
+      options: { failedProvisionThreshold: 1 },
+    });
     expect(h.volumes()).toEqual([]);
     expect(h.metrics.classes(PROVISION_FAILED)).toEqual(['class-1']);
   });
@@ -209,7 +234,11 @@ describe('TestController', () => {
     // The asset was deleted again: nothing is left behind.
     expect(provisioner.deleted.length).toBeGreaterThan(0);
     const messages = h.kit.store.list('events', 'default').map((e) => String(e.message));
-    expect(messages.some((m) => /^Error creating provisioned PV object for claim default\/claim-1: .*\. Deleting the volume\.$/.test(m))).toBe(true);
+    expect(
+      messages.some((m) =>
+        /^Error creating provisioned PV object for claim default\/claim-1: .*\. Deleting the volume\.$/.test(m),
+      ),
+    ).toBe(true);
   });
 
   it('try to delete volume-1 but fail to delete the pv object', async () => {
@@ -224,7 +253,11 @@ describe('TestController', () => {
   });
 
   it("don't provision, because it is ignored", async () => {
-    h = await run({ classes: [c1()], claims: [newClaim('claim-2', 'uid-1-1', 'class-1', PROVISIONER, '')], provisioner: ignoredProvisioner() });
+    h = await run({
+      classes: [c1()],
+      claims: [newClaim('claim-2', 'uid-1-1', 'class-1', PROVISIONER, '')],
+      provisioner: ignoredProvisioner(),
+    });
     expect(h.volumes()).toEqual([]);
     expect(h.metrics.classes(PROVISION_FAILED)).toEqual(['class-1']);
     expect(h.kit.store.list('events', 'default').filter((e) => e.type === 'Warning')).toEqual([]);
@@ -250,18 +283,37 @@ describe('TestController', () => {
   it('provision for ext provisioner', async () => {
     const cls = c1();
     const claim = claim1();
-    h = await run({ classes: [cls], claims: [claim], provisioner: extProvisioner(() => `pvc-${claim.metadata?.uid}`, ProvisioningState.Finished) });
+    h = await run({
+      classes: [cls],
+      claims: [claim],
+      provisioner: extProvisioner(() => `pvc-${claim.metadata?.uid}`, ProvisioningState.Finished),
+    });
     expect(h.volumes()[0]).toMatchObject(expectedProvisionedVolume(cls, claim));
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
   });
 
   const inProgressCases: [string, ProvisioningState, boolean, string[]][] = [
     ['ext provisioner: final error does not mark claim as in progress', ProvisioningState.Finished, false, []],
-    ['ext provisioner: provisional error marks claim as in progress', ProvisioningState.InBackground, false, ['claim-1']],
+    [
+      'ext provisioner: provisional error marks claim as in progress',
+      ProvisioningState.InBackground,
+      false,
+      ['claim-1'],
+    ],
     ['ext provisioner: NoChange error does not mark claim as in progress', ProvisioningState.NoChange, false, []],
     ['ext provisioner: final error removes claim from in progress', ProvisioningState.Finished, true, []],
-    ['ext provisioner: provisional error does not remove claim from in progress', ProvisioningState.InBackground, true, ['claim-1']],
-    ['ext provisioner: NoChange error does not remove claim from in progress', ProvisioningState.NoChange, true, ['claim-1']],
+    [
+      'ext provisioner: provisional error does not remove claim from in progress',
+      ProvisioningState.InBackground,
+      true,
+      ['claim-1'],
+    ],
+    [
+      'ext provisioner: NoChange error does not remove claim from in progress',
+      ProvisioningState.NoChange,
+      true,
+      ['claim-1'],
+    ],
   ];
   for (const [name, state, pre, expected] of inProgressCases) {
     it(name, async () => {
@@ -296,7 +348,13 @@ describe('TestController', () => {
   it("PV save backoff: provision a PV and fail to save it -> it's in the queue", async () => {
     const cls = c1();
     const claim = claim1();
-    h = await run({ classes: [cls], claims: [claim], provisioner: testProvisioner(), failPV: { verb: 'create' }, queueStore: true });
+    h = await run({
+      classes: [cls],
+      claims: [claim],
+      provisioner: testProvisioner(),
+      failPV: { verb: 'create' },
+      queueStore: true,
+    });
     expect(h.volumes()).toEqual([]);
     const store = internalsOf(h.controller).volumeStore as QueueVolumeStore;
     expect([...store.pending().keys()]).toEqual([`pvc-${claim.metadata?.uid}`]);
@@ -307,19 +365,43 @@ describe('TestController', () => {
   it("PV save backoff: provision a PV and fail to save it two times -> it's removed from the queue", async () => {
     const cls = c1();
     const claim = claim1();
-    h = await run({ classes: [cls], claims: [claim], provisioner: testProvisioner(), failPV: { verb: 'create', count: 2 }, queueStore: true });
+    h = await run({
+      classes: [cls],
+      claims: [claim],
+      provisioner: testProvisioner(),
+      failPV: { verb: 'create', count: 2 },
+      queueStore: true,
+    });
     await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(1);
     expect(h.volumes()[0]).toMatchObject(expectedProvisionedVolume(cls, claim));
     expect((internalsOf(h.controller).volumeStore as QueueVolumeStore).pending().size).toBe(0);
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
   });
 
-  const selected = { 'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER, 'volume.kubernetes.io/selected-node': 'node-1' };
+  const selected = {
+    'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER,
+    'volume.kubernetes.io/selected-node': 'node-1',
+  };
   const rescheduleCases: [string, Provisioner, boolean, string[]][] = [
-    ['remove selectedNode and claim on reschedule', stateProvisioner(ProvisioningState.Reschedule, 'fake error, reschedule'), true, []],
+    [
+      'remove selectedNode and claim on reschedule',
+      stateProvisioner(ProvisioningState.Reschedule, 'fake error, reschedule'),
+      true,
+      [],
+    ],
     ['do not remove selectedNode after final error, only the claim', badProvisioner(), false, []],
-    ['do not remove selectedNode if nothing changes', stateProvisioner(ProvisioningState.NoChange, 'fake error, no change'), false, []],
-    ['do not remove selectedNode while in progress', stateProvisioner(ProvisioningState.InBackground, 'fake error, in progress'), false, ['claim-1']],
+    [
+      'do not remove selectedNode if nothing changes',
+      stateProvisioner(ProvisioningState.NoChange, 'fake error, no change'),
+      false,
+      [],
+    ],
+    [
+      'do not remove selectedNode while in progress',
+      stateProvisioner(ProvisioningState.InBackground, 'fake error, in progress'),
+      false,
+      ['claim-1'],
+    ],
   ];
   for (const [name, provisioner, removed, inProgress] of rescheduleCases) {
     it(name, async () => {
@@ -361,13 +443,20 @@ describe('TestController', () => {
 
   const owned = { 'pv.kubernetes.io/provisioned-by': PROVISIONER };
   it('ensure finalizer is removed if the addFinalizer config option is false', async () => {
-    h = await run({ volumes: [newVolume('volume-1', 'Bound', 'Delete', owned, [FINALIZER])], provisioner: testProvisioner() });
+    h = await run({
+      volumes: [newVolume('volume-1', 'Bound', 'Delete', owned, [FINALIZER])],
+      provisioner: testProvisioner(),
+    });
     expect(h.volumes()[0]?.metadata?.finalizers).toBeUndefined();
     expect(h.metrics.controllerSeries()).toBe(0);
   });
 
   it('ensure finalizer is removed if the reclaim policy is Retain or Recycle with addFinalizer enabled', async () => {
-    h = await run({ volumes: [newVolume('volume-1', 'Bound', 'Retain', owned, [FINALIZER])], provisioner: testProvisioner(), options: { addFinalizer: true } });
+    h = await run({
+      volumes: [newVolume('volume-1', 'Bound', 'Retain', owned, [FINALIZER])],
+      provisioner: testProvisioner(),
+      options: { addFinalizer: true },
+    });
     expect(h.volumes()[0]?.metadata?.finalizers).toBeUndefined();
   });
 
@@ -384,7 +473,11 @@ describe('TestController', () => {
   });
 
   it('ensure volume with finalizer is deleted if it is in a Released state and reclaim policy is Delete', async () => {
-    h = await run({ volumes: [newVolume('volume-1', 'Released', 'Delete', owned, [FINALIZER])], provisioner: testProvisioner(), options: { addFinalizer: true } });
+    h = await run({
+      volumes: [newVolume('volume-1', 'Released', 'Delete', owned, [FINALIZER])],
+      provisioner: testProvisioner(),
+      options: { addFinalizer: true },
+    });
     await expect.poll(() => h?.volumes().length).toBe(0);
     expect(h.metrics.classes(DELETE_OK)).toEqual(['']);
   });

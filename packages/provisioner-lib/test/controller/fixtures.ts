@@ -19,11 +19,26 @@ import {
 export const PROVISIONER = 'foo.bar/baz';
 export const FINALIZER = 'external-provisioner.volume.kubernetes.io/finalizer';
 
-export function newStorageClass(name: string, provisioner: string, extra: Partial<V1StorageClass> = {}): V1StorageClass {
-  return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, reclaimPolicy: 'Delete', ...extra };
+export function newStorageClass(
+  name: string,
+  provisioner: string,
+  extra: Partial<V1StorageClass> = {},
+): V1StorageClass {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    provisioner,
+    reclaimPolicy: 'Delete',
+    ...extra,
+  };
 }
 
-export function newStorageClassWithAllowedTopologies(name: string, provisioner: string, terms: V1TopologySelectorTerm[]): V1StorageClass {
+export function newStorageClassWithAllowedTopologies(
+  name: string,
+  provisioner: string,
+  terms: V1TopologySelectorTerm[],
+): V1StorageClass {
   return newStorageClass(name, provisioner, { allowedTopologies: terms });
 }
 
@@ -78,7 +93,13 @@ export function newVolume(
   };
 }
 
-export function newCSIVolume(name: string, phase: string, policy: string, driver: string, annotations: Record<string, string> = {}): V1PersistentVolume {
+export function newCSIVolume(
+  name: string,
+  phase: string,
+  policy: string,
+  driver: string,
+  annotations: Record<string, string> = {},
+): V1PersistentVolume {
   const pv = newVolume(name, phase, policy, annotations);
   pv.spec = {
     persistentVolumeReclaimPolicy: policy,
@@ -90,7 +111,11 @@ export function newCSIVolume(name: string, phase: string, policy: string, driver
 }
 
 /** The PV the test provisioner returns for a claim (before the controller adds claimRef and annotations). */
-export function provisionedTemplate(cls: V1StorageClass, claim: V1PersistentVolumeClaim, policy = 'Delete'): V1PersistentVolume {
+export function provisionedTemplate(
+  cls: V1StorageClass,
+  claim: V1PersistentVolumeClaim,
+  policy = 'Delete',
+): V1PersistentVolume {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
@@ -122,7 +147,13 @@ export function expectedProvisionedVolume(
       capacity: { storage: claim.spec?.resources?.requests?.storage },
       nfs: { server: 'foo', path: '/bar' },
       storageClassName: cls.metadata?.name,
-      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: claim.metadata?.name, uid: claim.metadata?.uid },
+      claimRef: {
+        kind: 'PersistentVolumeClaim',
+        apiVersion: 'v1',
+        namespace: 'default',
+        name: claim.metadata?.name,
+        uid: claim.metadata?.uid,
+      },
     },
   };
 }
@@ -142,7 +173,11 @@ export function testProvisioner(returnError?: Error): Provisioner & { calls: Pro
     calls,
     deleted,
     async provision(o: ProvisionOptions) {
-      calls.push({ selectedNodeName: o.selectedNodeName, allowedTopologies: o.storageClass.allowedTopologies, pvName: o.pvName });
+      calls.push({
+        selectedNodeName: o.selectedNodeName,
+        allowedTopologies: o.storageClass.allowedTopologies,
+        pvName: o.pvName,
+      });
       if (returnError !== undefined) throw returnError;
       await new Promise((r) => setTimeout(r, 50));
       return { volume: provisionedTemplate(o.storageClass, o.pvc, 'class') };

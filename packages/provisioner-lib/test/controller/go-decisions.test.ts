@@ -149,7 +149,10 @@ describe('TestShouldProvision', () => {
       provisionerName: PROVISIONER,
       provisioner: testProvisioner(),
       class: newStorageClass('class-1', PROVISIONER, WFFC),
-      claim: newClaim('claim-1', '1-1', 'class-1', '', '', { [ANN_BETA_STORAGE_PROVISIONER]: PROVISIONER, [ANN_SELECTED_NODE]: 'node1' }),
+      claim: newClaim('claim-1', '1-1', 'class-1', '', '', {
+        [ANN_BETA_STORAGE_PROVISIONER]: PROVISIONER,
+        [ANN_SELECTED_NODE]: 'node1',
+      }),
       expectedShould: true,
     },
     {
@@ -157,11 +160,13 @@ describe('TestShouldProvision', () => {
       provisionerName: PROVISIONER,
       provisioner: testProvisioner(),
       class: newStorageClass('class-1', PROVISIONER, WFFC),
-      claim: newClaim('claim-1', '1-1', 'class-1', '', '', { [ANN_STORAGE_PROVISIONER]: PROVISIONER, [ANN_SELECTED_NODE]: 'node1' }),
+      claim: newClaim('claim-1', '1-1', 'class-1', '', '', {
+        [ANN_STORAGE_PROVISIONER]: PROVISIONER,
+        [ANN_SELECTED_NODE]: 'node1',
+      }),
       expectedShould: true,
     },
   ];
-
 
   for (const c of cases) {
     it(c.name, async () => {
@@ -180,11 +185,37 @@ describe('TestShouldProvision', () => {
 
 describe('TestShouldDelete', () => {
   const owned = { [ANN_PROVISIONED_BY]: PROVISIONER };
-  const cases: { name: string; provisionerName: string; volume: V1PersistentVolume; deletionTimestamp?: boolean; expectedShould: boolean }[] = [
-    { name: 'should delete', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Released', 'Delete', owned), expectedShould: true },
-    { name: "failed: shouldn't delete", provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Failed', 'Delete', owned), expectedShould: false },
-    { name: 'volume still bound', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Bound', 'Delete', owned), expectedShould: false },
-    { name: 'non-delete reclaim policy', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Released', 'Retain', owned), expectedShould: false },
+  const cases: {
+    name: string;
+    provisionerName: string;
+    volume: V1PersistentVolume;
+    deletionTimestamp?: boolean;
+    expectedShould: boolean;
+  }[] = [
+    {
+      name: 'should delete',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Released', 'Delete', owned),
+      expectedShould: true,
+    },
+    {
+      name: "failed: shouldn't delete",
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Failed', 'Delete', owned),
+      expectedShould: false,
+    },
+    {
+      name: 'volume still bound',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Bound', 'Delete', owned),
+      expectedShould: false,
+    },
+    {
+      name: 'non-delete reclaim policy',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Released', 'Retain', owned),
+      expectedShould: false,
+    },
     {
       name: 'non-nil deletion timestamp',
       provisionerName: PROVISIONER,
@@ -192,15 +223,22 @@ describe('TestShouldDelete', () => {
       deletionTimestamp: true,
       expectedShould: false,
     },
-    { name: 'nil deletion timestamp', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Released', 'Delete', owned), expectedShould: true },
+    {
+      name: 'nil deletion timestamp',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Released', 'Delete', owned),
+      expectedShould: true,
+    },
     {
       name: 'migrated to',
       provisionerName: 'csi.driver',
-      volume: newVolume('volume-1', 'Released', 'Delete', { [ANN_PROVISIONED_BY]: PROVISIONER, [ANN_MIGRATED_TO]: 'csi.driver' }),
+      volume: newVolume('volume-1', 'Released', 'Delete', {
+        [ANN_PROVISIONED_BY]: PROVISIONER,
+        [ANN_MIGRATED_TO]: 'csi.driver',
+      }),
       expectedShould: true,
     },
   ];
-
 
   for (const c of cases) {
     it(c.name, async () => {
@@ -222,27 +260,67 @@ describe('TestIsProvisionerForVolume', () => {
   const dynMigrated = { [ANN_PROVISIONED_BY]: PROVISIONER, [ANN_MIGRATED_TO]: PROVISIONER };
   const migrated = { [ANN_MIGRATED_TO]: PROVISIONER };
   const cases: { name: string; provisionerName: string; volume: V1PersistentVolume; expectedShould: boolean }[] = [
-    { name: 'known dynamically provisioned in-tree volume', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Available', 'Delete', dyn), expectedShould: true },
+    {
+      name: 'known dynamically provisioned in-tree volume',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Available', 'Delete', dyn),
+      expectedShould: true,
+    },
     {
       name: 'known dynamically provisioned in-tree migrated volume',
       provisionerName: PROVISIONER,
       volume: newVolume('volume-1', 'Available', 'Delete', dynMigrated),
       expectedShould: true,
     },
-    { name: 'unknown dynamically provisioned in-tree volume', provisionerName: 'foo.bar1/baz1', volume: newVolume('volume-1', 'Available', 'Delete', dyn), expectedShould: false },
+    {
+      name: 'unknown dynamically provisioned in-tree volume',
+      provisionerName: 'foo.bar1/baz1',
+      volume: newVolume('volume-1', 'Available', 'Delete', dyn),
+      expectedShould: false,
+    },
     {
       name: 'unknown dynamically provisioned in-tree migrated volume',
       provisionerName: 'foo.bar1/baz1',
       volume: newVolume('volume-1', 'Available', 'Delete', dynMigrated),
       expectedShould: false,
     },
-    { name: 'known dynamically provisioned csi volume', provisionerName: PROVISIONER, volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER, dyn), expectedShould: true },
-    { name: 'unknown dynamically provisioned csi volume', provisionerName: 'foo.bar1/baz1', volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER, dyn), expectedShould: false },
-    { name: 'known statically provisioned csi volume', provisionerName: PROVISIONER, volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER), expectedShould: true },
-    { name: 'unknown statically provisioned csi volume', provisionerName: 'foo.bar1/baz1', volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER), expectedShould: false },
+    {
+      name: 'known dynamically provisioned csi volume',
+      provisionerName: PROVISIONER,
+      volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER, dyn),
+      expectedShould: true,
+    },
+    {
+      name: 'unknown dynamically provisioned csi volume',
+      provisionerName: 'foo.bar1/baz1',
+      volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER, dyn),
+      expectedShould: false,
+    },
+    {
+      name: 'known statically provisioned csi volume',
+      provisionerName: PROVISIONER,
+      volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER),
+      expectedShould: true,
+    },
+    {
+      name: 'unknown statically provisioned csi volume',
+      provisionerName: 'foo.bar1/baz1',
+      volume: newCSIVolume('volume-1', 'Bound', 'Delete', PROVISIONER),
+      expectedShould: false,
+    },
     // Always false for statically provisioned in-tree volumes.
-    { name: 'statically provisioned in-tree volume always return false', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Available', 'Delete'), expectedShould: false },
-    { name: 'known statically provisioned in-tree migrate volume', provisionerName: PROVISIONER, volume: newVolume('volume-1', 'Available', 'Delete', migrated), expectedShould: true },
+    {
+      name: 'statically provisioned in-tree volume always return false',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Available', 'Delete'),
+      expectedShould: false,
+    },
+    {
+      name: 'known statically provisioned in-tree migrate volume',
+      provisionerName: PROVISIONER,
+      volume: newVolume('volume-1', 'Available', 'Delete', migrated),
+      expectedShould: true,
+    },
     {
       name: 'unknown statically provisioned in-tree migrate volume',
       provisionerName: 'foo.bar1/baz1',
@@ -250,7 +328,6 @@ describe('TestIsProvisionerForVolume', () => {
       expectedShould: false,
     },
   ];
-
 
   for (const c of cases) {
     it(c.name, () => {
@@ -283,9 +360,12 @@ describe('TestShouldDeleteWithFinalizer', () => {
       expectedShould: false,
     },
     // The reclaim policy was changed to Retain and syncVolume removed the finalizer.
-    { name: 'should not delete for non-delete reclaim policy', volume: newVolume('volume-1', 'Released', 'Retain', owned, []), expectedShould: false },
+    {
+      name: 'should not delete for non-delete reclaim policy',
+      volume: newVolume('volume-1', 'Released', 'Retain', owned, []),
+      expectedShould: false,
+    },
   ];
-
 
   for (const c of cases) {
     it(c.name, async () => {
@@ -296,14 +376,43 @@ describe('TestShouldDeleteWithFinalizer', () => {
 });
 
 describe('TestRemoveFinalizer', () => {
-  const cases: { name: string; finalizers: string[] | undefined; expectedFinalizers: string[] | undefined; expectedModified: boolean }[] = [
-    { name: 'ensure the finalizer removal returns nil finalizers and modified', finalizers: [FINALIZER], expectedFinalizers: undefined, expectedModified: true },
-    { name: 'if finalizer does not exist then it should not be modified', finalizers: ['dummy'], expectedFinalizers: ['dummy'], expectedModified: false },
-    { name: 'remove only the finalizerToAdd from multiple finalizers', finalizers: ['dummy', FINALIZER], expectedFinalizers: ['dummy'], expectedModified: true },
-    { name: 'no modified if the original finalizer is empty', finalizers: [], expectedFinalizers: undefined, expectedModified: false },
-    { name: 'remove from nil finalizer', finalizers: undefined, expectedFinalizers: undefined, expectedModified: false },
+  const cases: {
+    name: string;
+    finalizers: string[] | undefined;
+    expectedFinalizers: string[] | undefined;
+    expectedModified: boolean;
+  }[] = [
+    {
+      name: 'ensure the finalizer removal returns nil finalizers and modified',
+      finalizers: [FINALIZER],
+      expectedFinalizers: undefined,
+      expectedModified: true,
+    },
+    {
+      name: 'if finalizer does not exist then it should not be modified',
+      finalizers: ['dummy'],
+      expectedFinalizers: ['dummy'],
+      expectedModified: false,
+    },
+    {
+      name: 'remove only the finalizerToAdd from multiple finalizers',
+      finalizers: ['dummy', FINALIZER],
+      expectedFinalizers: ['dummy'],
+      expectedModified: true,
+    },
+    {
+      name: 'no modified if the original finalizer is empty',
+      finalizers: [],
+      expectedFinalizers: undefined,
+      expectedModified: false,
+    },
+    {
+      name: 'remove from nil finalizer',
+      finalizers: undefined,
+      expectedFinalizers: undefined,
+      expectedModified: false,
+    },
   ];
-
 
   for (const c of cases) {
     it(c.name, () => {
@@ -320,13 +429,37 @@ describe('TestRemoveFinalizer', () => {
 });
 
 describe('TestAddFinalizer', () => {
-  const cases: { name: string; finalizers: string[] | undefined; expectedFinalizers: string[]; expectedModified: boolean }[] = [
-    { name: 'if finalizer already exists then no modification needed', finalizers: [FINALIZER], expectedFinalizers: [FINALIZER], expectedModified: false },
-    { name: 'if original finalizer is nil then return with finalizer to add', finalizers: undefined, expectedFinalizers: [FINALIZER], expectedModified: true },
-    { name: 'if original finalizer is empty then return with finalizer to add', finalizers: [], expectedFinalizers: [FINALIZER], expectedModified: true },
-    { name: 'ensure finalizers are appended to existing finalizer', finalizers: ['dummy'], expectedFinalizers: ['dummy', FINALIZER], expectedModified: true },
+  const cases: {
+    name: string;
+    finalizers: string[] | undefined;
+    expectedFinalizers: string[];
+    expectedModified: boolean;
+  }[] = [
+    {
+      name: 'if finalizer already exists then no modification needed',
+      finalizers: [FINALIZER],
+      expectedFinalizers: [FINALIZER],
+      expectedModified: false,
+    },
+    {
+      name: 'if original finalizer is nil then return with finalizer to add',
+      finalizers: undefined,
+      expectedFinalizers: [FINALIZER],
+      expectedModified: true,
+    },
+    {
+      name: 'if original finalizer is empty then return with finalizer to add',
+      finalizers: [],
+      expectedFinalizers: [FINALIZER],
+      expectedModified: true,
+    },
+    {
+      name: 'ensure finalizers are appended to existing finalizer',
+      finalizers: ['dummy'],
+      expectedFinalizers: ['dummy', FINALIZER],
+      expectedModified: true,
+    },
   ];
-
 
   for (const c of cases) {
     it(c.name, () => {
@@ -343,22 +476,72 @@ describe('TestAddFinalizer', () => {
 
 describe('TestCanProvision', () => {
   const blockError = `${PROVISIONER} does not support block volume provisioning`;
-  const claim = (mode?: 'Filesystem' | 'Block'): V1PersistentVolumeClaim => newClaim('claim-1', '1-1', 'class-1', PROVISIONER, '', {}, mode);
-  const cases: { name: string; provisioner: Provisioner; claim: V1PersistentVolumeClaim; expectedCan: string | undefined }[] = [
+  const claim = (mode?: 'Filesystem' | 'Block'): V1PersistentVolumeClaim =>
+    newClaim('claim-1', '1-1', 'class-1', PROVISIONER, '', {}, mode);
+  const cases: {
+    name: string;
+    provisioner: Provisioner;
+    claim: V1PersistentVolumeClaim;
+    expectedCan: string | undefined;
+  }[] = [
     // volumeMode with a provisioner without the BlockProvisioner interface
-    { name: 'Undefined volumeMode PV request to provisioner w/o BlockProvisoner I/F', provisioner: testProvisioner(), claim: claim(), expectedCan: undefined },
-    { name: 'FileSystem volumeMode PV request to provisioner w/o BlockProvisoner I/F', provisioner: testProvisioner(), claim: claim('Filesystem'), expectedCan: undefined },
-    { name: 'Block volumeMode PV request to provisioner w/o BlockProvisoner I/F', provisioner: testProvisioner(), claim: claim('Block'), expectedCan: blockError },
+    {
+      name: 'Undefined volumeMode PV request to provisioner w/o BlockProvisoner I/F',
+      provisioner: testProvisioner(),
+      claim: claim(),
+      expectedCan: undefined,
+    },
+    {
+      name: 'FileSystem volumeMode PV request to provisioner w/o BlockProvisoner I/F',
+      provisioner: testProvisioner(),
+      claim: claim('Filesystem'),
+      expectedCan: undefined,
+    },
+    {
+      name: 'Block volumeMode PV request to provisioner w/o BlockProvisoner I/F',
+      provisioner: testProvisioner(),
+      claim: claim('Block'),
+      expectedCan: blockError,
+    },
     // volumeMode with a BlockProvisioner that answers false
-    { name: 'Undefined volumeMode PV request to BlockProvisoner that returns false', provisioner: blockProvisioner(false), claim: claim(), expectedCan: undefined },
-    { name: 'FileSystem volumeMode PV request to BlockProvisoner that returns false', provisioner: blockProvisioner(false), claim: claim('Filesystem'), expectedCan: undefined },
-    { name: 'Block volumeMode PV request to BlockProvisoner that returns false', provisioner: blockProvisioner(false), claim: claim('Block'), expectedCan: blockError },
+    {
+      name: 'Undefined volumeMode PV request to BlockProvisoner that returns false',
+      provisioner: blockProvisioner(false),
+      claim: claim(),
+      expectedCan: undefined,
+    },
+    {
+      name: 'FileSystem volumeMode PV request to BlockProvisoner that returns false',
+      provisioner: blockProvisioner(false),
+      claim: claim('Filesystem'),
+      expectedCan: undefined,
+    },
+    {
+      name: 'Block volumeMode PV request to BlockProvisoner that returns false',
+      provisioner: blockProvisioner(false),
+      claim: claim('Block'),
+      expectedCan: blockError,
+    },
     // volumeMode with a BlockProvisioner that answers true
-    { name: 'Undefined volumeMode PV request to BlockProvisoner that returns true', provisioner: blockProvisioner(true), claim: claim(), expectedCan: undefined },
-    { name: 'FileSystem volumeMode PV request to BlockProvisoner that returns true', provisioner: blockProvisioner(true), claim: claim('Filesystem'), expectedCan: undefined },
-    { name: 'Block volumeMode PV request to BlockProvisioner that returns true', provisioner: blockProvisioner(true), claim: claim('Block'), expectedCan: undefined },
+    {
+      name: 'Undefined volumeMode PV request to BlockProvisoner that returns true',
+      provisioner: blockProvisioner(true),
+      claim: claim(),
+      expectedCan: undefined,
+    },
+    {
+      name: 'FileSystem volumeMode PV request to BlockProvisoner that returns true',
+      provisioner: blockProvisioner(true),
+      claim: claim('Filesystem'),
+      expectedCan: undefined,
+    },
+    {
+      name: 'Block volumeMode PV request to BlockProvisioner that returns true',
+      provisioner: blockProvisioner(true),
+      claim: claim('Block'),
+      expectedCan: undefined,
+    },
   ];
-
 
   for (const c of cases) {
     it(c.name, async () => {

@@ -59,7 +59,9 @@ async function start(
 async function expectInfeasibleEvent(harness: Harness): Promise<void> {
   await expect
     .poll(() => harness.kit.store.list('events', 'default').map((e) => String(e.message)))
-    .toContainEqual(expect.stringMatching(/^Volume provisioning failed with infeasible error\. Retries will be delayed\. /));
+    .toContainEqual(
+      expect.stringMatching(/^Volume provisioning failed with infeasible error\. Retries will be delayed\. /),
+    );
 }
 
 describe('TestInfeasibleRetry', () => {
@@ -119,7 +121,9 @@ describe('TestInfeasibleRetry (port additions)', () => {
   });
 
   it('a gRPC InvalidArgument in the cause chain is infeasible (Go unwraps the status too)', async () => {
-    const error = new Error('CreateVolume failed', { cause: grpcError(GRPC_INVALID_ARGUMENT, 'fake infeasible error') });
+    const error = new Error('CreateVolume failed', {
+      cause: grpcError(GRPC_INVALID_ARGUMENT, 'fake infeasible error'),
+    });
     const s = await start(error);
     h = s.h;
     const pvc = basePVC();
@@ -181,7 +185,10 @@ describe('TestInfeasibleRetry (port additions)', () => {
     await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBe(error);
     await expect(internalsOf(h.controller).syncClaim(pvc, signal)).rejects.toBeInstanceOf(DelayRetryError);
     h.kit.store.delete('storage.k8s.io/storageclasses', undefined, 'class-1');
-    h.kit.store.create('storage.k8s.io/storageclasses', newStorageClass('class-1', PROVISIONER) as unknown as KubeObject);
+    h.kit.store.create(
+      'storage.k8s.io/storageclasses',
+      newStorageClass('class-1', PROVISIONER) as unknown as KubeObject,
+    );
     // Until the informer has seen the new class the call is delayed (or finds no class); then it is retried.
     const harness = h;
     await vi.waitFor(

@@ -7,7 +7,14 @@ import type { Testkit } from '@kprov/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { informerFor } from '../../src/cache/informer.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
-import { PROVISIONER, expectedProvisionedVolume, newClaim, newStorageClass, newVolume, testProvisioner } from './fixtures.js';
+import {
+  PROVISIONER,
+  expectedProvisionedVolume,
+  newClaim,
+  newStorageClass,
+  newVolume,
+  testProvisioner,
+} from './fixtures.js';
 import { startHarness, type Harness } from './harness.js';
 
 /** Go `sharedResyncPeriod`. */

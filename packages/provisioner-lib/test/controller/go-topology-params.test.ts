@@ -9,7 +9,13 @@
  */
 import type { V1PersistentVolumeClaim, V1StorageClass, V1TopologySelectorTerm } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROVISIONER, newClaim, newStorageClass, newStorageClassWithAllowedTopologies, testProvisioner } from './fixtures.js';
+import {
+  PROVISIONER,
+  newClaim,
+  newStorageClass,
+  newStorageClassWithAllowedTopologies,
+  testProvisioner,
+} from './fixtures.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -64,11 +70,14 @@ describe('TestTopologyParams', () => {
     it(c.name, async () => {
       const provisioner = testProvisioner();
       h = await startHarness(provisioner, { classes: [c.class()], claims: [c.claim()] }, {}, (kit) => {
-        if (c.node === true) kit.store.create('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
+        if (c.node === true)
+          kit.store.create('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
       });
       await expect.poll(() => provisioner.calls.length, { timeout: 10_000 }).toBeGreaterThan(0);
       const first = provisioner.calls[0]!;
-      expect({ selectedNodeName: first.selectedNodeName, allowedTopologies: first.allowedTopologies }).toEqual(c.expected);
+      expect({ selectedNodeName: first.selectedNodeName, allowedTopologies: first.allowedTopologies }).toEqual(
+        c.expected,
+      );
     });
   }
 });

@@ -1,5 +1,10 @@
 import { startApiServer, type Testkit } from '@kprov/testkit';
-import { CoreV1Api, type V1PersistentVolume, type V1PersistentVolumeClaim, type V1StorageClass } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
+  type V1StorageClass,
+} from '@kubernetes/client-node';
 import { ProvisionController } from '../../src/controller/controller.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import type { Provisioner } from '../../src/controller/provisioner.js';
@@ -28,14 +33,21 @@ export function seed(
       c.metadata.resourceVersion = created.metadata.resourceVersion;
     }
   }
-  const volumes = typeof objects.volumes === 'function' ? objects.volumes(objects.claims ?? []) : (objects.volumes ?? []);
+  const volumes =
+    typeof objects.volumes === 'function' ? objects.volumes(objects.claims ?? []) : (objects.volumes ?? []);
   for (const v of volumes) {
     const created = kit.store.create('persistentvolumes', v as unknown as Obj);
     const name = created.metadata.name ?? '';
     if (v.status?.phase !== undefined) {
-      kit.store.modify('persistentvolumes', undefined, name, (o) => {
-        o.status = { ...(o.status as object), phase: v.status?.phase };
-      }, { subresource: 'status' });
+      kit.store.modify(
+        'persistentvolumes',
+        undefined,
+        name,
+        (o) => {
+          o.status = { ...(o.status as object), phase: v.status?.phase };
+        },
+        { subresource: 'status' },
+      );
     }
     if (objects.deleting?.includes(name) === true) {
       if ((created.metadata.finalizers ?? []).length === 0) {

@@ -3,7 +3,10 @@ import type { ProvisionController } from '../../src/controller/controller.js';
 import { controllerHealthChecks } from '../../src/controller/health.js';
 
 /** The readiness of a controller in a given state: undefined when ready, else the check's error message. */
-async function readiness(leaderElection: boolean, state: { leader: boolean; synced: boolean }): Promise<string | undefined> {
+async function readiness(
+  leaderElection: boolean,
+  state: { leader: boolean; synced: boolean },
+): Promise<string | undefined> {
   const controller = { isLeader: () => state.leader, hasSynced: () => state.synced, leaderHealth: () => undefined };
   const checks = controllerHealthChecks(controller as unknown as ProvisionController, leaderElection);
   try {

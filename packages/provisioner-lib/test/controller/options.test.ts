@@ -26,7 +26,12 @@ function kubeConfig(): KubeConfig {
 }
 
 function make(options: Partial<ProvisionControllerOptions> = {}): ProvisionController {
-  return new ProvisionController({ kubeConfig: kubeConfig(), provisionerName: PROVISIONER, provisioner: testProvisioner(), ...options });
+  return new ProvisionController({
+    kubeConfig: kubeConfig(),
+    provisionerName: PROVISIONER,
+    provisioner: testProvisioner(),
+    ...options,
+  });
 }
 
 /** The options with the defaults filled in, as the controller resolved them. */
@@ -104,8 +109,20 @@ describe('ProvisionController options: defaults', () => {
   });
 
   it('explicit options replace the defaults', () => {
-    const c = make({ resyncPeriodMs: 1_000, threadiness: 2, failedProvisionThreshold: 0, failedDeleteThreshold: 3, addFinalizer: true });
-    expect(optionsOf(c)).toMatchObject({ resyncPeriodMs: 1_000, threadiness: 2, failedProvisionThreshold: 0, failedDeleteThreshold: 3, addFinalizer: true });
+    const c = make({
+      resyncPeriodMs: 1_000,
+      threadiness: 2,
+      failedProvisionThreshold: 0,
+      failedDeleteThreshold: 3,
+      addFinalizer: true,
+    });
+    expect(optionsOf(c)).toMatchObject({
+      resyncPeriodMs: 1_000,
+      threadiness: 2,
+      failedProvisionThreshold: 0,
+      failedDeleteThreshold: 3,
+      addFinalizer: true,
+    });
   });
 
   it('accepts CSI driver style names and additional names', () => {
@@ -117,15 +134,24 @@ describe('ProvisionController options: defaults', () => {
 
 describe('ProvisionController options: classic-guide aliases', () => {
   it('failedRetryThreshold sets both thresholds', () => {
-    expect(optionsOf(make({ failedRetryThreshold: 3 }))).toMatchObject({ failedProvisionThreshold: 3, failedDeleteThreshold: 3 });
+    expect(optionsOf(make({ failedRetryThreshold: 3 }))).toMatchObject({
+      failedProvisionThreshold: 3,
+      failedDeleteThreshold: 3,
+    });
   });
 
   it('failedRetryThreshold 0 means retry forever for both', () => {
-    expect(optionsOf(make({ failedRetryThreshold: 0 }))).toMatchObject({ failedProvisionThreshold: 0, failedDeleteThreshold: 0 });
+    expect(optionsOf(make({ failedRetryThreshold: 0 }))).toMatchObject({
+      failedProvisionThreshold: 0,
+      failedDeleteThreshold: 0,
+    });
   });
 
   it('the specific thresholds win over failedRetryThreshold', () => {
-    expect(optionsOf(make({ failedRetryThreshold: 3, failedDeleteThreshold: 7 }))).toMatchObject({ failedProvisionThreshold: 3, failedDeleteThreshold: 7 });
+    expect(optionsOf(make({ failedRetryThreshold: 3, failedDeleteThreshold: 7 }))).toMatchObject({
+      failedProvisionThreshold: 3,
+      failedDeleteThreshold: 7,
+    });
   });
 
   it('leasePeriodMs is leaseDurationMs', () => {
@@ -134,7 +160,9 @@ describe('ProvisionController options: classic-guide aliases', () => {
   });
 
   it('leasePeriodMs is validated as the lease duration', () => {
-    expect(() => make({ leasePeriodMs: 10_000 })).toThrow('leaseDurationMs (10000) must be greater than renewDeadlineMs (10000)');
+    expect(() => make({ leasePeriodMs: 10_000 })).toThrow(
+      'leaseDurationMs (10000) must be greater than renewDeadlineMs (10000)',
+    );
   });
 
   it('termLimitMs is accepted and has no effect', () => {
@@ -152,7 +180,9 @@ describe('ProvisionController options: construction errors', () => {
     expect(() => make({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(
       'ProvisionController: leaseDurationMs (10000) must be greater than renewDeadlineMs (10000)',
     );
-    expect(() => make({ leaseDurationMs: 5_000 })).toThrow('leaseDurationMs (5000) must be greater than renewDeadlineMs (10000)');
+    expect(() => make({ leaseDurationMs: 5_000 })).toThrow(
+      'leaseDurationMs (5000) must be greater than renewDeadlineMs (10000)',
+    );
   });
 
   it('renewDeadline <= 1.2 × retryPeriod', () => {
@@ -170,23 +200,37 @@ describe('ProvisionController options: construction errors', () => {
 
   it('negative thresholds', () => {
     expect(() => make({ failedProvisionThreshold: -1 })).toThrow(RangeError);
-    expect(() => make({ failedProvisionThreshold: -1 })).toThrow('ProvisionController: failedProvisionThreshold must be a number >= 0, got -1');
-    expect(() => make({ failedDeleteThreshold: -1 })).toThrow('ProvisionController: failedDeleteThreshold must be a number >= 0, got -1');
-    expect(() => make({ failedRetryThreshold: -2 })).toThrow('ProvisionController: failedRetryThreshold must be a number >= 0, got -2');
+    expect(() => make({ failedProvisionThreshold: -1 })).toThrow(
+      'ProvisionController: failedProvisionThreshold must be a number >= 0, got -1',
+    );
+    expect(() => make({ failedDeleteThreshold: -1 })).toThrow(
+      'ProvisionController: failedDeleteThreshold must be a number >= 0, got -1',
+    );
+    expect(() => make({ failedRetryThreshold: -2 })).toThrow(
+      'ProvisionController: failedRetryThreshold must be a number >= 0, got -2',
+    );
   });
 
   it('other negative or non-finite durations and counts', () => {
     expect(() => make({ resyncPeriodMs: -1 })).toThrow('resyncPeriodMs must be a number >= 0, got -1');
     expect(() => make({ retryIntervalMaxMs: -1 })).toThrow('retryIntervalMaxMs must be a number >= 0, got -1');
     expect(() => make({ provisionTimeoutMs: Number.NaN })).toThrow('provisionTimeoutMs must be a number >= 0, got NaN');
-    expect(() => make({ deletionTimeoutMs: Number.POSITIVE_INFINITY })).toThrow('deletionTimeoutMs must be a number >= 0, got Infinity');
-    expect(() => make({ createProvisionedPVRetryCount: -1 })).toThrow('createProvisionedPVRetryCount must be a number >= 0, got -1');
-    expect(() => make({ createProvisionedPVIntervalMs: -1 })).toThrow('createProvisionedPVIntervalMs must be a number >= 0, got -1');
+    expect(() => make({ deletionTimeoutMs: Number.POSITIVE_INFINITY })).toThrow(
+      'deletionTimeoutMs must be a number >= 0, got Infinity',
+    );
+    expect(() => make({ createProvisionedPVRetryCount: -1 })).toThrow(
+      'createProvisionedPVRetryCount must be a number >= 0, got -1',
+    );
+    expect(() => make({ createProvisionedPVIntervalMs: -1 })).toThrow(
+      'createProvisionedPVIntervalMs must be a number >= 0, got -1',
+    );
   });
 
   it('empty provisioner name', () => {
     expect(() => make({ provisionerName: '' })).toThrow(TypeError);
-    expect(() => make({ provisionerName: '' })).toThrow('ProvisionController: provisionerName is required, e.g. "example.com/hostpath"');
+    expect(() => make({ provisionerName: '' })).toThrow(
+      'ProvisionController: provisionerName is required, e.g. "example.com/hostpath"',
+    );
   });
 
   it('a provisioner name without vendor/name form', () => {
@@ -194,7 +238,9 @@ describe('ProvisionController options: construction errors', () => {
     expect(() => make({ provisionerName: 'hostpath' })).toThrow(
       'ProvisionController: provisionerName "hostpath" must have the form <vendor domain>/<name>, e.g. "example.com/hostpath"',
     );
-    expect(() => make({ provisionerName: 'Example.com/hostpath' })).toThrow('must have the form <vendor domain>/<name>');
+    expect(() => make({ provisionerName: 'Example.com/hostpath' })).toThrow(
+      'must have the form <vendor domain>/<name>',
+    );
     expect(() => make({ provisionerName: 'example.com/' })).toThrow('must have the form <vendor domain>/<name>');
     expect(() => make({ provisionerName: 'a/b/c' })).toThrow('must have the form <vendor domain>/<name>');
   });
@@ -207,7 +253,9 @@ describe('ProvisionController options: construction errors', () => {
 
   it('non-integer threadiness', () => {
     expect(() => make({ threadiness: 1.5 })).toThrow(RangeError);
-    expect(() => make({ threadiness: 1.5 })).toThrow('ProvisionController: threadiness must be a whole number >= 1, got 1.5');
+    expect(() => make({ threadiness: 1.5 })).toThrow(
+      'ProvisionController: threadiness must be a whole number >= 1, got 1.5',
+    );
     expect(() => make({ threadiness: 0 })).toThrow('threadiness must be a whole number >= 1, got 0');
     expect(() => make({ threadiness: Number.NaN })).toThrow('threadiness must be a whole number >= 1, got NaN');
   });
@@ -232,7 +280,9 @@ describe('ProvisionController options: construction errors', () => {
   });
 
   it('a missing kubeConfig', () => {
-    expect(() => make({ kubeConfig: undefined as unknown as KubeConfig })).toThrow('ProvisionController: kubeConfig is required');
+    expect(() => make({ kubeConfig: undefined as unknown as KubeConfig })).toThrow(
+      'ProvisionController: kubeConfig is required',
+    );
   });
 
   it('a claim informer without the uid index the workers look claims up by', () => {

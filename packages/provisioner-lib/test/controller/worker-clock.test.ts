@@ -38,7 +38,10 @@ describe('timeoutSignal', () => {
 describe('runWorker', () => {
   function spec(clock: FakeClock, sync: WorkerSpec['sync']): { spec: WorkerSpec; errors: unknown[] } {
     const errors: unknown[] = [];
-    const queue = newRateLimitingQueue<string>({ clock, rateLimiter: new ItemExponentialFailureRateLimiter<string>(1_000_000, 1_000_000) });
+    const queue = newRateLimitingQueue<string>({
+      clock,
+      rateLimiter: new ItemExponentialFailureRateLimiter<string>(1_000_000, 1_000_000),
+    });
     return {
       errors,
       spec: {
@@ -113,7 +116,15 @@ describe('BackoffVolumeStore', () => {
       },
     };
     const events: string[] = [];
-    const store = new BackoffVolumeStore(api, provisioner, 3, 1000, (_c, _t, reason) => events.push(reason), silentLogger, clock);
+    const store = new BackoffVolumeStore(
+      api,
+      provisioner,
+      3,
+      1000,
+      (_c, _t, reason) => events.push(reason),
+      silentLogger,
+      clock,
+    );
     const stored = store.storeVolume(claim, volume).catch((err: unknown) => err);
     for (let i = 0; i < 6; i++) await clock.advanceAsync(1000);
     expect(((await stored) as Error).message).toBe('create refused');

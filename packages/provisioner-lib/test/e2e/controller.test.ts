@@ -101,7 +101,10 @@ describeTiers('ProvisionController end to end', (tier) => {
     await vi.waitFor(
       async () =>
         expect(await events(s, uid)).toEqual({
-          Provisioning: { count: expect.any(Number), message: 'External provisioner is provisioning volume for claim "default/data"' },
+          Provisioning: {
+            count: expect.any(Number),
+            message: 'External provisioner is provisioning volume for claim "default/data"',
+          },
           ProvisioningSucceeded: { count: expect.any(Number), message: `Successfully provisioned volume ${pvName}` },
         }),
       WAIT,
@@ -119,7 +122,10 @@ describeTiers('ProvisionController end to end', (tier) => {
     const s = await start();
     // The claim is there before the controller starts: its first sync is certain to be one (see FakeBackend.creators).
     const uid = (await createClaim(s.api, 'data', CLASS)).metadata?.uid ?? '';
-    run(s, s.backend.provisioner('e2e', { failProvision: (call) => (call <= 2 ? 'backend busy, try again' : undefined) }));
+    run(
+      s,
+      s.backend.provisioner('e2e', { failProvision: (call) => (call <= 2 ? 'backend busy, try again' : undefined) }),
+    );
 
     await waitBound(s.api, 'data');
     expect(s.backend.provisions.map((p) => p.outcome)).toEqual(['failed', 'failed', 'ok']);
@@ -137,13 +143,18 @@ describeTiers('ProvisionController end to end', (tier) => {
   it('gives up on a claim after failedProvisionThreshold retries', async () => {
     const s = await start();
     const uid = (await createClaim(s.api, 'data', CLASS)).metadata?.uid ?? '';
-    const rc = run(s, s.backend.provisioner('e2e', { failProvision: () => 'quota exceeded' }), { failedProvisionThreshold: 2 });
+    const rc = run(s, s.backend.provisioner('e2e', { failProvision: () => 'quota exceeded' }), {
+      failedProvisionThreshold: 2,
+    });
     const gaveUp: string[] = [];
     rc.controller.on('gaveUp', (kind, key) => gaveUp.push(`${kind} ${key}`));
 
     // The first attempt and 2 retries, each a ProvisioningFailed the user sees counted on one Event.
     await vi.waitFor(() => expect(gaveUp).toEqual([`claim ${uid}`]), WAIT);
-    await vi.waitFor(async () => expect((await events(s, uid)).ProvisioningFailed).toEqual({ count: 3, message: 'quota exceeded' }), WAIT);
+    await vi.waitFor(
+      async () => expect((await events(s, uid)).ProvisioningFailed).toEqual({ count: 3, message: 'quota exceeded' }),
+      WAIT,
+    );
     await severalRetryPeriods();
     expect(s.backend.provisions).toHaveLength(3);
     expect(await events(s, uid)).toEqual({
@@ -156,7 +167,9 @@ describeTiers('ProvisionController end to end', (tier) => {
 
   it('gives up on a volume after failedDeleteThreshold retries, leaving the PV Released', async () => {
     const s = await start();
-    const rc = run(s, s.backend.provisioner('e2e', { failDelete: () => 'backend offline' }), { failedDeleteThreshold: 1 });
+    const rc = run(s, s.backend.provisioner('e2e', { failDelete: () => 'backend offline' }), {
+      failedDeleteThreshold: 1,
+    });
     const gaveUp: string[] = [];
     rc.controller.on('gaveUp', (kind, key) => gaveUp.push(`${kind} ${key}`));
     const uid = (await createClaim(s.api, 'data', CLASS)).metadata?.uid ?? '';
@@ -167,7 +180,11 @@ describeTiers('ProvisionController end to end', (tier) => {
     await deleteClaims(s.api, ['data']);
     await vi.waitFor(() => expect(gaveUp).toEqual([`volume ${pvName}`]), WAIT);
     // Events about a PersistentVolume go to namespace default.
-    await vi.waitFor(async () => expect(await events(s, pvUid)).toEqual({ VolumeFailedDelete: { count: 2, message: 'backend offline' } }), WAIT);
+    await vi.waitFor(
+      async () =>
+        expect(await events(s, pvUid)).toEqual({ VolumeFailedDelete: { count: 2, message: 'backend offline' } }),
+      WAIT,
+    );
     await severalRetryPeriods();
     expect(s.backend.deletes.map((d) => d.failed)).toEqual([true, true]);
     expect((await getVolume(s.api, pvName))?.status?.phase).toBe('Released');
@@ -205,7 +222,10 @@ describeTiers('ProvisionController end to end', (tier) => {
     const uid = (await createClaim(s.api, 'data', 'keep')).metadata?.uid ?? '';
     const pvName = `pvc-${uid}`;
     await waitBound(s.api, 'data');
-    await vi.waitFor(async () => expect((await getVolume(s.api, pvName))?.metadata?.finalizers ?? []).not.toContain(FINALIZER_PV), WAIT);
+    await vi.waitFor(
+      async () => expect((await getVolume(s.api, pvName))?.metadata?.finalizers ?? []).not.toContain(FINALIZER_PV),
+      WAIT,
+    );
 
     await deleteClaims(s.api, ['data']);
     await vi.waitFor(() => expect(looked).toContain('Released'), WAIT);
@@ -225,7 +245,11 @@ describeTiers('ProvisionController end to end', (tier) => {
     const kit = s.cluster.testkit;
     if (kit !== undefined) {
       // Answer PV creations as RBAC would deny them.
-      const remove = kit.faults.add({ verb: 'create', resource: 'persistentvolumes', action: { type: 'error', code: 403 } });
+      const remove = kit.faults.add({
+        verb: 'create',
+        resource: 'persistentvolumes',
+        action: { type: 'error', code: 403 },
+      });
       allowCreate = async () => remove();
     } else {
       // The controller runs as a user with every permission it needs except creating PVs.
@@ -254,12 +278,23 @@ describeTiers('ProvisionController end to end', (tier) => {
     expect(s.history.createdByClaim.get(uid)).toEqual([pvName]);
     // The backend's view: provision, clean-up, provision, clean-up, …, provision: every attempt before the PV could
     // be saved found the previous attempt's volume gone again, so nothing was left behind.
-    const calls = s.timeline.marks.filter((m) => (m.what === 'provision' && m.key === uid) || (m.what === 'delete' && m.key === pvName)).map((m) => m.what);
+    const calls = s.timeline.marks
+      .filter((m) => (m.what === 'provision' && m.key === uid) || (m.what === 'delete' && m.key === pvName))
+      .map((m) => m.what);
     const saved = calls.lastIndexOf('delete') + 1;
     expect(calls.slice(0, saved)).toEqual(calls.slice(0, saved).map((_, i) => (i % 2 === 0 ? 'provision' : 'delete')));
     expect(calls.slice(saved)).toEqual(['provision']);
-    expect(s.backend.provisions.slice(0, saved / 2 + 1).map((p) => p.reused)).toEqual(Array.from({ length: saved / 2 + 1 }, () => false));
+    expect(s.backend.provisions.slice(0, saved / 2 + 1).map((p) => p.reused)).toEqual(
+      Array.from({ length: saved / 2 + 1 }, () => false),
+    );
     expect([...s.backend.backing]).toEqual([pvName]);
-    await vi.waitFor(async () => expect((await events(s, uid)).ProvisioningSucceeded).toEqual({ count: 1, message: `Successfully provisioned volume ${pvName}` }), WAIT);
+    await vi.waitFor(
+      async () =>
+        expect((await events(s, uid)).ProvisioningSucceeded).toEqual({
+          count: 1,
+          message: `Successfully provisioned volume ${pvName}`,
+        }),
+      WAIT,
+    );
   });
 });

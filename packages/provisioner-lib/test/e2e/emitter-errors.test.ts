@@ -61,7 +61,11 @@ describeTiers('The errors controller events give to listeners', (tier) => {
    * A controller that may not `verb` PVs: as a user without that permission on the real tier, through an injected
    * 403 on the testkit.
    */
-  const runDenied = async (s: Scene, verb: 'create' | 'delete', options: Partial<ProvisionControllerOptions> = {}): Promise<RunningController> => {
+  const runDenied = async (
+    s: Scene,
+    verb: 'create' | 'delete',
+    options: Partial<ProvisionControllerOptions> = {},
+  ): Promise<RunningController> => {
     let kubeConfig: KubeConfig = s.cluster.kubeConfig;
     const kit = s.cluster.testkit;
     if (kit !== undefined) {
@@ -98,7 +102,13 @@ describeTiers('The errors controller events give to listeners', (tier) => {
     expect(failed).toHaveLength(2);
     for (const err of [...failed, ...gaveUp]) {
       expect(err).toBeInstanceOf(ApiStatusError);
-      expect(shape(err)).toEqual({ type: 'ApiStatusError', code: 403, reason: 'Forbidden', message: expect.stringMatching(forbidden('create')), cause: true });
+      expect(shape(err)).toEqual({
+        type: 'ApiStatusError',
+        code: 403,
+        reason: 'Forbidden',
+        message: expect.stringMatching(forbidden('create')),
+        cause: true,
+      });
       expect(err.message).not.toContain('HTTP-Code');
     }
     await vi.waitFor(

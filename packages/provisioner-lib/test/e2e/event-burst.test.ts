@@ -48,7 +48,10 @@ describeTiers(
   'Events of a burst of claims',
   (tier) => {
     it(`records all ${2 * CLAIMS} Events of ${CLAIMS} claims provisioned at threadiness ${THREADINESS}, dropping none`, async () => {
-      const cluster: Cluster = await tier.start({ nodes: [], testkit: { binder: false, scheduler: false, kubelet: false } });
+      const cluster: Cluster = await tier.start({
+        nodes: [],
+        testkit: { binder: false, scheduler: false, kubelet: false },
+      });
       const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
       const names = Array.from({ length: CLAIMS }, (_, i) => `burst-${i}`);
       if (tier.name === 'real') tier.defer(() => removeAll(core));
@@ -56,7 +59,9 @@ describeTiers(
         .makeApiClient(StorageV1Api)
         .createStorageClass({ body: { metadata: { name: CLASS }, provisioner: PROVISIONER, reclaimPolicy: 'Delete' } });
       // Every claim is there when the controller starts: its first list hands all of them to the workers at once.
-      await inParallel(names, (name) => core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim(name) }));
+      await inParallel(names, (name) =>
+        core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim(name) }),
+      );
 
       const provisioner: Provisioner = {
         provision: async ({ pvName, pvc, storageClass }) => ({ volume: volumeTemplate(pvName, pvc, storageClass) }),
@@ -86,7 +91,10 @@ describeTiers(
       }
 
       expect(logger.lines.filter((l) => l.message.includes('event dropped')).length).toBe(0);
-      const dropped = [...(metrics.series.get(EVENT_RECORDER_DROPPED_EVENTS) ?? [])].map(([labels, n]) => [(JSON.parse(labels) as { reason: string }).reason, n]);
+      const dropped = [...(metrics.series.get(EVENT_RECORDER_DROPPED_EVENTS) ?? [])].map(([labels, n]) => [
+        (JSON.parse(labels) as { reason: string }).reason,
+        n,
+      ]);
       expect(Object.fromEntries(dropped)).toEqual({ queue_full: 0, shut_down: 0, retry_limit: 0, rejected: 0 });
       const events = (await core.listNamespacedEvent({ namespace: 'default' })).items.filter((e) =>
         e.source?.component?.startsWith(`${PROVISIONER}_`),

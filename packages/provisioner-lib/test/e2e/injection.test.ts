@@ -17,7 +17,17 @@ import { makeProvisionControllerClient } from '../../src/controller/client.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import { EventRecorder } from '../../src/events/recorder.js';
 import { ItemExponentialFailureRateLimiter } from '../../src/workqueue/rate-limiters.js';
-import { apiOf, createClaim, createClass, deleteClaims, eventsAbout, getVolume, waitBound, WAIT, type Api } from '../support/cluster.js';
+import {
+  apiOf,
+  createClaim,
+  createClass,
+  deleteClaims,
+  eventsAbout,
+  getVolume,
+  waitBound,
+  WAIT,
+  type Api,
+} from '../support/cluster.js';
 import { FakeBackend, startController, Timeline, type RunningController } from '../support/scene.js';
 
 const PROVISIONER = 'example.com/injected';
@@ -32,7 +42,16 @@ const auditPolicy = path.join(auditDir, 'policy.yaml');
 const auditLog = path.join(auditDir, 'audit.log');
 writeFileSync(
   auditPolicy,
-  ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: ["RequestReceived"]', 'rules:', '- level: Metadata', `  users: ["${USER}"]`, '- level: None', ''].join('\n'),
+  [
+    'apiVersion: audit.k8s.io/v1',
+    'kind: Policy',
+    'omitStages: ["RequestReceived"]',
+    'rules:',
+    '- level: Metadata',
+    `  users: ["${USER}"]`,
+    '- level: None',
+    '',
+  ].join('\n'),
 );
 afterAll(() => rmSync(auditDir, { recursive: true, force: true }));
 
@@ -67,7 +86,10 @@ function listsAndWatches(cluster: Cluster, mark: number): Record<string, { list:
   }
   for (const r of RESOURCES) {
     const mine = [...seen.values()].filter((e) => e.objectRef?.resource === r);
-    out[r] = { list: mine.filter((e) => e.verb === 'list').length, watch: mine.filter((e) => e.verb === 'watch').length };
+    out[r] = {
+      list: mine.filter((e) => e.verb === 'list').length,
+      watch: mine.filter((e) => e.verb === 'watch').length,
+    };
   }
   return out;
 }
@@ -83,13 +105,20 @@ describeTiers(
     /** A cluster, the administrator's API, and the test user's KubeConfig (the administrator's on the testkit). */
     const start = async (): Promise<{ cluster: Cluster; api: Api; kubeConfig: KubeConfig }> => {
       const cluster = await tier.start({ nodes: [], testkit: { scheduler: false, kubelet: false } });
-      const kubeConfig = cluster.controlPlane === undefined ? cluster.kubeConfig : await cluster.controlPlane.kubeConfigFor({ user: USER, groups: ['system:masters'] });
+      const kubeConfig =
+        cluster.controlPlane === undefined
+          ? cluster.kubeConfig
+          : await cluster.controlPlane.kubeConfigFor({ user: USER, groups: ['system:masters'] });
       const api = apiOf(cluster);
       await createClass(api, CLASS, PROVISIONER);
       return { cluster, api, kubeConfig };
     };
 
-    const run = (kubeConfig: KubeConfig, backend: FakeBackend, options: Partial<ProvisionControllerOptions>): RunningController => {
+    const run = (
+      kubeConfig: KubeConfig,
+      backend: FakeBackend,
+      options: Partial<ProvisionControllerOptions>,
+    ): RunningController => {
       const rc = startController(kubeConfig, backend.timeline, 'injected', {
         provisionerName: PROVISIONER,
         provisioner: backend.provisioner('injected'),
@@ -138,7 +167,12 @@ describeTiers(
       // The controller leaves the recorder running: the program's own Events still go out after it stopped.
       rc.abort.abort();
       await rc.running;
-      recorder.event({ kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'data', uid }, 'Normal', 'Checked', 'after the controller');
+      recorder.event(
+        { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'data', uid },
+        'Normal',
+        'Checked',
+        'after the controller',
+      );
       await vi.waitFor(async () => {
         const checked = (await eventsAbout(api, 'default', uid)).get('Checked');
         expect(checked).toMatchObject({ source: { component: 'my-program' }, message: 'after the controller' });
@@ -174,7 +208,14 @@ describeTiers(
       await rc.running;
       await api.core.createNamespacedPersistentVolumeClaim({
         namespace: 'default',
-        body: { metadata: { name: 'later' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: CLASS } },
+        body: {
+          metadata: { name: 'later' },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: '1Mi' } },
+            storageClassName: CLASS,
+          },
+        },
       });
       await vi.waitFor(() => expect(claims.store.get('default/later')).toBeDefined(), WAIT);
       expect(backend.provisions.map((p) => p.claimName)).toEqual(['data']);
@@ -199,5 +240,7 @@ describeTiers(
       await waitBound(api, 'early');
     });
   },
-  { controlPlane: { extraArgs: { apiServer: [`--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`] } } },
+  {
+    controlPlane: { extraArgs: { apiServer: [`--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`] } },
+  },
 );

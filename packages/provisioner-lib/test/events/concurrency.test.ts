@@ -83,7 +83,13 @@ function involvedName(e: KubeObject): string {
 }
 
 function recorder(client: EventsApi, options: Partial<EventRecorderOptions> = {}): EventRecorder {
-  return new EventRecorder({ client, source: { component: 'example.com/hostpath_node-1' }, retryDelayMs: 1, random: () => 0, ...options });
+  return new EventRecorder({
+    client,
+    source: { component: 'example.com/hostpath_node-1' },
+    retryDelayMs: 1,
+    random: () => 0,
+    ...options,
+  });
 }
 
 const dropped = 'Too many queued events, event dropped';
@@ -94,7 +100,8 @@ describe('EventRecorder concurrency against a slow API server', () => {
     const { client, counts } = countingClient(kit.kubeConfig.makeApiClient(CoreV1Api));
     const logger = captureLogger();
     const rec = recorder(client, { logger });
-    for (let i = 0; i < 200; i++) rec.event(claimRef(`claim-${i}`), 'Normal', 'Provisioning', `provisioning claim-${i}`);
+    for (let i = 0; i < 200; i++)
+      rec.event(claimRef(`claim-${i}`), 'Normal', 'Provisioning', `provisioning claim-${i}`);
     await rec.flush();
 
     expect(logger.lines.filter((l) => l.message === dropped)).toHaveLength(0);
@@ -125,7 +132,8 @@ describe('EventRecorder concurrency against a slow API server', () => {
     // 20 claims, each failing 5 times in a row with the same message, then succeeding: the repeats of one claim
     // are next to each other in the queue, and would be written at the same time if nothing kept them apart.
     for (let i = 0; i < 20; i++) {
-      for (let attempt = 0; attempt < 5; attempt++) rec.event(claimRef(`claim-${i}`), 'Warning', 'ProvisioningFailed', 'disk full');
+      for (let attempt = 0; attempt < 5; attempt++)
+        rec.event(claimRef(`claim-${i}`), 'Warning', 'ProvisioningFailed', 'disk full');
       rec.event(claimRef(`claim-${i}`), 'Normal', 'ProvisioningSucceeded', `provisioned claim-${i}`);
     }
     await rec.flush();
@@ -157,7 +165,8 @@ describe('EventRecorder concurrency against a slow API server', () => {
     const rec = recorder(client);
     for (let attempt = 1; attempt <= 12; attempt++) {
       rec.event(claimRef('flaky'), 'Warning', 'ProvisioningFailed', `attempt ${attempt}`);
-      for (let i = 0; i < 3; i++) rec.event(claimRef(`other-${attempt}-${i}`), 'Normal', 'Provisioning', 'provisioning');
+      for (let i = 0; i < 3; i++)
+        rec.event(claimRef(`other-${attempt}-${i}`), 'Normal', 'Provisioning', 'provisioning');
     }
     await rec.flush();
     expect(counts.maxPerEvent).toBe(1);
@@ -186,10 +195,19 @@ describe('EventRecorder retries with concurrency', () => {
       },
       patchNamespacedEvent: (param: PatchParam) => inner.patchNamespacedEvent(param),
     };
-    const rec = new EventRecorder({ client, source: { component: 'test' }, logger, clock, concurrency: 1, random: () => 0.5 });
+    const rec = new EventRecorder({
+      client,
+      source: { component: 'test' },
+      logger,
+      clock,
+      concurrency: 1,
+      random: () => 0.5,
+    });
 
     rec.event(claimRef('broken'), 'Warning', 'ProvisioningFailed', 'first');
-    await vi.waitFor(() => expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true));
+    await vi.waitFor(() =>
+      expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+    );
     // The failed event now sleeps 5 s (half of retryDelayMs) on the fake clock, which does not move by itself.
     rec.event(claimRef('broken'), 'Warning', 'ProvisioningFailed', 'second'); // same group: waits behind it
     for (let i = 0; i < 20; i++) rec.event(claimRef(`claim-${i}`), 'Normal', 'Provisioning', 'provisioning');
@@ -211,8 +229,17 @@ describe('EventRecorder retries with concurrency', () => {
       createNamespacedEvent: () => Promise.reject(new Error('connection refused')),
       patchNamespacedEvent: () => Promise.reject(new Error('unexpected patch')),
     } as unknown as EventsApi;
-    const rec = new EventRecorder({ client, source: { component: 'test' }, logger, clock, queueSize: 1, maxTries: 2, random: () => 0 });
-    const mayRetry = (): number => logger.lines.filter((l) => l.message.startsWith('Unable to write event, may retry')).length;
+    const rec = new EventRecorder({
+      client,
+      source: { component: 'test' },
+      logger,
+      clock,
+      queueSize: 1,
+      maxTries: 2,
+      random: () => 0,
+    });
+    const mayRetry = (): number =>
+      logger.lines.filter((l) => l.message.startsWith('Unable to write event, may retry')).length;
     const drops = (): number => logger.lines.filter((l) => l.message === dropped).length;
     rec.event(claimRef('claim-0'), 'Normal', 'Provisioning', 'provisioning'); // written at once: not queued
     rec.event(claimRef('claim-1'), 'Normal', 'Provisioning', 'provisioning'); // written at once too (concurrency 8)

@@ -40,10 +40,9 @@ describe('EventRecorder queue', () => {
     const rec = new EventRecorder({ client, source: { component: 'test' }, logger, queueSize: 2, concurrency: 3 });
     const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'c' };
     for (let i = 0; i <= 6; i++) rec.event(ref, 'Normal', `R${i}`, 'm'); // R0-R2 in flight, R3-R4 queued
-    expect(logger.lines.filter((l) => l.message === 'Too many queued events, event dropped').map((l) => l.fields.reason)).toEqual([
-      'R5',
-      'R6',
-    ]);
+    expect(
+      logger.lines.filter((l) => l.message === 'Too many queued events, event dropped').map((l) => l.fields.reason),
+    ).toEqual(['R5', 'R6']);
     release();
     await rec.flush();
     expect(created.map((e) => e.reason).sort()).toEqual(['R0', 'R1', 'R2', 'R3', 'R4']);
@@ -91,7 +90,11 @@ describe('EventRecorder queue', () => {
   it('gives each event a unique name even within one millisecond', async () => {
     const { client, created, release } = blockingClient();
     release();
-    const rec = new EventRecorder({ client, source: { component: 'test' }, nowNanos: () => 1_735_689_600_000_000_000n });
+    const rec = new EventRecorder({
+      client,
+      source: { component: 'test' },
+      nowNanos: () => 1_735_689_600_000_000_000n,
+    });
     const ref = { kind: 'PersistentVolume', name: 'pv' };
     rec.event(ref, 'Normal', 'A', 'm');
     rec.event(ref, 'Normal', 'B', 'm');
@@ -102,18 +105,43 @@ describe('EventRecorder queue', () => {
   it('counts the events it does not write in a metric, by reason', async () => {
     const { client: blocked, release } = blockingClient();
     const answers: Record<string, () => Promise<CoreV1Event>> = {
-      Forbidden: () => Promise.reject(new ApiException(403, 'Forbidden', '{"kind":"Status","reason":"Forbidden","message":"events is forbidden"}', {})),
-      Exists: () => Promise.reject(new ApiException(409, 'Conflict', '{"kind":"Status","reason":"AlreadyExists","message":"exists"}', {})),
+      Forbidden: () =>
+        Promise.reject(
+          new ApiException(
+            403,
+            'Forbidden',
+            '{"kind":"Status","reason":"Forbidden","message":"events is forbidden"}',
+            {},
+          ),
+        ),
+      Exists: () =>
+        Promise.reject(
+          new ApiException(409, 'Conflict', '{"kind":"Status","reason":"AlreadyExists","message":"exists"}', {}),
+        ),
       Unavailable: () => Promise.reject(new ApiException(503, 'Service Unavailable', '', {})),
     };
     const client = {
-      createNamespacedEvent: ({ body }: { body: CoreV1Event }) => answers[body.reason!]?.() ?? blocked.createNamespacedEvent({ namespace: '', body }),
+      createNamespacedEvent: ({ body }: { body: CoreV1Event }) =>
+        answers[body.reason!]?.() ?? blocked.createNamespacedEvent({ namespace: '', body }),
       patchNamespacedEvent: () => Promise.reject(new Error('unexpected patch')),
     } as unknown as EventsApi;
     const metrics = new RecordingSink();
     const dropped = (): Record<string, number> =>
-      Object.fromEntries([...(metrics.series.get(EVENT_RECORDER_DROPPED_EVENTS) ?? [])].map(([l, n]) => [(JSON.parse(l) as { reason: string }).reason, n]));
-    const rec = new EventRecorder({ client, source: { component: 'test' }, metrics, queueSize: 1, concurrency: 1, maxTries: 2, retryDelayMs: 1 });
+      Object.fromEntries(
+        [...(metrics.series.get(EVENT_RECORDER_DROPPED_EVENTS) ?? [])].map(([l, n]) => [
+          (JSON.parse(l) as { reason: string }).reason,
+          n,
+        ]),
+      );
+    const rec = new EventRecorder({
+      client,
+      source: { component: 'test' },
+      metrics,
+      queueSize: 1,
+      concurrency: 1,
+      maxTries: 2,
+      retryDelayMs: 1,
+    });
     // Every series is there from the start.
     expect(dropped()).toEqual({ queue_full: 0, shut_down: 0, retry_limit: 0, rejected: 0 });
 

@@ -33,12 +33,22 @@ describeTiers('EventRecorder against the API server', (tier) => {
   let c: Cluster;
   let core: CoreV1Api;
   const start = async (): Promise<void> => {
-    c = await tier.start({ nodes: [], namespaces: ['team-a'], testkit: { binder: false, scheduler: false, kubelet: false } });
+    c = await tier.start({
+      nodes: [],
+      namespaces: ['team-a'],
+      testkit: { binder: false, scheduler: false, kubelet: false },
+    });
     core = c.kubeConfig.makeApiClient(CoreV1Api);
   };
 
   function recorder(options: Partial<EventRecorderOptions> = {}): EventRecorder {
-    return new EventRecorder({ kubeConfig: c.kubeConfig, source: { component: SOURCE }, retryDelayMs: 1, random: () => 0, ...options });
+    return new EventRecorder({
+      kubeConfig: c.kubeConfig,
+      source: { component: SOURCE },
+      retryDelayMs: 1,
+      random: () => 0,
+      ...options,
+    });
   }
 
   /** The Events this recorder wrote to `namespace`, as the API server stores them. */
@@ -53,7 +63,7 @@ describeTiers('EventRecorder against the API server', (tier) => {
     rec.event(claim, 'Normal', 'Provisioning', 'External provisioner is provisioning volume for claim "team-a/data"');
     await rec.flush();
 
-    const stored = (await events('team-a'));
+    const stored = await events('team-a');
     expect(stored).toHaveLength(1);
     const ev = stored[0]!;
     expect(ev.metadata.name).toMatch(/^data\.[0-9a-f]{16}$/);
@@ -92,7 +102,7 @@ describeTiers('EventRecorder against the API server', (tier) => {
     rec.event(claim, 'Warning', 'ProvisioningFailed', 'disk full');
     await rec.flush();
 
-    const stored = (await events('team-a'));
+    const stored = await events('team-a');
     expect(stored).toHaveLength(1);
     expect(stored[0]!.metadata.name).toBe(first.metadata.name);
     expect(stored[0]).toMatchObject({
@@ -115,12 +125,22 @@ describeTiers('EventRecorder against the API server', (tier) => {
   it('puts Events about a cluster-scoped PersistentVolume in namespace default', async () => {
     await start();
     const rec = recorder();
-    rec.event({ kind: 'PersistentVolume', apiVersion: 'v1', name: 'pvc-123', uid: 'u-1' }, 'Warning', 'VolumeFailedDelete', 'boom');
+    rec.event(
+      { kind: 'PersistentVolume', apiVersion: 'v1', name: 'pvc-123', uid: 'u-1' },
+      'Warning',
+      'VolumeFailedDelete',
+      'boom',
+    );
     await rec.flush();
-    const stored = (await events('default'));
+    const stored = await events('default');
     expect(stored).toHaveLength(1);
     expect(stored[0]!.metadata.name).toMatch(/^pvc-123\.[0-9a-f]{16}$/);
-    expect(stored[0]!.involvedObject).toEqual({ kind: 'PersistentVolume', apiVersion: 'v1', name: 'pvc-123', uid: 'u-1' });
+    expect(stored[0]!.involvedObject).toEqual({
+      kind: 'PersistentVolume',
+      apiVersion: 'v1',
+      name: 'pvc-123',
+      uid: 'u-1',
+    });
   });
 
   // Testkit only: a real API server does not answer 500 on demand. (On both tiers, a recorder retries while the
@@ -146,7 +166,7 @@ describeTiers('EventRecorder against the API server', (tier) => {
     await core.deleteNamespacedEvent({ namespace: 'team-a', name });
     rec.event(claim, 'Warning', 'ProvisioningFailed', 'again');
     await rec.flush();
-    const stored = (await events('team-a'));
+    const stored = await events('team-a');
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ metadata: { name }, count: 2 });
   });
@@ -156,7 +176,7 @@ describeTiers('EventRecorder against the API server', (tier) => {
     const rec = recorder();
     for (let i = 1; i <= 11; i++) rec.event(claim, 'Warning', 'ProvisioningFailed', `attempt ${i}`);
     await rec.flush();
-    const stored = (await events('team-a'));
+    const stored = await events('team-a');
     expect(stored).toHaveLength(10);
     const combined = stored.filter((e) => String(e.message).startsWith('(combined from similar events): '));
     expect(combined).toHaveLength(1);
@@ -169,23 +189,23 @@ describeTiers('EventRecorder against the API server', (tier) => {
     const rec = recorder({ clock });
     for (let i = 0; i < 30; i++) rec.event(claim, 'Normal', `Reason${i}`, 'spam');
     await rec.flush();
-    expect((await events('team-a'))).toHaveLength(25);
+    expect(await events('team-a')).toHaveLength(25);
 
     rec.event(claim, 'Normal', 'Later', 'still limited');
     await rec.flush();
-    expect((await events('team-a'))).toHaveLength(25);
+    expect(await events('team-a')).toHaveLength(25);
 
     clock.advance(300_000);
     rec.event(claim, 'Normal', 'Refilled', 'one more');
     rec.event(claim, 'Normal', 'Refilled2', 'no more');
     await rec.flush();
     expect((await events('team-a')).map((e) => e.reason)).toContain('Refilled');
-    expect((await events('team-a'))).toHaveLength(26);
+    expect(await events('team-a')).toHaveLength(26);
 
     // Another object has its own budget.
     rec.event({ ...claim, name: 'other', uid: 'u-2' }, 'Normal', 'Provisioning', 'fine');
     await rec.flush();
-    expect((await events('team-a'))).toHaveLength(27);
+    expect(await events('team-a')).toHaveLength(27);
   });
 
   it('counts suppressed repeats in the next patch that passes the spam filter', async () => {
@@ -194,7 +214,7 @@ describeTiers('EventRecorder against the API server', (tier) => {
     const rec = recorder({ clock });
     for (let i = 0; i < 30; i++) rec.event(claim, 'Warning', 'ProvisioningFailed', 'same');
     await rec.flush();
-    expect((await events('team-a'))).toHaveLength(1);
+    expect(await events('team-a')).toHaveLength(1);
     expect((await events('team-a'))[0]!.count).toBe(25);
     clock.advance(300_000);
     rec.event(claim, 'Warning', 'ProvisioningFailed', 'same');
@@ -223,10 +243,14 @@ describeTiers('EventRecorder against the API server', (tier) => {
     const patientLog = captureLogger();
     const patient = recorder({ logger: patientLog, maxTries: 1000, retryDelayMs: 50 });
     patient.event(claim, 'Warning', 'ProvisioningFailed', 'written once the server is back');
-    await vi.waitFor(() => expect(patientLog.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true));
+    await vi.waitFor(() =>
+      expect(patientLog.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+    );
     await c.startApiServer();
     await patient.flush();
-    expect((await events('team-a')).map((e) => [e.reason, e.message, e.count])).toEqual([['ProvisioningFailed', 'written once the server is back', 1]]);
+    expect((await events('team-a')).map((e) => [e.reason, e.message, e.count])).toEqual([
+      ['ProvisioningFailed', 'written once the server is back', 1],
+    ]);
   });
 });
 
@@ -241,7 +265,9 @@ describe('EventRecorder without a server', () => {
       clock,
     });
     rec.event(claim, 'Normal', 'Provisioning', 'waits for a retry');
-    await vi.waitFor(() => expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true));
+    await vi.waitFor(() =>
+      expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+    );
     rec.shutDown();
     await rec.flush();
     expect(logger.lines.some((l) => l.message === 'Unable to write event, recorder is shut down')).toBe(true);

@@ -20,8 +20,14 @@ describe('validateLeaderElectionConfig', () => {
   });
 
   it.each([
-    [{ leaseDurationMs: 10_000 }, 'leaseDurationMs must be greater than renewDeadlineMs (got leaseDurationMs 10000 <= renewDeadlineMs 10000)'],
-    [{ retryPeriodMs: 9_000 }, 'renewDeadlineMs must be greater than 1.2 × retryPeriodMs (got renewDeadlineMs 10000 <= 10800)'],
+    [
+      { leaseDurationMs: 10_000 },
+      'leaseDurationMs must be greater than renewDeadlineMs (got leaseDurationMs 10000 <= renewDeadlineMs 10000)',
+    ],
+    [
+      { retryPeriodMs: 9_000 },
+      'renewDeadlineMs must be greater than 1.2 × retryPeriodMs (got renewDeadlineMs 10000 <= 10800)',
+    ],
     [{ leaseDurationMs: 0 }, 'leaseDurationMs must be a finite number greater than zero (got 0)'],
     [{ renewDeadlineMs: -1 }, 'renewDeadlineMs must be a finite number greater than zero (got -1)'],
     [{ retryPeriodMs: Number.NaN }, 'retryPeriodMs must be a finite number greater than zero (got NaN)'],
@@ -41,13 +47,21 @@ describe('validateLeaderElectionConfig', () => {
 
 describe('resolveTimings', () => {
   it('defaults to 15 s / 10 s / 2 s, the Go provisioner library values', () => {
-    expect(resolveTimings({}, 'me')).toEqual({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(resolveTimings({}, 'me')).toEqual({
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
     expect(DEFAULT_TIMINGS).toEqual({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
   });
 
   it('validates the merged result', () => {
-    expect(() => resolveTimings({ renewDeadlineMs: 20_000 }, 'me')).toThrow('leaseDurationMs must be greater than renewDeadlineMs');
-    expect(resolveTimings({ leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 }, 'me').retryPeriodMs).toBe(50);
+    expect(() => resolveTimings({ renewDeadlineMs: 20_000 }, 'me')).toThrow(
+      'leaseDurationMs must be greater than renewDeadlineMs',
+    );
+    expect(resolveTimings({ leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 }, 'me').retryPeriodMs).toBe(
+      50,
+    );
   });
 });
 

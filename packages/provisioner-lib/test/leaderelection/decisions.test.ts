@@ -4,7 +4,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { LeaderElector, LeadershipLostError } from '../../src/leaderelection/elector.js';
 import { LeaseLock } from '../../src/leaderelection/lease-lock.js';
-import { CountingLock, makeCandidate, rawLease, startKit, uniqueName, writeForeignLease, type Candidate } from './helpers.js';
+import {
+  CountingLock,
+  makeCandidate,
+  rawLease,
+  startKit,
+  uniqueName,
+  writeForeignLease,
+  type Candidate,
+} from './helpers.js';
 
 // The decision logic of tryAcquireOrRenew, driven attempt by attempt with a FakeClock: requests are real (testkit
 // over HTTP) but every time decision reads the fake clock. Default timings: 15 s lease, 10 s renew deadline, 2 s retry.
@@ -36,7 +44,12 @@ describe('tryAcquireOrRenew decisions', () => {
   it('displaces another holder only after the lease duration since it last saw the record change', async () => {
     const name = uniqueName('expiry');
     const clock = new FakeClock();
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(), leaseTransitions: 2, leaseDurationSeconds: 15 });
+    await writeForeignLease(kit, 'default', name, {
+      holderIdentity: 'x',
+      renewTime: new Date(),
+      leaseTransitions: 2,
+      leaseDurationSeconds: 15,
+    });
     const { elector: b } = elector('b', name, clock);
 
     expect(await b.tryAcquireOrRenew()).toBe(false); // first sight: observed at t=0
@@ -46,14 +59,22 @@ describe('tryAcquireOrRenew decisions', () => {
     clock.advance(1);
     expect(await b.tryAcquireOrRenew()).toBe(true);
     expect(b.getLeader()).toBe('b');
-    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 3, leaseDurationSeconds: 15 });
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({
+      holderIdentity: 'b',
+      leaseTransitions: 3,
+      leaseDurationSeconds: 15,
+    });
   });
 
   it("judges expiry by the holder's recorded leaseDurationSeconds, not its own lease duration", async () => {
     const clock = new FakeClock();
     // A holder that promised 60 s is not displaced after our 15 s.
     const long = uniqueName('recorded-long');
-    await writeForeignLease(kit, 'default', long, { holderIdentity: 'x', renewTime: new Date(), leaseDurationSeconds: 60 });
+    await writeForeignLease(kit, 'default', long, {
+      holderIdentity: 'x',
+      renewTime: new Date(),
+      leaseDurationSeconds: 60,
+    });
     const { elector: b } = elector('b', long, clock);
     expect(await b.tryAcquireOrRenew()).toBe(false);
     clock.advance(15_000);
@@ -63,11 +84,19 @@ describe('tryAcquireOrRenew decisions', () => {
     clock.advance(1);
     expect(await b.tryAcquireOrRenew()).toBe(true);
     // We write our own duration.
-    expect((await rawLease(kit, 'default', long)).spec).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
+    expect((await rawLease(kit, 'default', long)).spec).toMatchObject({
+      holderIdentity: 'b',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 1,
+    });
 
     // A holder that promised 5 s is displaced after 5 s, not after our 15 s.
     const short = uniqueName('recorded-short');
-    await writeForeignLease(kit, 'default', short, { holderIdentity: 'x', renewTime: new Date(), leaseDurationSeconds: 5 });
+    await writeForeignLease(kit, 'default', short, {
+      holderIdentity: 'x',
+      renewTime: new Date(),
+      leaseDurationSeconds: 5,
+    });
     const { elector: c } = elector('c', short, clock);
     expect(await c.tryAcquireOrRenew()).toBe(false);
     clock.advance(4_999);
@@ -79,7 +108,10 @@ describe('tryAcquireOrRenew decisions', () => {
     const none = uniqueName('recorded-none');
     await kit.kubeConfig.makeApiClient(CoordinationV1Api).createNamespacedLease({
       namespace: 'default',
-      body: { metadata: { name: none, namespace: 'default' }, spec: { holderIdentity: 'x', renewTime: new V1MicroTime(Date.now()) } },
+      body: {
+        metadata: { name: none, namespace: 'default' },
+        spec: { holderIdentity: 'x', renewTime: new V1MicroTime(Date.now()) },
+      },
     });
     const { elector: d } = elector('d', none, clock);
     expect(await d.tryAcquireOrRenew()).toBe(true);
@@ -89,16 +121,28 @@ describe('tryAcquireOrRenew decisions', () => {
     const name = uniqueName('skew');
     const clock = new FakeClock();
     const ancient = Date.parse('1999-01-01T00:00:00Z');
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient), leaseDurationSeconds: 15 });
+    await writeForeignLease(kit, 'default', name, {
+      holderIdentity: 'x',
+      renewTime: new Date(ancient),
+      leaseDurationSeconds: 15,
+    });
     const { elector: b } = elector('b', name, clock);
     expect(await b.tryAcquireOrRenew()).toBe(false);
     for (let i = 1; i <= 5; i += 1) {
       clock.advance(14_000); // less than a lease duration between changes
-      await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(ancient + i), leaseDurationSeconds: 15 });
+      await writeForeignLease(kit, 'default', name, {
+        holderIdentity: 'x',
+        renewTime: new Date(ancient + i),
+        leaseDurationSeconds: 15,
+      });
       expect(await b.tryAcquireOrRenew()).toBe(false);
     }
     // A renewTime from the future does not protect a holder that stopped changing the record either.
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date('2999-01-01T00:00:00Z'), leaseDurationSeconds: 15 });
+    await writeForeignLease(kit, 'default', name, {
+      holderIdentity: 'x',
+      renewTime: new Date('2999-01-01T00:00:00Z'),
+      leaseDurationSeconds: 15,
+    });
     expect(await b.tryAcquireOrRenew()).toBe(false);
     clock.advance(15_000);
     expect(await b.tryAcquireOrRenew()).toBe(true);
@@ -153,14 +197,21 @@ describe('tryAcquireOrRenew decisions', () => {
     expect(lock.gets).toBe(gets); // no GET
     expect(lock.updates).toBe(1);
     const renewed = await rawLease(kit, 'default', name);
-    expect(renewed.spec).toMatchObject({ holderIdentity: 'a', acquireTime: created.spec.acquireTime, leaseTransitions: 0 });
+    expect(renewed.spec).toMatchObject({
+      holderIdentity: 'a',
+      acquireTime: created.spec.acquireTime,
+      leaseTransitions: 0,
+    });
     expect(renewed.spec.renewTime).not.toBe(created.spec.renewTime);
 
     // Past our own lease validity the slow path (GET, then update) is taken, still keeping acquireTime.
     clock.advance(15_000);
     expect(await a.tryAcquireOrRenew()).toBe(true);
     expect(lock.gets).toBe(gets + 1);
-    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ acquireTime: created.spec.acquireTime, leaseTransitions: 0 });
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({
+      acquireTime: created.spec.acquireTime,
+      leaseTransitions: 0,
+    });
   });
 
   it('falls back to the slow path when the optimistic update conflicts, and sees the new holder', async () => {
@@ -198,7 +249,14 @@ describe('tryAcquireOrRenew decisions', () => {
 describe('renew loop on a fake clock', () => {
   it('ends leadership without another attempt when the event loop stalled past the renew deadline', async () => {
     const clock = new FakeClock();
-    const a = makeCandidate(kit, { identity: 'a', name: uniqueName('stall'), clock, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    const a = makeCandidate(kit, {
+      identity: 'a',
+      name: uniqueName('stall'),
+      clock,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
     candidates.push(a);
     void a.start();
     await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
@@ -214,7 +272,14 @@ describe('renew loop on a fake clock', () => {
 
   it('renews every retry period and keeps leading while renewals succeed', async () => {
     const clock = new FakeClock();
-    const a = makeCandidate(kit, { identity: 'a', name: uniqueName('steady'), clock, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    const a = makeCandidate(kit, {
+      identity: 'a',
+      name: uniqueName('steady'),
+      clock,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
     candidates.push(a);
     void a.start();
     await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);

@@ -2,7 +2,16 @@ import type { Testkit } from '@kprov/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LeadershipLostError } from '../../src/leaderelection/elector.js';
 import { LEADER_ELECTION_MASTER_STATUS } from '../../src/metrics/leader-metrics.js';
-import { MICRO_TIME, makeCandidate, rawLease, recordingMetrics, startKit, uniqueName, writeForeignLease, type Candidate } from './helpers.js';
+import {
+  MICRO_TIME,
+  makeCandidate,
+  rawLease,
+  recordingMetrics,
+  startKit,
+  uniqueName,
+  writeForeignLease,
+  type Candidate,
+} from './helpers.js';
 
 // Integration tests over HTTP with short real timings (300 ms lease, 200 ms renew deadline, 50 ms retry period; the
 // record says 1 s, the shortest it can, and that is what the other candidates wait).
@@ -52,7 +61,11 @@ describe('LeaderElector over HTTP', () => {
       const renewed = await rawLease(kit, 'default', name);
       expect(renewed.spec.renewTime).not.toBe(created.spec.renewTime);
       expect(renewed.spec.renewTime).toMatch(MICRO_TIME);
-      expect(renewed.spec).toMatchObject({ holderIdentity: 'a', acquireTime: created.spec.acquireTime, leaseTransitions: 0 });
+      expect(renewed.spec).toMatchObject({
+        holderIdentity: 'a',
+        acquireTime: created.spec.acquireTime,
+        leaseTransitions: 0,
+      });
     }, WAIT);
     expect(a.elector.check(0)).toBeUndefined();
 
@@ -140,12 +153,20 @@ describe('LeaderElector over HTTP', () => {
   it('never displaces a holder whose record keeps changing, however old its renewTime (clock skew)', async () => {
     const name = uniqueName('skew');
     let renewTime = Date.parse('2000-01-01T00:00:00Z');
-    await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(renewTime), leaseTransitions: 5 });
+    await writeForeignLease(kit, 'default', name, {
+      holderIdentity: 'x',
+      renewTime: new Date(renewTime),
+      leaseTransitions: 5,
+    });
     let writing = true;
     const writer = (async () => {
       while (writing) {
         renewTime += 1;
-        await writeForeignLease(kit, 'default', name, { holderIdentity: 'x', renewTime: new Date(renewTime), leaseTransitions: 5 });
+        await writeForeignLease(kit, 'default', name, {
+          holderIdentity: 'x',
+          renewTime: new Date(renewTime),
+          leaseTransitions: 5,
+        });
         await new Promise((resolve) => setTimeout(resolve, 40));
       }
     })();

@@ -28,9 +28,19 @@ export function uniqueName(prefix: string): string {
 export const FAST: LeaderElectionTimings = { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 };
 
 /** The Lease as JSON straight from the server, times as sent. */
-export async function rawLease(kit: Testkit, namespace: string, name: string): Promise<{
+export async function rawLease(
+  kit: Testkit,
+  namespace: string,
+  name: string,
+): Promise<{
   metadata: { labels?: Record<string, string>; resourceVersion: string };
-  spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }> {
   const res = await fetch(`${kit.url}/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
   if (res.status !== 200) throw new Error(`GET lease ${namespace}/${name}: ${res.status}`);
@@ -103,8 +113,10 @@ export function recordingMetrics(): { sink: MetricsSink; gauge: (name: string, l
     histogram: () => noop,
     gauge: (options) => ({
       set: (labels, value) => values.set(key(options.name, labels), value),
-      inc: (labels, value = 1) => values.set(key(options.name, labels), (values.get(key(options.name, labels)) ?? 0) + value),
-      dec: (labels, value = 1) => values.set(key(options.name, labels), (values.get(key(options.name, labels)) ?? 0) - value),
+      inc: (labels, value = 1) =>
+        values.set(key(options.name, labels), (values.get(key(options.name, labels)) ?? 0) + value),
+      dec: (labels, value = 1) =>
+        values.set(key(options.name, labels), (values.get(key(options.name, labels)) ?? 0) - value),
     }),
   };
   return { sink, gauge: (name, labels) => values.get(key(name, labels)) };

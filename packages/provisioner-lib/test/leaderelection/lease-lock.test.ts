@@ -16,12 +16,23 @@ afterAll(() => kit.stop());
 
 function record(holder: string, transitions = 0): LeaderElectionRecord {
   const now = new V1MicroTime();
-  return { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: transitions };
+  return {
+    holderIdentity: holder,
+    leaseDurationSeconds: 15,
+    acquireTime: now,
+    renewTime: now,
+    leaseTransitions: transitions,
+  };
 }
 
 describe('LeaseLock', () => {
   it('reads nothing when the Lease does not exist, and refuses to update before get or create', async () => {
-    const lock = new LeaseLock({ kubeConfig: kit.kubeConfig, namespace: 'default', name: uniqueName('absent'), identity: 'a' });
+    const lock = new LeaseLock({
+      kubeConfig: kit.kubeConfig,
+      namespace: 'default',
+      name: uniqueName('absent'),
+      identity: 'a',
+    });
     try {
       expect(await lock.get()).toBeUndefined();
       await expect(lock.update(record('a'))).rejects.toThrow('lease not initialized, call get or create first');
@@ -32,7 +43,13 @@ describe('LeaseLock', () => {
 
   it('creates the Lease with six-digit MicroTimes and its labels, and reads the record back', async () => {
     const name = uniqueName('create');
-    const lock = new LeaseLock({ kubeConfig: kit.kubeConfig, namespace: 'default', name, identity: 'a', labels: { app: 'p' } });
+    const lock = new LeaseLock({
+      kubeConfig: kit.kubeConfig,
+      namespace: 'default',
+      name,
+      identity: 'a',
+      labels: { app: 'p' },
+    });
     try {
       const written = record('a', 3);
       await lock.create(written);
@@ -79,7 +96,13 @@ describe('LeaseLock', () => {
   it('merges its labels into existing ones on update', async () => {
     const name = uniqueName('labels');
     const plain = new LeaseLock({ kubeConfig: kit.kubeConfig, namespace: 'default', name, identity: 'a' });
-    const labelled = new LeaseLock({ kubeConfig: kit.kubeConfig, namespace: 'default', name, identity: 'a', labels: { mine: 'yes' } });
+    const labelled = new LeaseLock({
+      kubeConfig: kit.kubeConfig,
+      namespace: 'default',
+      name,
+      identity: 'a',
+      labels: { mine: 'yes' },
+    });
     try {
       await kit.kubeConfig.makeApiClient(CoordinationV1Api).createNamespacedLease({
         namespace: 'default',
@@ -127,7 +150,12 @@ describe('LeaseLock', () => {
         'LeaderElection: me_1 became leader',
         'LeaderElection: me_1 stopped leading',
       ]);
-      expect(seen[0]?.[2]).toMatchObject({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'kube-system', name });
+      expect(seen[0]?.[2]).toMatchObject({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        namespace: 'kube-system',
+        name,
+      });
       expect(seen[0]?.[2].uid).toEqual(expect.any(String));
       expect(() => throwing.recordEvent('became leader')).not.toThrow();
     } finally {
@@ -138,11 +166,15 @@ describe('LeaseLock', () => {
 
   it('needs exactly one of kubeConfig and client, and a non-empty identity', () => {
     const client = kit.kubeConfig.makeApiClient(CoordinationV1Api);
-    expect(() => new LeaseLock({ namespace: 'default', name: 'n', identity: 'a' })).toThrow('exactly one of kubeConfig and client');
-    expect(() => new LeaseLock({ kubeConfig: kit.kubeConfig, client, namespace: 'default', name: 'n', identity: 'a' })).toThrow(
+    expect(() => new LeaseLock({ namespace: 'default', name: 'n', identity: 'a' })).toThrow(
       'exactly one of kubeConfig and client',
     );
-    expect(() => new LeaseLock({ client, namespace: 'default', name: 'n', identity: ' ' })).toThrow('non-empty identity');
+    expect(
+      () => new LeaseLock({ kubeConfig: kit.kubeConfig, client, namespace: 'default', name: 'n', identity: 'a' }),
+    ).toThrow('exactly one of kubeConfig and client');
+    expect(() => new LeaseLock({ client, namespace: 'default', name: 'n', identity: ' ' })).toThrow(
+      'non-empty identity',
+    );
   });
 });
 
@@ -174,7 +206,10 @@ describe('makeLeaseClient', () => {
     try {
       expect(own.agent).not.toBe(sharedAgent(kit.kubeConfig));
       expect(own.agent).not.toBe(other.agent);
-      const lease = await own.api.createNamespacedLease({ namespace: 'default', body: { metadata: { name: uniqueName('own') }, spec: {} } });
+      const lease = await own.api.createNamespacedLease({
+        namespace: 'default',
+        body: { metadata: { name: uniqueName('own') }, spec: {} },
+      });
       expect(lease.metadata?.name).toMatch(/^own-/);
     } finally {
       await own.close();

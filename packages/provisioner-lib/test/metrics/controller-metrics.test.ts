@@ -52,19 +52,29 @@ describe('createControllerMetrics with prom-client', () => {
     for (const [name, type] of Object.entries(TYPES)) expect(body).toContain(`# TYPE ${name} ${type}\n`);
 
     expect(body).toContain('controller_persistentvolumeclaim_provision_total{class="fast",source=""} 1\n');
-    expect(body).toContain('controller_persistentvolumeclaim_provision_total{class="fast",source="VolumeSnapshot"} 1\n');
+    expect(body).toContain(
+      'controller_persistentvolumeclaim_provision_total{class="fast",source="VolumeSnapshot"} 1\n',
+    );
     expect(body).toContain('controller_persistentvolumeclaim_provision_failed_total{class="fast",source=""} 1\n');
     expect(body).toContain('controller_persistentvolume_delete_total{class="fast"} 1\n');
     expect(body).toContain('controller_persistentvolume_delete_failed_total{class="slow"} 1\n');
 
     const provisionBuckets = [
-      ...body.matchAll(/^controller_persistentvolumeclaim_provision_duration_seconds_bucket\{le="([^"]+)",class="fast",source=""\} (\d+)$/gm),
+      ...body.matchAll(
+        /^controller_persistentvolumeclaim_provision_duration_seconds_bucket\{le="([^"]+)",class="fast",source=""\} (\d+)$/gm,
+      ),
     ];
     expect(provisionBuckets.map((m) => m[1])).toEqual(BUCKETS);
     expect(provisionBuckets.map((m) => Number(m[2]))).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
-    const deleteBuckets = [...body.matchAll(/^controller_persistentvolume_delete_duration_seconds_bucket\{le="([^"]+)",class="fast"\} \d+$/gm)];
+    const deleteBuckets = [
+      ...body.matchAll(
+        /^controller_persistentvolume_delete_duration_seconds_bucket\{le="([^"]+)",class="fast"\} \d+$/gm,
+      ),
+    ];
     expect(deleteBuckets.map((m) => m[1])).toEqual(BUCKETS);
-    expect(body).toContain('controller_persistentvolumeclaim_provision_duration_seconds_sum{class="fast",source="VolumeSnapshot"} 7\n');
+    expect(body).toContain(
+      'controller_persistentvolumeclaim_provision_duration_seconds_sum{class="fast",source="VolumeSnapshot"} 7\n',
+    );
   });
 
   it('uses the subsystem as the name prefix', async () => {
@@ -87,7 +97,11 @@ describe('createControllerMetrics with prom-client', () => {
 
   it('refuses a metric of the same name but another kind', () => {
     const registry = new Registry();
-    prometheusSink(registry).gauge({ name: 'controller_persistentvolume_delete_total', help: 'x', labelNames: ['class'] });
+    prometheusSink(registry).gauge({
+      name: 'controller_persistentvolume_delete_total',
+      help: 'x',
+      labelNames: ['class'],
+    });
     expect(() => createControllerMetrics(prometheusSink(registry))).toThrow(/already registered, but not as a counter/);
   });
 
@@ -105,7 +119,9 @@ describe('createLeaderMetrics', () => {
     leader.off('other');
     let { body } = await renderRegistry(registry);
     expect(body).toContain('# TYPE leader_election_master_status gauge\n');
-    expect(body).toMatch(/^# HELP leader_election_master_status Gauge of if the reporting system is master of the relevant lease/m);
+    expect(body).toMatch(
+      /^# HELP leader_election_master_status Gauge of if the reporting system is master of the relevant lease/m,
+    );
     expect(body).toContain('leader_election_master_status{name="example.com-hostpath"} 1\n');
     expect(body).toContain('leader_election_master_status{name="other"} 0\n');
     leader.set('example.com-hostpath', false);

@@ -67,7 +67,10 @@ describe('startHttpEndpoint', () => {
       status: 200,
       body: '[+]api ok\n[+]informers excluded: ok\nreadyz check passed\n',
     });
-    expect(await get('/readyz/informers')).toMatchObject({ status: 500, body: 'internal server error: claims not synced\n' });
+    expect(await get('/readyz/informers')).toMatchObject({
+      status: 500,
+      body: 'internal server error: claims not synced\n',
+    });
     expect(await get('/healthz?verbose')).toMatchObject({ status: 200, body: '[+]ping ok\nhealthz check passed\n' });
   });
 

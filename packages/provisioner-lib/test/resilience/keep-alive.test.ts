@@ -26,7 +26,12 @@ const WAIT = { timeout: 20_000, interval: 20 };
 /** Another replica, in this process: an elector holding the provisioner's Lease. */
 function holdLease(kubeConfig: KubeConfig, identity: string): { elector: LeaderElector; stop: () => Promise<void> } {
   const lock = new LeaseLock({ kubeConfig, namespace: 'default', name: LEASE, identity });
-  const elector = new LeaderElector({ lock, ...SHORT, onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+  const elector = new LeaderElector({
+    lock,
+    ...SHORT,
+    onStartedLeading: () => undefined,
+    onStoppedLeading: () => undefined,
+  });
   const abort = new AbortController();
   const running = elector.run(abort.signal);
   return {
@@ -53,7 +58,9 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
     return {
       cluster,
       start: (options) => {
-        const program = new Program(PROGRAM, [JSON.stringify({ kubeconfig, provisionerName: PROVISIONER, ...options })]);
+        const program = new Program(PROGRAM, [
+          JSON.stringify({ kubeconfig, provisionerName: PROVISIONER, ...options }),
+        ]);
         tier.defer(() => program.dispose());
         return program;
       },
@@ -70,13 +77,19 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
     // Standby: it saw the holder and keeps trying, one Lease GET per attempt (sleeping a retry period between).
     await program.until((p) => p.find('newLeader').some((l) => l.identity === 'holder'), 'the standby sees the holder');
     const standing = program.count('Failed to acquire lease');
-    await program.until((p) => p.count('Failed to acquire lease') >= standing + 10, '10 more attempts to acquire as a standby');
+    await program.until(
+      (p) => p.count('Failed to acquire lease') >= standing + 10,
+      '10 more attempts to acquire as a standby',
+    );
     expect(program.count('startedLeading')).toBe(0);
 
     // Retrying: with the API server down every attempt fails to read the Lease.
     await c.stopApiServer();
     const down = program.count('Error retrieving lease');
-    await program.until((p) => p.count('Error retrieving lease') >= down + 5, '5 failed attempts while the API server is down');
+    await program.until(
+      (p) => p.count('Error retrieving lease') >= down + 5,
+      '5 failed attempts while the API server is down',
+    );
     await c.startApiServer();
 
     // The holder could not renew meanwhile and stopped leading; the program takes over and runs its informers.
@@ -95,7 +108,10 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
     await c.stopApiServer();
     const restarts = watchRestarts(program);
     // Claims, volumes and classes: each watch fails and is restarted after a back-off, twice.
-    await program.until((p) => watchRestarts(p) >= restarts + 6, 'the watches restart after back-offs while the API server is down');
+    await program.until(
+      (p) => watchRestarts(p) >= restarts + 6,
+      'the watches restart after back-offs while the API server is down',
+    );
     expect(program.count('stoppedLeading')).toBe(0);
 
     // Renewals keep failing: leadership ends after the renew deadline, run rejects, and nothing else holds the process.

@@ -45,7 +45,11 @@ describeTiers('two replicas with leader election', (tier) => {
   });
 
   /** Starts a replica with the test's timings unless `options` says otherwise; it is stopped after the test. */
-  function startReplica(s: Scene, identity: string, options: Partial<ProvisionControllerOptions> = {}): RunningController {
+  function startReplica(
+    s: Scene,
+    identity: string,
+    options: Partial<ProvisionControllerOptions> = {},
+  ): RunningController {
     const logger = captureLogger();
     logs.set(identity, logger.lines);
     const replica = startController(s.api.kubeConfig, s.timeline, identity, {
@@ -69,7 +73,10 @@ describeTiers('two replicas with leader election', (tier) => {
    * Every distinct state of the Lease's election fields, in the order the API server stored them; `onRecord` is
    * called with each as it arrives.
    */
-  async function recordLease(s: Scene, onRecord: (record: LeaseRecord) => void = () => undefined): Promise<LeaseRecord[]> {
+  async function recordLease(
+    s: Scene,
+    onRecord: (record: LeaseRecord) => void = () => undefined,
+  ): Promise<LeaseRecord[]> {
     const records: LeaseRecord[] = [];
     leases = await ChangeStream.start<V1Lease>(
       s.api.kubeConfig,
@@ -77,9 +84,18 @@ describeTiers('two replicas with leader election', (tier) => {
       () => s.api.kubeConfig.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: 'default' }),
       (type, lease) => {
         if (type === 'DELETED' || lease.metadata?.name !== LEASE) return;
-        const record = { holder: lease.spec?.holderIdentity ?? '', durationSeconds: lease.spec?.leaseDurationSeconds, transitions: lease.spec?.leaseTransitions ?? 0 };
+        const record = {
+          holder: lease.spec?.holderIdentity ?? '',
+          durationSeconds: lease.spec?.leaseDurationSeconds,
+          transitions: lease.spec?.leaseTransitions ?? 0,
+        };
         const last = records.at(-1);
-        if (last?.holder === record.holder && last.durationSeconds === record.durationSeconds && last.transitions === record.transitions) return;
+        if (
+          last?.holder === record.holder &&
+          last.durationSeconds === record.durationSeconds &&
+          last.transitions === record.transitions
+        )
+          return;
         records.push(record);
         onRecord(record);
       },
@@ -110,7 +126,10 @@ describeTiers('two replicas with leader election', (tier) => {
     // Both start together and race for the Lease.
     startReplica(s, 'replica-a');
     startReplica(s, 'replica-b');
-    await vi.waitFor(() => expect(timeline.find({ what: 'startedLeading' })).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(timeline.find({ what: 'startedLeading' })).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const leaderId = timeline.first({ what: 'startedLeading' }).who;
     const leader = replicas.find((r) => r.identity === leaderId) as RunningController;
     const follower = replicas.find((r) => r.identity !== leaderId) as RunningController;
@@ -124,10 +143,16 @@ describeTiers('two replicas with leader election', (tier) => {
     const firstUids = await createClaims(api, 'first', first.length, CLASS);
     await vi.waitFor(async () => expect(await unbound(api, first)).toEqual([]), WAIT);
     // The follower is a candidate that saw the leader, and its provisioner was never called.
-    await vi.waitFor(() => expect(timeline.find({ who: follower.identity, what: 'newLeader', key: leader.identity }).length).toBeGreaterThan(0), {
-      timeout: 10_000,
-      interval: 20,
-    });
+    await vi.waitFor(
+      () =>
+        expect(
+          timeline.find({ who: follower.identity, what: 'newLeader', key: leader.identity }).length,
+        ).toBeGreaterThan(0),
+      {
+        timeout: 10_000,
+        interval: 20,
+      },
+    );
     expect(backend.provisions.filter((p) => p.who === follower.identity)).toEqual([]);
     expect(new Set(backend.provisions.map((p) => p.claimUid))).toEqual(new Set(firstUids));
 
@@ -166,7 +191,14 @@ describeTiers('two replicas with leader election', (tier) => {
     expect(firstUids.map((uid) => backend.creators(uid))).toEqual(firstUids.map(() => [leader.identity]));
     expect(secondUids.map((uid) => backend.creators(uid))).toEqual(secondUids.map(() => [follower.identity]));
     for (const uid of [...firstUids, ...secondUids]) {
-      expect(new Set(backend.provisionsByClaim().get(uid)?.map((p) => p.who))).toEqual(new Set(backend.creators(uid)));
+      expect(
+        new Set(
+          backend
+            .provisionsByClaim()
+            .get(uid)
+            ?.map((p) => p.who),
+        ),
+      ).toEqual(new Set(backend.creators(uid)));
     }
 
     // Takeover within the lease duration and two retry periods, counted on the follower's attempts.
@@ -177,7 +209,9 @@ describeTiers('two replicas with leader election', (tier) => {
     // The Lease changed hands exactly once: the leader, then the follower, one transition more.
     await vi.waitFor(() => expect(records.map((r) => r.holder)).toEqual([leader.identity, follower.identity]), WAIT);
     expect((records[1]?.transitions ?? 0) - (records[0]?.transitions ?? 0)).toBe(1);
-    const lease = await api.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'default', name: LEASE });
+    const lease = await api.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace: 'default', name: LEASE });
     expect(lease.spec?.holderIdentity).toBe(follower.identity);
 
     // What the user sees: every claim Bound to its own PV, and no claim ever got a second PV.
@@ -197,9 +231,16 @@ describeTiers('two replicas with leader election', (tier) => {
     const records = await recordLease(scene);
     // The holder writes leaseDurationSeconds 1; the candidate would write 8 (and waited 8 s before the fix).
     const holder = startReplica(s, 'short-lease', { leaseDurationMs: 1000 });
-    await vi.waitFor(() => expect(s.timeline.find({ who: holder.identity, what: 'startedLeading' })).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      () => expect(s.timeline.find({ who: holder.identity, what: 'startedLeading' })).toHaveLength(1),
+      WAIT,
+    );
     const candidate = startReplica(s, 'long-lease', { leaseDurationMs: 8000 });
-    await vi.waitFor(() => expect(s.timeline.find({ who: candidate.identity, what: 'newLeader', key: holder.identity })).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      () =>
+        expect(s.timeline.find({ who: candidate.identity, what: 'newLeader', key: holder.identity })).toHaveLength(1),
+      WAIT,
+    );
     let takeoverAttempts: number | undefined;
     candidate.controller.once('startedLeading', () => {
       takeoverAttempts = failedAttempts(candidate.identity) + 1;
@@ -209,7 +250,10 @@ describeTiers('two replicas with leader election', (tier) => {
     holder.abort.abort();
     await holder.running;
     const attemptsAtStop = failedAttempts(candidate.identity);
-    await vi.waitFor(() => expect(s.timeline.find({ who: candidate.identity, what: 'startedLeading' })).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      () => expect(s.timeline.find({ who: candidate.identity, what: 'startedLeading' })).toHaveLength(1),
+      WAIT,
+    );
 
     // Within the holder's 1 s and two retry periods: at most 11 attempts, where its own 8 s take at least 17.
     expect(takeoverAttempts).toBeDefined();
@@ -256,7 +300,10 @@ describeTiers('two replicas with leader election', (tier) => {
     });
     await vi.waitFor(() => expect(timeline.find({ who: 'leader', what: 'startedLeading' })).toHaveLength(1), WAIT);
     const standby = startReplica(s, 'standby');
-    await vi.waitFor(() => expect(timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      () => expect(timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1),
+      WAIT,
+    );
     let takeoverAttempts: number | undefined;
     standby.controller.once('startedLeading', () => {
       takeoverAttempts = failedAttempts('standby') + 1;
@@ -297,9 +344,16 @@ describeTiers('two replicas with leader election', (tier) => {
     const leader = startReplica(s, 'leader');
     await vi.waitFor(() => expect(s.timeline.find({ who: 'leader', what: 'startedLeading' })).toHaveLength(1), WAIT);
     const standby = startReplica(s, 'standby');
-    await vi.waitFor(() => expect(s.timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1), WAIT);
+    await vi.waitFor(
+      () => expect(s.timeline.find({ who: 'standby', what: 'newLeader', key: 'leader' })).toHaveLength(1),
+      WAIT,
+    );
     const serve = async (r: RunningController): Promise<string> => {
-      const endpoint = await startHttpEndpoint({ host: '127.0.0.1', port: 0, ...controllerHealthChecks(r.controller, true) });
+      const endpoint = await startHttpEndpoint({
+        host: '127.0.0.1',
+        port: 0,
+        ...controllerHealthChecks(r.controller, true),
+      });
       tier.defer(() => endpoint.close());
       return endpoint.url;
     };

@@ -161,7 +161,10 @@ describeTiers('restarts', (tier) => {
     const stopped = logger.lines.length;
     await cluster.stopApiServer();
     await vi.waitFor(
-      () => expect(logger.lines.slice(stopped).some((l) => l.message === 'Restarting watch' && Number(l.fields.delayMs) > 0)).toBe(true),
+      () =>
+        expect(
+          logger.lines.slice(stopped).some((l) => l.message === 'Restarting watch' && Number(l.fields.delayMs) > 0),
+        ).toBe(true),
       SLOW,
     );
     // It comes back with the data kept. A claim is deleted and new ones are created, then the history is compacted:
@@ -177,7 +180,9 @@ describeTiers('restarts', (tier) => {
     const released = `pvc-${beforeUids[0] ?? ''}`;
     await vi.waitFor(async () => expect(await getVolume(api, released)).toBeUndefined(), SLOW);
     // It noticed that it had missed changes (410 Gone) and listed again, instead of trusting its caches.
-    expect(logger.lines.filter((l) => l.message === 'Relisting' && l.fields.reason === 'expired').length).toBeGreaterThan(0);
+    expect(
+      logger.lines.filter((l) => l.message === 'Relisting' && l.fields.reason === 'expired').length,
+    ).toBeGreaterThan(0);
     // One PV and one backing volume per claim; the deleted claim's volume is gone from both.
     expect(history.duplicates()).toEqual([]);
     for (const uid of [...beforeUids, ...afterUids]) expect(backend.creators(uid)).toEqual([survivor.identity]);

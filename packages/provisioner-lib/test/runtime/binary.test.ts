@@ -49,7 +49,7 @@ describe('a binary on the runtime, before it runs', () => {
     expect(unknown.lines).toEqual([]);
   });
 
-  it('runs the guide\'s example: its --help lists its flag beside the common ones', async () => {
+  it("runs the guide's example: its --help lists its flag beside the common ones", async () => {
     const example = new Program(EXAMPLE, ['--help'], ENV);
     programs.push(example);
     expect(await example.exited).toEqual({ code: 0, signal: null });
@@ -62,12 +62,25 @@ describe('a binary on the runtime, before it runs', () => {
 
 describeTiers('a binary on the runtime', (tier) => {
   /** The program against a cluster of the tier, killed after the test if it still runs. */
-  async function start(extra: string[] = []): Promise<{ program: Program; read: ObjectReader; api: ReturnType<typeof apiOf>; root: string }> {
+  async function start(
+    extra: string[] = [],
+  ): Promise<{ program: Program; read: ObjectReader; api: ReturnType<typeof apiOf>; root: string }> {
     const cluster = await tier.start({ nodes: [] });
     const root = await mkdtemp(path.join(tmpdir(), 'kprov-runtime-binary-'));
     tier.defer(() => rm(root, { recursive: true, force: true }));
     const kubeconfig = await cluster.writeKubeconfig(path.join(root, 'kubeconfig'));
-    const args = ['--kubeconfig', kubeconfig, '--root', root, '--http-endpoint', '127.0.0.1:0', '--logging-format', 'json', '--leader-election-namespace', 'default'];
+    const args = [
+      '--kubeconfig',
+      kubeconfig,
+      '--root',
+      root,
+      '--http-endpoint',
+      '127.0.0.1:0',
+      '--logging-format',
+      'json',
+      '--leader-election-namespace',
+      'default',
+    ];
     const program = new Program(SCRIPT, [...args, ...extra], ENV);
     tier.defer(() => program.dispose());
     await program.until((p) => p.count('Started provisioner controller') === 1, 'the controller started');

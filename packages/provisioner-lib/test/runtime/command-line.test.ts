@@ -2,7 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { flagsCommandLine, type CommandLine } from '../../src/runtime/command-line.js';
 import { COMMON_FLAGS } from '../../src/runtime/common-flags.js';
-import { COMMON_DEFAULTS, pickCommonOptions, resolveCommonOptions, type CommonOptions } from '../../src/runtime/common-options.js';
+import {
+  COMMON_DEFAULTS,
+  pickCommonOptions,
+  resolveCommonOptions,
+  type CommonOptions,
+} from '../../src/runtime/common-options.js';
 import type { FlagTable } from '../../src/runtime/flag-table.js';
 
 const OWN = {
@@ -25,7 +30,7 @@ function exit(argv: string[]): Extract<CommandLine<unknown>, { kind: 'exit' }> {
 }
 
 describe('flagsCommandLine', () => {
-  it('gives the common options their defaults, the sidecars\', and the binary\'s options theirs', () => {
+  it("gives the common options their defaults, the sidecars', and the binary's options theirs", () => {
     expect(run([])).toEqual({
       kind: 'run',
       common: {
@@ -45,7 +50,12 @@ describe('flagsCommandLine', () => {
       },
       options: { root: '/srv', 'node-name': undefined },
     });
-    expect(resolveCommonOptions(run([]).common)).toEqual({ ...COMMON_DEFAULTS, kubeconfig: undefined, leaderElectionNamespace: undefined, httpEndpoint: undefined });
+    expect(resolveCommonOptions(run([]).common)).toEqual({
+      ...COMMON_DEFAULTS,
+      kubeconfig: undefined,
+      leaderElectionNamespace: undefined,
+      httpEndpoint: undefined,
+    });
   });
 
   it('reads every common flag', () => {
@@ -84,7 +94,7 @@ describe('flagsCommandLine', () => {
     expect(run(['--kube-api-qps=-1']).common.kubeApiQps).toBe(-1);
   });
 
-  it('reads the binary\'s flags, with their environment variables', () => {
+  it("reads the binary's flags, with their environment variables", () => {
     expect(run(['--root', '/data'], { NODE_NAME: 'n1' }).options).toEqual({ root: '/data', 'node-name': 'n1' });
     expect(run([], { ROOT: '/env' }).options).toEqual({ root: '/env', 'node-name': undefined });
   });
@@ -94,9 +104,14 @@ describe('flagsCommandLine', () => {
     expect(help.code).toBe(0);
     expect(help.stderr).toBeUndefined();
     expect(help.stdout).toMatch(/^A provisioner\.\n\nUsage of prog:\n {2}-http-endpoint address\n/);
-    expect(help.stdout).toContain('  -root directory\n    \tthe directory of the volumes (env ROOT) (default "/srv")\n');
-    expect(help.stdout).toContain('  -leader-election-lease-duration duration\n    \tHow long a Lease lasts without renewal. (default 15s)\n');
-    for (const flag of [...Object.keys(COMMON_FLAGS), ...Object.keys(OWN)]) expect(help.stdout).toContain(`\n  -${flag}`);
+    expect(help.stdout).toContain(
+      '  -root directory\n    \tthe directory of the volumes (env ROOT) (default "/srv")\n',
+    );
+    expect(help.stdout).toContain(
+      '  -leader-election-lease-duration duration\n    \tHow long a Lease lasts without renewal. (default 15s)\n',
+    );
+    for (const flag of [...Object.keys(COMMON_FLAGS), ...Object.keys(OWN)])
+      expect(help.stdout).toContain(`\n  -${flag}`);
   });
 
   it('prints the message and the usage on stderr for a command line it cannot use, exit code 2', () => {
@@ -106,10 +121,22 @@ describe('flagsCommandLine', () => {
       [['--kube-api-burst=-1'], 'invalid value "-1" for flag -kube-api-burst: must not be negative'],
       [['--worker-threads=0'], 'invalid value "0" for flag -worker-threads: must be greater than zero'],
       [['--logging-format=xml'], 'invalid value "xml" for flag -logging-format: want "text" or "json"'],
-      [['--http-endpoint=8080'], 'invalid value "8080" for flag -http-endpoint: want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"'],
-      [['--leader-election-retry-period=0s'], 'invalid value "0s" for flag -leader-election-retry-period: must be greater than zero'],
-      [['--leader-election-renew-deadline=15s'], '-leader-election-lease-duration must be longer than -leader-election-renew-deadline'],
-      [['--leader-election-retry-period=9s'], '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period'],
+      [
+        ['--http-endpoint=8080'],
+        'invalid value "8080" for flag -http-endpoint: want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"',
+      ],
+      [
+        ['--leader-election-retry-period=0s'],
+        'invalid value "0s" for flag -leader-election-retry-period: must be greater than zero',
+      ],
+      [
+        ['--leader-election-renew-deadline=15s'],
+        '-leader-election-lease-duration must be longer than -leader-election-renew-deadline',
+      ],
+      [
+        ['--leader-election-retry-period=9s'],
+        '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period',
+      ],
       [['-v=-1'], 'invalid value "-1" for flag -v: must not be negative'],
       [['start'], 'unexpected argument "start": prog takes flags only'],
     ];
@@ -117,24 +144,39 @@ describe('flagsCommandLine', () => {
       const result = exit(argv);
       expect(result.code, argv.join(' ')).toBe(2);
       expect(result.stdout).toBeUndefined();
-      expect(result.stderr, argv.join(' ')).toMatch(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nUsage of prog:\n`));
+      expect(result.stderr, argv.join(' ')).toMatch(
+        new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nUsage of prog:\n`),
+      );
     }
   });
 
-  it('takes the binary\'s defaults of the common options, and shows them in the help', () => {
-    const parseNode = flagsCommandLine({}, { name: 'node', commonDefaults: { leaderElection: false, httpEndpoint: { host: '::', port: 8080 }, workerThreads: 2 } });
+  it("takes the binary's defaults of the common options, and shows them in the help", () => {
+    const parseNode = flagsCommandLine(
+      {},
+      {
+        name: 'node',
+        commonDefaults: { leaderElection: false, httpEndpoint: { host: '::', port: 8080 }, workerThreads: 2 },
+      },
+    );
     const result = parseNode([], {});
-    expect(result).toMatchObject({ kind: 'run', common: { leaderElection: false, httpEndpoint: { host: '::', port: 8080 }, workerThreads: 2 } });
+    expect(result).toMatchObject({
+      kind: 'run',
+      common: { leaderElection: false, httpEndpoint: { host: '::', port: 8080 }, workerThreads: 2 },
+    });
     const help = parseNode(['--help'], {});
     expect(help.kind === 'exit' ? help.stdout : '').toContain('  -http-endpoint address\n    \tThe TCP');
     expect(help.kind === 'exit' ? help.stdout : '').toContain('(default "[::]:8080")');
-    expect(help.kind === 'exit' ? help.stdout : '').toMatch(/ {2}-leader-election\n {4}\tRun only while holding the Lease named after the provisioner \(its name with \/ as -\)\.\n/);
+    expect(help.kind === 'exit' ? help.stdout : '').toMatch(
+      / {2}-leader-election\n {4}\tRun only while holding the Lease named after the provisioner \(its name with \/ as -\)\.\n/,
+    );
     expect(parseNode(['--leader-election'], {})).toMatchObject({ common: { leaderElection: true } });
   });
 
   it('refuses a binary flag that redefines a common flag or -help', () => {
     expect(() => flagsCommandLine({ 'kube-api-qps': { type: 'float', usage: 'x' } }, { name: 'p' })).toThrow(TypeError);
-    expect(() => flagsCommandLine({ h: { type: 'boolean', usage: 'x' } }, { name: 'p' })).toThrow(/-h is one of the runtime's own flags/);
+    expect(() => flagsCommandLine({ h: { type: 'boolean', usage: 'x' } }, { name: 'p' })).toThrow(
+      /-h is one of the runtime's own flags/,
+    );
   });
 });
 

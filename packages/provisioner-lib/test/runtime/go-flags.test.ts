@@ -50,25 +50,35 @@ describe('parseGoDuration', () => {
   });
 
   it('refuses what Go refuses', () => {
-    for (const text of ['', '1', '15', 's', '.s', '1x', '1 s', '1s2', '--1s', '1.2.3s', '-']) expect(parseGoDuration(text), text).toBeUndefined();
+    for (const text of ['', '1', '15', 's', '.s', '1x', '1 s', '1s2', '--1s', '1.2.3s', '-'])
+      expect(parseGoDuration(text), text).toBeUndefined();
   });
 });
 
 describe('parseGoFlags', () => {
   it('takes -flag and --flag, with the value after = or as the next argument', () => {
-    expect(values(['-name', 'a', '--n=7', '--rate', '0.5', '-wait=1m'])).toEqual({ name: 'a', n: 7, rate: 0.5, wait: 60_000 });
+    expect(values(['-name', 'a', '--n=7', '--rate', '0.5', '-wait=1m'])).toEqual({
+      name: 'a',
+      n: 7,
+      rate: 0.5,
+      wait: 60_000,
+    });
   });
 
-  it('takes booleans only as -flag or -flag=value, in Go\'s spellings', () => {
+  it("takes booleans only as -flag or -flag=value, in Go's spellings", () => {
     expect(values(['-on=false'])).toEqual({ on: false });
     expect(values(['--on'])).toEqual({ on: true });
     expect(values(['-on=F'])).toEqual({ on: false });
     expect(values(['-on=1'])).toEqual({ on: true });
     // `-on false`: "false" is the first argument that is not a flag.
-    expect(parseGoFlags(['-on', 'false'], TABLE)).toEqual({ values: new Map([['on', true]]), rest: ['false'], help: false });
+    expect(parseGoFlags(['-on', 'false'], TABLE)).toEqual({
+      values: new Map([['on', true]]),
+      rest: ['false'],
+      help: false,
+    });
   });
 
-  it('reads integers as Go\'s ParseInt with base 0, and keeps the last of a repeated flag', () => {
+  it("reads integers as Go's ParseInt with base 0, and keeps the last of a repeated flag", () => {
     expect(values(['-n', '0x10'])).toEqual({ n: 16 });
     expect(values(['-n', '010'])).toEqual({ n: 8 });
     expect(values(['-n', '1_000'])).toEqual({ n: 1000 });
@@ -83,31 +93,36 @@ describe('parseGoFlags', () => {
   });
 
   it('stops at -h, -help or --help', () => {
-    for (const help of ['-h', '-help', '--help', '--h']) expect(parseGoFlags(['-n', '1', help, '-bogus'], TABLE).help, help).toBe(true);
+    for (const help of ['-h', '-help', '--help', '--h'])
+      expect(parseGoFlags(['-n', '1', help, '-bogus'], TABLE).help, help).toBe(true);
   });
 
-  it('fails with Go\'s messages', () => {
+  it("fails with Go's messages", () => {
     expect(failure(['-bogus'])).toBe('flag provided but not defined: -bogus');
     expect(failure(['---n'])).toBe('bad flag syntax: ---n');
     expect(failure(['-=1'])).toBe('bad flag syntax: -=1');
     expect(failure(['-n'])).toBe('flag needs an argument: -n');
     expect(failure(['-n', 'x'])).toBe('invalid value "x" for flag -n: parse error');
-    expect(failure(['-n', '99999999999999999999'])).toBe('invalid value "99999999999999999999" for flag -n: value out of range');
+    expect(failure(['-n', '99999999999999999999'])).toBe(
+      'invalid value "99999999999999999999" for flag -n: value out of range',
+    );
     expect(failure(['-rate', '1,5'])).toBe('invalid value "1,5" for flag -rate: parse error');
     expect(failure(['-wait', '15'])).toBe('invalid value "15" for flag -wait: parse error');
     expect(failure(['-on=maybe'])).toBe('invalid boolean value "maybe" for -on: parse error');
   });
 
-  it('runs a flag\'s check and reports its reason', () => {
+  it("runs a flag's check and reports its reason", () => {
     expect(values(['-even', '4'])).toEqual({ even: 4 });
     expect(failure(['-even', '3'])).toBe('invalid value "3" for flag -even: must be even');
   });
 
-  it('takes aliases, storing the value under the flag\'s name and naming the alias in messages', () => {
+  it("takes aliases, storing the value under the flag's name and naming the alias in messages", () => {
     const aliases = { count: 'n', c: 'n', nowhere: 'missing' };
     expect(Object.fromEntries(parseGoFlags(['-c', '4'], TABLE, { aliases }).values)).toEqual({ n: 4 });
     expect(Object.fromEntries(parseGoFlags(['--count=5', '-n', '6'], TABLE, { aliases }).values)).toEqual({ n: 6 });
-    expect(() => parseGoFlags(['--count=x'], TABLE, { aliases })).toThrow('invalid value "x" for flag -count: parse error');
+    expect(() => parseGoFlags(['--count=x'], TABLE, { aliases })).toThrow(
+      'invalid value "x" for flag -count: parse error',
+    );
     expect(() => parseGoFlags(['--nowhere'], TABLE, { aliases })).toThrow('flag provided but not defined: -nowhere');
   });
 
@@ -135,7 +150,9 @@ describe('parseGoFlags', () => {
       help: false,
       requests: new Set(['help', 'version']),
     });
-    expect(() => parseGoFlags(['--help', '--nope'], TABLE, { requests })).toThrow('flag provided but not defined: -nope');
+    expect(() => parseGoFlags(['--help', '--nope'], TABLE, { requests })).toThrow(
+      'flag provided but not defined: -nope',
+    );
     expect(parseGoFlags(['-n', '2'], TABLE, { requests }).requests).toEqual(new Set());
   });
 });
@@ -155,7 +172,9 @@ describe('completeFlagValues', () => {
   });
 
   it('fails for a missing required flag and for an environment value that does not convert', () => {
-    expect(() => completeFlagValues(new Map(), table, { NODE_NAME: '' })).toThrow(new CommandLineError('flag -node (or environment variable NODE_NAME) is required'));
+    expect(() => completeFlagValues(new Map(), table, { NODE_NAME: '' })).toThrow(
+      new CommandLineError('flag -node (or environment variable NODE_NAME) is required'),
+    );
     expect(() => completeFlagValues(new Map([['node', 'a']]), table, { N: 'many' })).toThrow(
       new CommandLineError('invalid value "many" of environment variable N for flag -n: parse error'),
     );
@@ -163,7 +182,7 @@ describe('completeFlagValues', () => {
 });
 
 describe('usageText', () => {
-  it('lays the flags out as Go\'s PrintDefaults, sorted, with the value name from backquotes, env, required and non-zero defaults', () => {
+  it("lays the flags out as Go's PrintDefaults, sorted, with the value name from backquotes, env, required and non-zero defaults", () => {
     const table = {
       zone: { type: 'string', default: 'a b', usage: 'the `zone` to use' },
       x: { type: 'boolean', usage: 'one letter' },

@@ -16,7 +16,13 @@ import { clientRateLimiter } from '../../src/client/rate-limit/client-rate-limit
 import type { Provisioner } from '../../src/controller/provisioner.js';
 import type { RequestRateLimiter, TokenBucketRateLimiter } from '../../src/client/rate-limit/token-bucket.js';
 import { runProvisioner } from '../../src/runtime/run-provisioner.js';
-import type { DaemonSetup, ProvisionerSetup, RuntimeContext, SetupContext, StartedProvisioner } from '../../src/runtime/run-options.js';
+import type {
+  DaemonSetup,
+  ProvisionerSetup,
+  RuntimeContext,
+  SetupContext,
+  StartedProvisioner,
+} from '../../src/runtime/run-options.js';
 import { apiOf, createClaim, createClass, waitBound, WAIT } from '../support/cluster.js';
 
 const PROVISIONER = 'example.com/runtime-test';
@@ -26,7 +32,12 @@ const provisioner: Provisioner = {
   async provision({ pvName }) {
     const volume: V1PersistentVolume = {
       metadata: { name: pvName },
-      spec: { persistentVolumeReclaimPolicy: 'Delete', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Mi' }, hostPath: { path: `/nowhere/${pvName}` } },
+      spec: {
+        persistentVolumeReclaimPolicy: 'Delete',
+        accessModes: ['ReadWriteOnce'],
+        capacity: { storage: '1Mi' },
+        hostPath: { path: `/nowhere/${pvName}` },
+      },
     };
     return { volume };
   },
@@ -49,12 +60,18 @@ interface Run {
   stderr: () => string;
 }
 
-type Setup = (context: SetupContext<{ backend: string }>) => ProvisionerSetup | DaemonSetup | Promise<ProvisionerSetup | DaemonSetup>;
+type Setup = (
+  context: SetupContext<{ backend: string }>,
+) => ProvisionerSetup | DaemonSetup | Promise<ProvisionerSetup | DaemonSetup>;
 
 const defaultSetup: Setup = () => ({ provisionerName: PROVISIONER, provisioner });
 
 /** `runProvisioner` with one flag of its own (`--backend`) and `argv`, JSON logs, signals left alone. */
-function run(argv: string[], setup: Setup = defaultSetup, context: Partial<RuntimeContext> & { messages?: Parameters<typeof runProvisioner>[0]['messages'] } = {}): Run {
+function run(
+  argv: string[],
+  setup: Setup = defaultSetup,
+  context: Partial<RuntimeContext> & { messages?: Parameters<typeof runProvisioner>[0]['messages'] } = {},
+): Run {
   const abort = new AbortController();
   let stdout = '';
   let stderr = '';
@@ -91,12 +108,19 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 }
 
 /** A cluster of the tier, a kubeconfig file for it, and the runtime's arguments to reach it. */
-async function startCluster(tier: TierContext): Promise<{ cluster: Cluster; read: ObjectReader; api: ReturnType<typeof apiOf>; args: string[] }> {
+async function startCluster(
+  tier: TierContext,
+): Promise<{ cluster: Cluster; read: ObjectReader; api: ReturnType<typeof apiOf>; args: string[] }> {
   const cluster = await tier.start({ nodes: [] });
   const dir = await mkdtemp(path.join(tmpdir(), 'kprov-runtime-'));
   tier.defer(() => rm(dir, { recursive: true, force: true }));
   const kubeconfig = await cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  return { cluster, read: new ObjectReader(cluster.kubeConfig), api: apiOf(cluster), args: ['--kubeconfig', kubeconfig, '--leader-election-namespace', 'default'] };
+  return {
+    cluster,
+    read: new ObjectReader(cluster.kubeConfig),
+    api: apiOf(cluster),
+    args: ['--kubeconfig', kubeconfig, '--leader-election-namespace', 'default'],
+  };
 }
 
 describeTiers('runProvisioner', (tier) => {
@@ -104,25 +128,28 @@ describeTiers('runProvisioner', (tier) => {
     const { read, api, args } = await startCluster(tier);
     const cleanups: string[] = [];
     let holderAtCleanup: string | undefined;
-    const program = run([...args, '--http-endpoint', '127.0.0.1:0', '--backend', 'disk'], ({ options, defer, registry }) => {
-      expect(options.backend).toBe('disk');
-      new Counter({ name: 'backend_volumes_total', help: 'Volumes of the backend.', registers: [registry] }).inc(7);
-      defer(async () => {
-        holderAtCleanup = (await read.leases('default'))[0]?.spec?.holderIdentity ?? undefined;
-        cleanups.push('first');
-      });
-      defer(() => cleanups.push('second'));
-      return {
-        provisionerName: PROVISIONER,
-        provisioner,
-        healthChecks: { backend: () => undefined },
-        readyChecks: {
-          backend: () => {
-            throw new Error('backend not reachable');
+    const program = run(
+      [...args, '--http-endpoint', '127.0.0.1:0', '--backend', 'disk'],
+      ({ options, defer, registry }) => {
+        expect(options.backend).toBe('disk');
+        new Counter({ name: 'backend_volumes_total', help: 'Volumes of the backend.', registers: [registry] }).inc(7);
+        defer(async () => {
+          holderAtCleanup = (await read.leases('default'))[0]?.spec?.holderIdentity ?? undefined;
+          cleanups.push('first');
+        });
+        defer(() => cleanups.push('second'));
+        return {
+          provisionerName: PROVISIONER,
+          provisioner,
+          healthChecks: { backend: () => undefined },
+          readyChecks: {
+            backend: () => {
+              throw new Error('backend not reachable');
+            },
           },
-        },
-      };
-    });
+        };
+      },
+    );
     tier.defer(program.stop);
     const { endpoint, controller } = await program.started;
     expect(endpoint).toBeDefined();
@@ -139,7 +166,10 @@ describeTiers('runProvisioner', (tier) => {
     expect(metrics).toContain('# TYPE process_cpu_user_seconds_total counter\n');
     expect(metrics).toMatch(/^backend_volumes_total 7$/m);
     expect(metrics).toMatch(/^leader_election_master_status\{name="example.com-runtime-test"\} 1$/m);
-    expect(await get(`${url}/healthz?verbose`)).toEqual({ status: 200, body: '[+]backend ok\n[+]leader-election ok\nhealthz check passed\n' });
+    expect(await get(`${url}/healthz?verbose`)).toEqual({
+      status: 200,
+      body: '[+]backend ok\n[+]leader-election ok\nhealthz check passed\n',
+    });
     expect(await get(`${url}/healthz/leader-election`)).toEqual({ status: 200, body: 'ok' });
     expect(await get(`${url}/readyz?verbose`)).toEqual({
       status: 500,
@@ -171,7 +201,11 @@ describeTiers('runProvisioner', (tier) => {
     });
     expect(await program.exited).toBe(1);
     expect(cleanups).toEqual(['registered before the failure']);
-    expect(program.lines().at(-1)).toEqual({ ts: expect.any(Number) as number, msg: 'Provisioner failed', err: 'no backend' });
+    expect(program.lines().at(-1)).toEqual({
+      ts: expect.any(Number) as number,
+      msg: 'Provisioner failed',
+      err: 'no backend',
+    });
   });
 
   it('exits 0, logging no failure, when stopped during start-up', async () => {
@@ -188,7 +222,7 @@ describeTiers('runProvisioner', (tier) => {
     expect(program.lines().map((l) => l.msg)).toEqual([]);
   });
 
-  it('takes the setup\'s controller options: without leader election there is no Lease and no leader check', async () => {
+  it("takes the setup's controller options: without leader election there is no Lease and no leader check", async () => {
     const { read, args } = await startCluster(tier);
     const program = run([...args, '--http-endpoint', '127.0.0.1:0'], () => ({
       provisionerName: PROVISIONER,
@@ -197,13 +231,16 @@ describeTiers('runProvisioner', (tier) => {
     }));
     tier.defer(program.stop);
     const { endpoint } = await program.started;
-    expect(await get(`${endpoint!.url}/healthz?verbose`)).toEqual({ status: 200, body: '[+]ping ok\nhealthz check passed\n' });
+    expect(await get(`${endpoint!.url}/healthz?verbose`)).toEqual({
+      status: 200,
+      body: '[+]ping ok\nhealthz check passed\n',
+    });
     expect((await get(`${endpoint!.url}/healthz/leader-election`)).status).toBe(404);
     expect(await read.leases('default')).toEqual([]);
     expect(await program.stop()).toBe(0);
   });
 
-  it('reports an option the controller refuses as the setup\'s controllerError says', async () => {
+  it("reports an option the controller refuses as the setup's controllerError says", async () => {
     const { args } = await startCluster(tier);
     const program = run(args, () => ({
       provisionerName: 'not a name',
@@ -211,12 +248,14 @@ describeTiers('runProvisioner', (tier) => {
       controllerError: (err) => new Error(`invalid --provisioner-name: ${(err as Error).message}`),
     }));
     expect(await program.exited).toBe(1);
-    expect(program.lines().at(-1)?.err).toMatch(/^invalid --provisioner-name: ProvisionController: provisionerName "not a name" must have the form/);
+    expect(program.lines().at(-1)?.err).toMatch(
+      /^invalid --provisioner-name: ProvisionController: provisionerName "not a name" must have the form/,
+    );
   });
 });
 
 describeTiers('runProvisioner with a daemon setup', (tier) => {
-  it('runs the setup\'s own run with the endpoint on its paths and checks, no controller and no Lease; exits 0 on stop', async () => {
+  it("runs the setup's own run with the endpoint on its paths and checks, no controller and no Lease; exits 0 on stop", async () => {
     const { read, args } = await startCluster(tier);
     let ready = false;
     let running: (endpoint: string) => void = () => undefined;
@@ -243,7 +282,10 @@ describeTiers('runProvisioner with a daemon setup', (tier) => {
     });
     tier.defer(program.stop);
     const url = await served;
-    expect(await get(`${url}/ready`)).toEqual({ status: 500, body: '[-]passes failed: no pass yet\nready check failed\n' });
+    expect(await get(`${url}/ready`)).toEqual({
+      status: 500,
+      body: '[-]passes failed: no pass yet\nready check failed\n',
+    });
     ready = true;
     expect(await get(`${url}/ready`)).toEqual({ status: 200, body: 'ok' });
     expect(await get(`${url}/ready/passes`)).toEqual({ status: 200, body: 'ok' });
@@ -254,35 +296,54 @@ describeTiers('runProvisioner with a daemon setup', (tier) => {
     expect((await get(`${url}/custom-metrics`)).body).toMatch(/^daemon_passes_total 1$/m);
     expect(await program.stop()).toBe(0);
     expect(await read.leases('default')).toEqual([]);
-    expect(program.lines().map((l) => l.msg)).toEqual(['Serving metrics and health checks', 'Daemon running', 'Stopped']);
+    expect(program.lines().map((l) => l.msg)).toEqual([
+      'Serving metrics and health checks',
+      'Daemon running',
+      'Stopped',
+    ]);
   });
 
-  it('exits 1 when the daemon\'s run fails, logging why', async () => {
+  it("exits 1 when the daemon's run fails, logging why", async () => {
     const { args } = await startCluster(tier);
     const program = run(args, () => ({
       run: () => Promise.reject(new Error('disk gone')),
     }));
     expect(await program.exited).toBe(1);
-    expect(program.lines().at(-1)).toEqual({ ts: expect.any(Number) as number, msg: 'Provisioner failed', err: 'disk gone' });
+    expect(program.lines().at(-1)).toEqual({
+      ts: expect.any(Number) as number,
+      msg: 'Provisioner failed',
+      err: 'disk gone',
+    });
   });
 });
 
 // Testkit only: the Lease requests must fail, which only the testkit's fault injection does.
-describeTiers('runProvisioner when the Lease is lost', (tier) => {
-  it('exits 1 with the leadershipLost line', async () => {
-    const { cluster, args } = await startCluster(tier);
-    const timings = ['--leader-election-lease-duration=1s', '--leader-election-renew-deadline=500ms', '--leader-election-retry-period=100ms'];
-    const program = run([...args, ...timings], defaultSetup, {
-      messages: { leadershipLost: (logger, err) => logger.error({ reason: err.message }, 'Lost the Lease') },
+describeTiers(
+  'runProvisioner when the Lease is lost',
+  (tier) => {
+    it('exits 1 with the leadershipLost line', async () => {
+      const { cluster, args } = await startCluster(tier);
+      const timings = [
+        '--leader-election-lease-duration=1s',
+        '--leader-election-renew-deadline=500ms',
+        '--leader-election-retry-period=100ms',
+      ];
+      const program = run([...args, ...timings], defaultSetup, {
+        messages: { leadershipLost: (logger, err) => logger.error({ reason: err.message }, 'Lost the Lease') },
+      });
+      tier.defer(program.stop);
+      await program.started;
+      // Every Lease request fails from now on: renewals miss the deadline.
+      cluster.testkit!.faults.add({
+        resource: ['leases', 'coordination.k8s.io/leases'],
+        action: { type: 'error', code: 500 },
+      });
+      expect(await program.exited).toBe(1);
+      expect(program.lines().at(-1)).toMatchObject({ msg: 'Lost the Lease', reason: expect.any(String) as string });
     });
-    tier.defer(program.stop);
-    await program.started;
-    // Every Lease request fails from now on: renewals miss the deadline.
-    cluster.testkit!.faults.add({ resource: ['leases', 'coordination.k8s.io/leases'], action: { type: 'error', code: 500 } });
-    expect(await program.exited).toBe(1);
-    expect(program.lines().at(-1)).toMatchObject({ msg: 'Lost the Lease', reason: expect.any(String) as string });
-  });
-}, { tiers: ['testkit'] });
+  },
+  { tiers: ['testkit'] },
+);
 
 /** A kubeconfig file for a server that is never contacted. */
 async function unusedKubeconfig(): Promise<string> {
@@ -351,7 +412,9 @@ describe('runProvisioner before the controller', () => {
       limiters.push(clientRateLimiter(kubeConfig));
       throw new Error('done');
     };
-    expect(await run(['--kubeconfig', kubeconfig, '--kube-api-qps', '2', '--kube-api-burst', '3'], grab).exited).toBe(1);
+    expect(await run(['--kubeconfig', kubeconfig, '--kube-api-qps', '2', '--kube-api-burst', '3'], grab).exited).toBe(
+      1,
+    );
     expect(await run(['--kubeconfig', kubeconfig], grab).exited).toBe(1);
     expect(await run(['--kubeconfig', kubeconfig, '--kube-api-qps', '-1'], grab).exited).toBe(1);
     const [limited, defaults, none] = limiters as [TokenBucketRateLimiter, TokenBucketRateLimiter, undefined];
@@ -360,14 +423,18 @@ describe('runProvisioner before the controller', () => {
     expect(none).toBeUndefined();
   });
 
-  it('takes the binary\'s own parser: its exit results as given, its common options acted on, the binary\'s log lines', async () => {
+  it("takes the binary's own parser: its exit results as given, its common options acted on, the binary's log lines", async () => {
     const kubeconfig = await unusedKubeconfig();
     const outputs: string[] = [];
     const sink = { write: (l: string) => outputs.push(l) };
     const parser = (argv: readonly string[]) => {
       if (argv[0] === 'version') return { kind: 'exit' as const, code: 0, stdout: 'v1\n' };
       if (argv[0] !== 'start') return { kind: 'exit' as const, code: 3, stderr: 'say start\n' };
-      return { kind: 'run' as const, common: { kubeconfig, verbosity: 4, loggingFormat: 'json' as const }, options: { debug: true } };
+      return {
+        kind: 'run' as const,
+        common: { kubeconfig, verbosity: 4, loggingFormat: 'json' as const },
+        options: { debug: true },
+      };
     };
     const base = { name: 'own', flags: parser, env: {}, stdout: sink, stderr: sink, handleSignals: false };
     const fail = (): never => {
@@ -388,6 +455,9 @@ describe('runProvisioner before the controller', () => {
       },
     });
     expect(code).toBe(1);
-    expect(outputs.map((l) => (JSON.parse(l) as Line).msg)).toEqual(['debug is on', 'Error starting daemon: no backend']);
+    expect(outputs.map((l) => (JSON.parse(l) as Line).msg)).toEqual([
+      'debug is on',
+      'Error starting daemon: no backend',
+    ]);
   });
 });

@@ -44,11 +44,23 @@ export function apiOf(kubeConfig: KubeConfig | Cluster): Api {
 }
 
 function storageClass(name: string, provisioner: string, extra: Partial<V1StorageClass> = {}): V1StorageClass {
-  return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, reclaimPolicy: 'Delete', ...extra };
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    provisioner,
+    reclaimPolicy: 'Delete',
+    ...extra,
+  };
 }
 
 /** Creates a StorageClass (reclaim policy Delete unless `extra` says otherwise). */
-export async function createClass(api: Api, name: string, provisioner: string, extra: Partial<V1StorageClass> = {}): Promise<V1StorageClass> {
+export async function createClass(
+  api: Api,
+  name: string,
+  provisioner: string,
+  extra: Partial<V1StorageClass> = {},
+): Promise<V1StorageClass> {
   return api.storage.createStorageClass({ body: storageClass(name, provisioner, extra) });
 }
 
@@ -60,7 +72,11 @@ export async function createClaim(api: Api, name: string, className: string): Pr
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: className },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Mi' } },
+        storageClassName: className,
+      },
     },
   });
 }
@@ -101,7 +117,8 @@ export async function unbound(api: Api, names: readonly string[]): Promise<strin
 export async function waitBound(api: Api, name: string): Promise<V1PersistentVolumeClaim> {
   return vi.waitFor(async () => {
     const claim = await api.core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name });
-    if (claim.status?.phase !== 'Bound') throw new Error(`claim ${name} is ${claim.status?.phase ?? 'without a phase'}`);
+    if (claim.status?.phase !== 'Bound')
+      throw new Error(`claim ${name} is ${claim.status?.phase ?? 'without a phase'}`);
     return claim;
   }, WAIT);
 }
@@ -115,14 +132,22 @@ export async function eventsAbout(api: Api, namespace: string, uid: string): Pro
   const byReason = new Map<string, CoreV1Event>();
   for (const e of items) {
     const reason = e.reason ?? '';
-    if (byReason.has(reason)) throw new Error(`two ${reason} Events about ${uid}: ${JSON.stringify([byReason.get(reason)?.message, e.message])}`);
+    if (byReason.has(reason))
+      throw new Error(
+        `two ${reason} Events about ${uid}: ${JSON.stringify([byReason.get(reason)?.message, e.message])}`,
+      );
     byReason.set(reason, e);
   }
   return byReason;
 }
 
 /** `{count, message}` of each Event about the object, by reason, leaving out other components' reasons. */
-export async function eventSummary(api: Api, namespace: string, uid: string, reasons: readonly string[]): Promise<Record<string, { count: number; message: string }>> {
+export async function eventSummary(
+  api: Api,
+  namespace: string,
+  uid: string,
+  reasons: readonly string[],
+): Promise<Record<string, { count: number; message: string }>> {
   const out: Record<string, { count: number; message: string }> = {};
   for (const [reason, e] of await eventsAbout(api, namespace, uid)) {
     if (reasons.includes(reason)) out[reason] = { count: e.count ?? 0, message: e.message ?? '' };
@@ -131,7 +156,13 @@ export async function eventSummary(api: Api, namespace: string, uid: string, rea
 }
 
 /** The Event reasons the controller records about claims and volumes. */
-export const CONTROLLER_REASONS = ['Provisioning', 'ProvisioningSucceeded', 'ProvisioningFailed', 'ProvisioningCleanupFailed', 'VolumeFailedDelete'];
+export const CONTROLLER_REASONS = [
+  'Provisioning',
+  'ProvisioningSucceeded',
+  'ProvisioningFailed',
+  'ProvisioningCleanupFailed',
+  'VolumeFailedDelete',
+];
 
 /** A change as a watch delivers it. */
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -264,15 +295,20 @@ export class VolumeHistory {
 
   static async start(api: Api): Promise<VolumeHistory> {
     const history = new VolumeHistory();
-    history.stream = await ChangeStream.start<V1PersistentVolume>(api.kubeConfig, '/api/v1/persistentvolumes', () => api.core.listPersistentVolume(), (type, pv) => {
-      const name = pv.metadata?.name ?? '';
-      if (type === 'ADDED') {
-        const uid = pv.spec?.claimRef?.uid ?? '';
-        history.createdByClaim.set(uid, [...(history.createdByClaim.get(uid) ?? []), name]);
-      } else if (type === 'DELETED') {
-        history.deleted.set(name, (history.deleted.get(name) ?? 0) + 1);
-      }
-    });
+    history.stream = await ChangeStream.start<V1PersistentVolume>(
+      api.kubeConfig,
+      '/api/v1/persistentvolumes',
+      () => api.core.listPersistentVolume(),
+      (type, pv) => {
+        const name = pv.metadata?.name ?? '';
+        if (type === 'ADDED') {
+          const uid = pv.spec?.claimRef?.uid ?? '';
+          history.createdByClaim.set(uid, [...(history.createdByClaim.get(uid) ?? []), name]);
+        } else if (type === 'DELETED') {
+          history.deleted.set(name, (history.deleted.get(name) ?? 0) + 1);
+        }
+      },
+    );
     return history;
   }
 
@@ -292,19 +328,33 @@ export class VolumeHistory {
   }
 }
 
-
 /**
  * What a provisioner's controller needs, as a ClusterRole's rules (the Go library's RBAC example): claims, volumes,
  * classes, Events and its Lease. `without` leaves verbs out per resource, to deny them.
  */
-export function controllerRules(without: Partial<Record<'persistentvolumes' | 'persistentvolumeclaims' | 'events', string[]>> = {}): V1PolicyRule[] {
-  const verbs = (resource: keyof typeof without, all: string[]): string[] => all.filter((v) => !(without[resource] ?? []).includes(v));
+export function controllerRules(
+  without: Partial<Record<'persistentvolumes' | 'persistentvolumeclaims' | 'events', string[]>> = {},
+): V1PolicyRule[] {
+  const verbs = (resource: keyof typeof without, all: string[]): string[] =>
+    all.filter((v) => !(without[resource] ?? []).includes(v));
   return [
-    { apiGroups: [''], resources: ['persistentvolumes'], verbs: verbs('persistentvolumes', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']) },
-    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: verbs('persistentvolumeclaims', ['get', 'list', 'watch', 'update', 'patch']) },
+    {
+      apiGroups: [''],
+      resources: ['persistentvolumes'],
+      verbs: verbs('persistentvolumes', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+    },
+    {
+      apiGroups: [''],
+      resources: ['persistentvolumeclaims'],
+      verbs: verbs('persistentvolumeclaims', ['get', 'list', 'watch', 'update', 'patch']),
+    },
     { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [''], resources: ['events'], verbs: verbs('events', ['list', 'watch', 'create', 'update', 'patch']) },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'watch', 'list', 'create', 'update', 'patch'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'watch', 'list', 'create', 'update', 'patch'],
+    },
   ];
 }
 

@@ -28,7 +28,10 @@ export class Program {
    * process's environment).
    */
   constructor(script: string, args: readonly string[], env?: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env === undefined ? {} : { env }) });
+    this.child = spawn(process.execPath, [script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(env === undefined ? {} : { env }),
+    });
     const stdout = this.child.stdout;
     if (stdout === null) throw new Error('no stdout pipe');
     const lines = createInterface({ input: stdout });
@@ -95,7 +98,11 @@ export class Program {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for: ${what}; the program is ${this.running ? 'running' : `gone (${this.describeExit()})`}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for: ${what}; the program is ${this.running ? 'running' : `gone (${this.describeExit()})`}`,
+          ),
+        );
       }, timeoutMs);
       const done = (): void => {
         clearTimeout(timer);

@@ -148,7 +148,12 @@ export class FakeBackend {
   }
 
   /** Waits `delayMs`; with `honourAbort`, an abort meanwhile fails the call (marked `provision-aborted`). */
-  private async pause(delayMs: number, honourAbort: boolean, signal: AbortSignal, record: ProvisionRecord): Promise<void> {
+  private async pause(
+    delayMs: number,
+    honourAbort: boolean,
+    signal: AbortSignal,
+    record: ProvisionRecord,
+  ): Promise<void> {
     if (delayMs <= 0) return;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -178,7 +183,9 @@ export class FakeBackend {
    * again for the same PV name and reuses the volume, as the provisioner contract requires.
    */
   creators(claimUid: string): string[] {
-    return this.provisions.filter((p) => p.claimUid === claimUid && p.outcome !== 'failed' && !p.reused).map((p) => p.who);
+    return this.provisions
+      .filter((p) => p.claimUid === claimUid && p.outcome !== 'failed' && !p.reused)
+      .map((p) => p.who);
   }
 
   /** Provision calls per claim UID. */
@@ -202,7 +209,11 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
 }
 
 /** The PV a trivial provisioner returns: name, capacity and access modes of the claim, policy of the class. */
-export function volumeTemplate(pvName: string, claim: V1PersistentVolumeClaim, cls: V1StorageClass): V1PersistentVolume {
+export function volumeTemplate(
+  pvName: string,
+  claim: V1PersistentVolumeClaim,
+  cls: V1StorageClass,
+): V1PersistentVolume {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',

@@ -4,7 +4,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Backoff } from '../../src/backoff/backoff.js';
 import { realClock, type Clock } from '../../src/clock/clock.js';
 import { makeApiClient, watchWithAgent, withSignal } from '../../src/client/agent.js';
-import { Watcher, type ListParams, type WatcherEvent, type WatcherOptions, type WatcherRestart } from '../../src/watch/watcher.js';
+import {
+  Watcher,
+  type ListParams,
+  type WatcherEvent,
+  type WatcherOptions,
+  type WatcherRestart,
+} from '../../src/watch/watcher.js';
 
 type WatchQuery = Record<string, string | number | boolean | undefined>;
 
@@ -35,7 +41,12 @@ function configMap(name: string, data: Record<string, string> = {}): KubeObject 
 
 /** Starts a testkit and a watcher on configmaps in all namespaces, recording everything. */
 async function start(
-  options: Partial<WatcherOptions<V1ConfigMap>> & { kit?: TestkitOptions; seed?: string[]; run?: boolean; watchFromBeforeSeed?: boolean } = {},
+  options: Partial<WatcherOptions<V1ConfigMap>> & {
+    kit?: TestkitOptions;
+    seed?: string[];
+    run?: boolean;
+    watchFromBeforeSeed?: boolean;
+  } = {},
 ): Promise<Harness> {
   const { kit: kitOptions, seed = [], run = true, watchFromBeforeSeed = false, ...watcherOptions } = options;
   const kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false, ...kitOptions });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
-import type { Counter, Gauge, Histogram, HistogramOptions, Labels, MetricOptions, MetricsSink } from '../../src/metrics/sink.js';
+import type {
+  Counter,
+  Gauge,
+  Histogram,
+  HistogramOptions,
+  Labels,
+  MetricOptions,
+  MetricsSink,
+} from '../../src/metrics/sink.js';
 import { noopMetrics } from '../../src/metrics/sink.js';
 import { Queue } from '../../src/workqueue/queue.js';
 import { newRateLimitingQueue } from '../../src/workqueue/rate-limiting.js';

@@ -123,7 +123,10 @@ describe('MaxOfRateLimiter', () => {
   it('consumes bucket tokens even when the exponential delay dominates', () => {
     const clock = new FakeClock();
     const bucket = new BucketRateLimiter<string>(10, 100, clock);
-    const limiter = new MaxOfRateLimiter<string>(new ItemExponentialFailureRateLimiter<string>(15 * S, 1000 * S), bucket);
+    const limiter = new MaxOfRateLimiter<string>(
+      new ItemExponentialFailureRateLimiter<string>(15 * S, 1000 * S),
+      bucket,
+    );
     for (let i = 0; i < 100; i++) expect(limiter.when(`item-${i}`)).toBe(15 * S);
     // The bucket is now empty although every delay came from the exponential limiter.
     expect(bucket.when('other')).toBe(100);

@@ -107,7 +107,10 @@ const CONTAINER = (list: string): string[] => [
   ...RESOURCES(`spec.${list}.*.resources`),
   `spec.${list}.*.env.*.valueFrom.resourceFieldRef.divisor`,
 ];
-const CONTAINER_STATUS = (list: string): string[] => [`status.${list}.*.allocatedResources.**`, ...RESOURCES(`status.${list}.*.resources`)];
+const CONTAINER_STATUS = (list: string): string[] => [
+  `status.${list}.*.allocatedResources.**`,
+  ...RESOURCES(`status.${list}.*.resources`),
+];
 
 /**
  * Paths of `resource.Quantity` fields per resource key; `*` walks every element of a list, and a final `**` takes

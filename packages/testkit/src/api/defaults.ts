@@ -140,10 +140,36 @@ function defaultContainer(c: Obj, hostNetwork: boolean, requestsFromLimits: bool
 
 /** Members of a pod VolumeSource; a volume with none of them gets `emptyDir: {}`. */
 const VOLUME_SOURCES = [
-  'hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi', 'glusterfs',
-  'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc', 'azureFile', 'configMap',
-  'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected', 'portworxVolume', 'scaleIO', 'storageos', 'csi',
-  'ephemeral', 'image',
+  'hostPath',
+  'emptyDir',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'gitRepo',
+  'secret',
+  'nfs',
+  'iscsi',
+  'glusterfs',
+  'persistentVolumeClaim',
+  'rbd',
+  'flexVolume',
+  'cinder',
+  'cephfs',
+  'flocker',
+  'downwardAPI',
+  'fc',
+  'azureFile',
+  'configMap',
+  'vsphereVolume',
+  'quobyte',
+  'azureDisk',
+  'photonPersistentDisk',
+  'projected',
+  'portworxVolume',
+  'scaleIO',
+  'storageos',
+  'csi',
+  'ephemeral',
+  'image',
 ];
 
 function defaultVolume(v: Obj): void {
@@ -152,12 +178,14 @@ function defaultVolume(v: Obj): void {
   if (hostPath !== undefined && hostPath.type === undefined) hostPath.type = '';
   for (const s of ['secret', 'configMap', 'downwardAPI', 'projected']) {
     const source = asObj(v[s]);
-    if (source !== undefined && (source.defaultMode === undefined || source.defaultMode === null)) source.defaultMode = 420;
+    if (source !== undefined && (source.defaultMode === undefined || source.defaultMode === null))
+      source.defaultMode = 420;
   }
   for (const item of objects(asObj(v.downwardAPI)?.items)) defaultFieldRef(item);
   for (const source of objects(asObj(v.projected)?.sources)) {
     const token = asObj(source.serviceAccountToken);
-    if (token !== undefined && (token.expirationSeconds === undefined || token.expirationSeconds === null)) token.expirationSeconds = 3600;
+    if (token !== undefined && (token.expirationSeconds === undefined || token.expirationSeconds === null))
+      token.expirationSeconds = 3600;
     for (const item of objects(asObj(source.downwardAPI)?.items)) defaultFieldRef(item);
   }
   const template = asObj(asObj(v.ephemeral)?.volumeClaimTemplate);
@@ -173,7 +201,9 @@ const UNREACHABLE = 'node.kubernetes.io/unreachable';
 function defaultTolerations(spec: Obj): void {
   const tolerations = objects(spec.tolerations);
   const tolerates = (taint: string): boolean =>
-    tolerations.some((t) => (t.key === taint || asStr(t.key) === '') && (t.effect === 'NoExecute' || asStr(t.effect) === ''));
+    tolerations.some(
+      (t) => (t.key === taint || asStr(t.key) === '') && (t.effect === 'NoExecute' || asStr(t.effect) === ''),
+    );
   const add = [NOT_READY, UNREACHABLE].filter((taint) => !tolerates(taint));
   if (add.length === 0) return;
   spec.tolerations = [
@@ -183,9 +213,16 @@ function defaultTolerations(spec: Obj): void {
 }
 
 /** Priorities of the built-in PriorityClasses the Priority admission plugin knows without a lookup. */
-const BUILTIN_PRIORITIES: Record<string, number> = { '': 0, 'system-cluster-critical': 2000000000, 'system-node-critical': 2000001000 };
+const BUILTIN_PRIORITIES: Record<string, number> = {
+  '': 0,
+  'system-cluster-critical': 2000000000,
+  'system-node-critical': 2000001000,
+};
 
-function qosAmounts(containers: Obj[], field: 'requests' | 'limits'): { totals: Map<string, number>; perContainer: Set<string>[] } {
+function qosAmounts(
+  containers: Obj[],
+  field: 'requests' | 'limits',
+): { totals: Map<string, number>; perContainer: Set<string>[] } {
   const totals = new Map<string, number>();
   const perContainer = containers.map((c) => {
     const found = new Set<string>();
@@ -330,7 +367,8 @@ export function applyDefaults(resource: ResourceType, obj: KubeObject): void {
     case 'events.k8s.io/events':
       ensureObj(o, 'regarding');
       ensureObj(o, 'deprecatedSource');
-      for (const k of ['eventTime', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp']) if (o[k] === undefined) o[k] = null;
+      for (const k of ['eventTime', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp'])
+        if (o[k] === undefined) o[k] = null;
       break;
     case 'coordination.k8s.io/leases':
       ensureObj(o, 'spec');
@@ -347,9 +385,17 @@ function normalizeDataSources(spec: Obj): void {
   const source = asObj(spec.dataSource);
   const ref = asObj(spec.dataSourceRef);
   if (source !== undefined && ref === undefined) {
-    spec.dataSourceRef = { ...(source.apiGroup === undefined ? {} : { apiGroup: source.apiGroup }), kind: source.kind, name: source.name };
+    spec.dataSourceRef = {
+      ...(source.apiGroup === undefined ? {} : { apiGroup: source.apiGroup }),
+      kind: source.kind,
+      name: source.name,
+    };
   } else if (ref !== undefined && source === undefined && asStr(ref.namespace) === '') {
-    spec.dataSource = { ...(ref.apiGroup === undefined ? {} : { apiGroup: ref.apiGroup }), kind: ref.kind, name: ref.name };
+    spec.dataSource = {
+      ...(ref.apiGroup === undefined ? {} : { apiGroup: ref.apiGroup }),
+      kind: ref.kind,
+      name: ref.name,
+    };
   }
 }
 
@@ -369,7 +415,11 @@ function addTokenVolume(spec: Obj, name: string): void {
         sources: [
           { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
           { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+          {
+            downwardAPI: {
+              items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+            },
+          },
         ],
         defaultMode: 420,
       },
@@ -408,7 +458,11 @@ export function defaultsForCreate(resource: ResourceType, obj: KubeObject, optio
       const spec = ensureObj(o, 'spec');
       normalizeDataSources(spec);
       const defaultClass = options.defaultStorageClass;
-      if ((spec.storageClassName === undefined || spec.storageClassName === null) && defaultClass !== undefined && defaultClass !== '') {
+      if (
+        (spec.storageClassName === undefined || spec.storageClassName === null) &&
+        defaultClass !== undefined &&
+        defaultClass !== ''
+      ) {
         spec.storageClassName = defaultClass;
       }
       if (options.storageProtection !== false) addFinalizer(obj, 'kubernetes.io/pvc-protection');

@@ -30,12 +30,7 @@ export function resourceKey(r: Pick<ResourceType, 'group' | 'plural'>): string {
   return r.group === '' ? r.plural : `${r.group}/${r.plural}`;
 }
 
-function core(
-  plural: string,
-  kind: string,
-  namespaced: boolean,
-  extra: Partial<ResourceType> = {},
-): ResourceType {
+function core(plural: string, kind: string, namespaced: boolean, extra: Partial<ResourceType> = {}): ResourceType {
   return {
     group: '',
     version: 'v1',
@@ -117,5 +112,7 @@ export function resourceByKey(key: string): ResourceType {
 }
 
 export const GROUP_VERSIONS: readonly { group: string; version: string }[] = [
-  ...new Map(RESOURCES.filter((r) => r.group !== '').map((r) => [r.group, { group: r.group, version: r.version }])).values(),
+  ...new Map(
+    RESOURCES.filter((r) => r.group !== '').map((r) => [r.group, { group: r.group, version: r.version }]),
+  ).values(),
 ];

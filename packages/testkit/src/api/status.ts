@@ -125,7 +125,12 @@ export function badRequest(message: string): StatusError {
  * all-namespaces path): the router's generic answer, which names neither verb nor resource.
  */
 export function methodNotAllowed(): StatusError {
-  return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+  return new StatusError(
+    405,
+    'MethodNotAllowed',
+    'the server does not allow this method on the requested resource',
+    {},
+  );
 }
 
 /** The generic 404 for a path the server does not serve at all. */
@@ -164,7 +169,13 @@ export function unsupportedMediaType(accepted: readonly string[]): StatusError {
 /** One field error of an Invalid response, as `field.Error` renders it. */
 export interface FieldError {
   /** `FieldValueRequired`, `FieldValueInvalid`, `FieldValueNotSupported`, `FieldValueForbidden`, `FieldValueDuplicate`, `FieldValueTooLong`. */
-  type: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueDuplicate' | 'FieldValueTooLong';
+  type:
+    | 'FieldValueRequired'
+    | 'FieldValueInvalid'
+    | 'FieldValueNotSupported'
+    | 'FieldValueForbidden'
+    | 'FieldValueDuplicate'
+    | 'FieldValueTooLong';
   field: string;
   /** Rendered detail, e.g. `Required value` or `Invalid value: "x": must be ...`. */
   message: string;
@@ -213,5 +224,10 @@ export function invalid(group: string, kind: string, name: string, errors: reado
   if (group !== '') d.group = group;
   d.kind = kind;
   d.causes = errors.map((e) => ({ reason: e.type, message: e.message, field: e.field }));
-  return new StatusError(422, 'Invalid', `${kind}${group === '' ? '' : `.${group}`} "${name}" is invalid: ${summary}`, d);
+  return new StatusError(
+    422,
+    'Invalid',
+    `${kind}${group === '' ? '' : `.${group}`} "${name}" is invalid: ${summary}`,
+    d,
+  );
 }

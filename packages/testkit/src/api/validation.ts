@@ -65,7 +65,9 @@ export function validatePathSegmentName(name: string, prefix = false): string[] 
  */
 export function nameParameterError(name: string): StatusError | undefined {
   const msgs = isValidPathSegmentName(name);
-  return msgs.length === 0 ? undefined : badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
+  return msgs.length === 0
+    ? undefined
+    : badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
 }
 
 /** Group and Kind of a resource type, as `invalid(group, kind, name, errors)` wants them. */
@@ -80,7 +82,11 @@ export function invalidFor(resource: ResourceType, name: string, errors: readonl
 
 /** The generic metadata validation `rest.BeforeCreate`/`BeforeUpdate` run for every kind (path-segment names). */
 function commonMeta(resource: ResourceType, obj: KubeObject): FieldError[] {
-  return validateObjectMeta(obj.metadata, { nameFn: nameIsPathSegment, namespaced: resource.namespaced, kubeFinalizers: false });
+  return validateObjectMeta(obj.metadata, {
+    nameFn: nameIsPathSegment,
+    namespaced: resource.namespaced,
+    kubeFinalizers: false,
+  });
 }
 
 function strategyCreate(resource: ResourceType, obj: Obj): FieldError[] {
@@ -110,7 +116,11 @@ function strategyCreate(resource: ResourceType, obj: Obj): FieldError[] {
     case 'coordination.k8s.io/leases':
       return validateLease(obj);
     default:
-      return validateObjectMeta(obj.metadata, { nameFn: nameFnOf(resource), namespaced: resource.namespaced, kubeFinalizers: false });
+      return validateObjectMeta(obj.metadata, {
+        nameFn: nameFnOf(resource),
+        namespaced: resource.namespaced,
+        kubeFinalizers: false,
+      });
   }
 }
 
@@ -175,8 +185,16 @@ export function validateCreate(resource: ResourceType, obj: KubeObject): FieldEr
  * Validates an update of `old` into `obj` (after defaulting, with the store's carry-over of status or spec and of
  * system metadata already applied). `subresource: 'status'` selects the status strategy's lighter rules.
  */
-export function validateUpdate(resource: ResourceType, obj: KubeObject, old: KubeObject, subresource?: 'status'): FieldError[] {
+export function validateUpdate(
+  resource: ResourceType,
+  obj: KubeObject,
+  old: KubeObject,
+  subresource?: 'status',
+): FieldError[] {
   const common = [...commonMeta(resource, obj), ...validateObjectMetaUpdate(obj.metadata, old.metadata, false)];
-  const own = subresource === 'status' && resource.subresources.includes('status') ? strategyStatusUpdate(resource, obj, old) : strategyUpdate(resource, obj, old);
+  const own =
+    subresource === 'status' && resource.subresources.includes('status')
+      ? strategyStatusUpdate(resource, obj, old)
+      : strategyUpdate(resource, obj, old);
   return dedupe([...common, ...own]);
 }

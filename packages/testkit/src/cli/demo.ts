@@ -29,7 +29,14 @@ export async function demo(options: DemoOptions): Promise<number> {
   const dir = resolve(options.dir);
   await rm(join(dir, 'nodes'), { recursive: true, force: true });
   const kubeconfig = join(dir, 'kubeconfig');
-  const kit = await startForCli({ port: 0, kubeconfigOut: kubeconfig, nodes: [], binder: true, scheduler: true, kubelet: true });
+  const kit = await startForCli({
+    port: 0,
+    kubeconfigOut: kubeconfig,
+    nodes: [],
+    binder: true,
+    scheduler: true,
+    kubelet: true,
+  });
   try {
     const core = kit.kubeConfig.makeApiClient(CoreV1Api);
     const node = kit.nodes[0];

@@ -113,7 +113,11 @@ export async function runCli(argv: string[]): Promise<number> {
     if (command === 'kubelet') {
       const { values } = parseArgs({
         args: rest,
-        options: { kubeconfig: { type: 'string' }, node: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+        options: {
+          kubeconfig: { type: 'string' },
+          node: { type: 'string', multiple: true },
+          help: { type: 'boolean', short: 'h' },
+        },
       });
       if (values.help === true) {
         process.stdout.write(USAGE);

@@ -5,7 +5,13 @@
  * fields it does not know), any resource by path. Failures are client-node's {@link ApiException}, with the server's
  * `Status` as the body when there is one.
  */
-import { ApiException, IsomorphicFetchHttpLibrary, RequestContext, type HttpMethod, type KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  IsomorphicFetchHttpLibrary,
+  RequestContext,
+  type HttpMethod,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 
 /** A JSON object as the server sends it. */
 export type JsonObject = Record<string, unknown>;
@@ -70,7 +76,10 @@ export class RestClient {
       // Not JSON: kept as text.
     }
     if (res.httpStatusCode < 200 || res.httpStatusCode > 299) {
-      const message = typeof parsed === 'object' && parsed !== null && typeof (parsed as { message?: unknown }).message === 'string' ? (parsed as { message: string }).message : text;
+      const message =
+        typeof parsed === 'object' && parsed !== null && typeof (parsed as { message?: unknown }).message === 'string'
+          ? (parsed as { message: string }).message
+          : text;
       throw new ApiException(res.httpStatusCode, `${method} ${path}: ${message}`, parsed, res.headers);
     }
     return typeof parsed === 'object' && parsed !== null ? (parsed as JsonObject) : {};

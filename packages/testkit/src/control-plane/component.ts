@@ -98,9 +98,17 @@ export class Component {
   /** An error for a component that did not come up: what happened, how it exited, the end of its log. */
   failure(what: string): Error {
     const err = spawnErrors.get(this);
-    if (err !== undefined) return new Error(`${this.spec.name} could not be started (${this.spec.binary}): ${err.message}`);
-    const how = this.exit === undefined ? '' : this.exit.signal !== null ? ` (signal ${this.exit.signal})` : ` (exit code ${this.exit.code})`;
-    return new Error(`${this.spec.name} ${what}${how}; the end of its log (${this.spec.logFile}):\n${logTail(this.spec.logFile)}`);
+    if (err !== undefined)
+      return new Error(`${this.spec.name} could not be started (${this.spec.binary}): ${err.message}`);
+    const how =
+      this.exit === undefined
+        ? ''
+        : this.exit.signal !== null
+          ? ` (signal ${this.exit.signal})`
+          : ` (exit code ${this.exit.code})`;
+    return new Error(
+      `${this.spec.name} ${what}${how}; the end of its log (${this.spec.logFile}):\n${logTail(this.spec.logFile)}`,
+    );
   }
 
   /** SIGTERM, then SIGKILL after `graceMs` (default the spec's); resolves once the process has exited. */

@@ -106,7 +106,11 @@ async function checkPortFree(port: number, what: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const srv = createServer();
     srv.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`port ${port} on 127.0.0.1, chosen for ${what}, is not free (${err.code ?? err.message}): choose another or 0 for a free one`)),
+      reject(
+        new Error(
+          `port ${port} on 127.0.0.1, chosen for ${what}, is not free (${err.code ?? err.message}): choose another or 0 for a free one`,
+        ),
+      ),
     );
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve()));
   });
@@ -129,7 +133,9 @@ function makeKubeConfig(server: string, ca: string, user: CertAndKey | { token: 
   const b64 = (s: string): string => Buffer.from(s).toString('base64');
   kc.loadFromOptions({
     clusters: [{ name: CLUSTER, server, caData: b64(ca), skipTLSVerify: false }],
-    users: [{ name, ...('token' in user ? { token: user.token } : { certData: b64(user.cert), keyData: b64(user.key) }) }],
+    users: [
+      { name, ...('token' in user ? { token: user.token } : { certData: b64(user.cert), keyData: b64(user.key) }) },
+    ],
     contexts: [{ name, cluster: CLUSTER, user: name, namespace: 'default' }],
     currentContext: name,
   });
@@ -154,12 +160,21 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   if (withKcm) needed.push('kube-controller-manager');
   if (withScheduler) needed.push('kube-scheduler');
   const bin = findBinaries(options.binDir, needed);
-  if (options.apiServerPort !== undefined && options.apiServerPort !== 0) await checkPortFree(options.apiServerPort, 'kube-apiserver --secure-port');
-  if (options.etcdPort !== undefined && options.etcdPort !== 0) await checkPortFree(options.etcdPort, 'etcd --listen-client-urls');
+  if (options.apiServerPort !== undefined && options.apiServerPort !== 0)
+    await checkPortFree(options.apiServerPort, 'kube-apiserver --secure-port');
+  if (options.etcdPort !== undefined && options.etcdPort !== 0)
+    await checkPortFree(options.etcdPort, 'etcd --listen-client-urls');
 
   const made = options.dataDir === undefined;
-  const dataDir = options.dataDir === undefined ? await mkdtemp(path.join(tmpdir(), 'kprov-control-plane-')) : path.resolve(options.dataDir);
-  const dirs = { pki: path.join(dataDir, 'pki'), logs: path.join(dataDir, 'logs'), kubeconfigs: path.join(dataDir, 'kubeconfigs') };
+  const dataDir =
+    options.dataDir === undefined
+      ? await mkdtemp(path.join(tmpdir(), 'kprov-control-plane-'))
+      : path.resolve(options.dataDir);
+  const dirs = {
+    pki: path.join(dataDir, 'pki'),
+    logs: path.join(dataDir, 'logs'),
+    kubeconfigs: path.join(dataDir, 'kubeconfigs'),
+  };
   for (const d of Object.values(dirs)) await mkdir(d, { recursive: true, mode: 0o700 });
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const verbosity = String(options.verbosity ?? 2);
@@ -167,7 +182,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const logFile = (b: Binary): string => path.join(dirs.logs, `${b}.log`);
   const guardian = new Guardian();
   const running: Component[] = [];
-  const launch = async (spec: Omit<Parameters<typeof Component.start>[0], 'logFile'> & { name: Binary }, ready: () => Promise<boolean>): Promise<Component> => {
+  const launch = async (
+    spec: Omit<Parameters<typeof Component.start>[0], 'logFile'> & { name: Binary },
+    ready: () => Promise<boolean>,
+  ): Promise<Component> => {
     const c = await Component.start({ ...spec, logFile: logFile(spec.name) }, ready, timeoutMs);
     guardian.watch(c.child.pid);
     running.push(c);
@@ -184,7 +202,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   try {
     // Credentials.
     const ca = await CertificateAuthority.create('kprov-control-plane-ca');
-    const serving = await ca.serving('kube-apiserver', ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'], ['127.0.0.1']);
+    const serving = await ca.serving(
+      'kube-apiserver',
+      ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+      ['127.0.0.1'],
+    );
     const sa = serviceAccountKeys();
     const file = async (name: string, text: string): Promise<string> => {
       const p = path.join(dirs.pki, name);
@@ -226,7 +248,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         );
         etcdPort = port;
       } catch (err) {
-        if (options.etcdPort === undefined || options.etcdPort === 0 ? attempt < 2 && portRace(logFile('etcd')) : false) continue;
+        if (options.etcdPort === undefined || options.etcdPort === 0 ? attempt < 2 && portRace(logFile('etcd')) : false)
+          continue;
         throw err;
       }
     }
@@ -257,14 +280,21 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // With clients connected, this build's graceful termination stops listening at once but takes more than 10 s to
     // exit; the data is in etcd, so it is not waited for.
     const apiGraceMs = 2000;
-    const apiEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', POD_NAMESPACE: 'kube-system', POD_NAME: 'kube-apiserver' };
+    const apiEnv = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      POD_NAMESPACE: 'kube-system',
+      POD_NAME: 'kube-apiserver',
+    };
     const url = `https://127.0.0.1:${apiPort}`;
     const tls = { ca: ca.cert, cert: admin.cert, key: admin.key };
     const apiReady = (): Promise<boolean> => answers200(`${url}/readyz`, tls);
     let started: Component | undefined;
     for (let attempt = 0; started === undefined; attempt++) {
       try {
-        started = await launch({ name: 'kube-apiserver', binary: bin['kube-apiserver'], args: apiArgs(), env: apiEnv, graceMs: apiGraceMs }, apiReady);
+        started = await launch(
+          { name: 'kube-apiserver', binary: bin['kube-apiserver'], args: apiArgs(), env: apiEnv, graceMs: apiGraceMs },
+          apiReady,
+        );
       } catch (err) {
         if ((options.apiServerPort ?? 0) === 0 && attempt < 2 && portRace(logFile('kube-apiserver'))) {
           apiPort = await freePort();
@@ -352,13 +382,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       },
       async serviceAccountKubeConfig(namespace, name) {
         const auth = kubeConfig.makeApiClient(CoreV1Api);
-        const tr = await auth.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+        const tr = await auth.createNamespacedServiceAccountToken({
+          namespace,
+          name,
+          body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        });
         const token = tr.status?.token;
-        if (token === undefined) throw new Error(`TokenRequest for service account ${namespace}/${name} returned no token`);
+        if (token === undefined)
+          throw new Error(`TokenRequest for service account ${namespace}/${name} returned no token`);
         return makeKubeConfig(url, ca.cert, { token }, `system:serviceaccount:${namespace}:${name}`);
       },
       async writeKubeconfig(target, identity = ADMIN) {
-        const kc = identity === ADMIN ? kubeConfig : makeKubeConfig(url, ca.cert, await ca.client(identity), identity.user);
+        const kc =
+          identity === ADMIN ? kubeConfig : makeKubeConfig(url, ca.cert, await ca.client(identity), identity.user);
         await mkdir(path.dirname(path.resolve(target)), { recursive: true });
         await writeFile(target, kc.exportConfig(), { mode: 0o600 });
         return target;
@@ -381,8 +417,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         const range = await request(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key }) });
         const revision = Number((JSON.parse(range.body) as { header?: { revision?: string } }).header?.revision);
         if (!Number.isInteger(revision)) throw new Error(`etcd did not say its revision: ${range.body}`);
-        const res = await request(`${etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
-        if (res.status !== 200) throw new Error(`etcd refused compaction at revision ${revision}: ${res.status} ${res.body}`);
+        const res = await request(`${etcdUrl}/v3/kv/compaction`, {
+          method: 'POST',
+          body: JSON.stringify({ revision: String(revision), physical: true }),
+        });
+        if (res.status !== 200)
+          throw new Error(`etcd refused compaction at revision ${revision}: ${res.status} ${res.body}`);
         return revision;
       },
       stop: stopAll,

@@ -68,7 +68,10 @@ export class CertificateAuthority {
         signingAlgorithm: ALG,
         extensions: [
           new x509.BasicConstraintsExtension(true, undefined, true),
-          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+          new x509.KeyUsagesExtension(
+            x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+            true,
+          ),
           await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
         ],
       },
@@ -92,7 +95,10 @@ export class CertificateAuthority {
   async serving(commonName: string, dnsNames: readonly string[], ips: readonly string[]): Promise<CertAndKey> {
     return this.sign(`CN=${rdn(commonName)}`, [
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension([...dnsNames.map((value) => ({ type: 'dns' as const, value })), ...ips.map((value) => ({ type: 'ip' as const, value }))]),
+      new x509.SubjectAlternativeNameExtension([
+        ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
+        ...ips.map((value) => ({ type: 'ip' as const, value })),
+      ]),
     ]);
   }
 

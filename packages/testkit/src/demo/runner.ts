@@ -75,7 +75,9 @@ export async function runDemo(options: DemoOptions, walkthrough: (ctx: DemoConte
       stops.push(() => kubelet.stop());
       kubeConfig = cp.kubeConfig;
       kubeconfig = await cp.writeKubeconfig(join(options.dir, 'kubeconfig'));
-      out(`1. A real control plane (kube-apiserver ${cp.url}, etcd, kube-controller-manager, kube-scheduler) and the simulated kubelet, with one node, ${node}, whose disk is ${root}`);
+      out(
+        `1. A real control plane (kube-apiserver ${cp.url}, etcd, kube-controller-manager, kube-scheduler) and the simulated kubelet, with one node, ${node}, whose disk is ${root}`,
+      );
     } else {
       const server = await startServeProcess({ dir: options.dir, nodes: [`${node}=${root}`], cwd: options.cwd });
       stops.push(() => server.stop());
@@ -125,12 +127,18 @@ export async function runDemo(options: DemoOptions, walkthrough: (ctx: DemoConte
  * The command line of a demo script: `--keep` and `--real` (a `--` that pnpm passes along is ignored), then
  * {@link runDemo} with them; exits 0, or 1 with `demo failed: <reason>`.
  */
-export function demoMain(options: Omit<DemoOptions, 'keep' | 'real'>, walkthrough: (ctx: DemoContext) => Promise<void>): void {
+export function demoMain(
+  options: Omit<DemoOptions, 'keep' | 'real'>,
+  walkthrough: (ctx: DemoContext) => Promise<void>,
+): void {
   const { values } = parseArgs({
     args: process.argv.slice(2).filter((a) => a !== '--'),
     options: { keep: { type: 'boolean' }, real: { type: 'boolean' } },
   });
-  runDemo({ ...options, dir: resolve(options.dir), keep: values.keep === true, real: values.real === true }, walkthrough).then(
+  runDemo(
+    { ...options, dir: resolve(options.dir), keep: values.keep === true, real: values.real === true },
+    walkthrough,
+  ).then(
     () => process.exit(0),
     (err: unknown) => {
       process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);

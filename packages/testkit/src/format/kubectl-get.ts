@@ -13,7 +13,11 @@ const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
  * @param path - a list or object path, e.g. `/api/v1/namespaces/default/persistentvolumeclaims`.
  * @throws ApiException when the server answers with an error status (the message has the method, path and message).
  */
-export async function kubectlGet(server: string | KubeConfig, path: string, options: FormatTableOptions = {}): Promise<string> {
+export async function kubectlGet(
+  server: string | KubeConfig,
+  path: string,
+  options: FormatTableOptions = {},
+): Promise<string> {
   const kc = typeof server === 'string' ? kubeConfigFor(server) : server;
   const rest = new RestClient(kc);
   const table = (await rest.request('GET', path, { accept: TABLE }).finally(() => rest.close())) as TableLike;

@@ -27,7 +27,8 @@ function goSprint(v: unknown): string {
       .map((k) => `${k}:${goSprint(v[k])}`);
     return `map[${entries.join(' ')}]`;
   }
-  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint')
+    return String(v);
   return '';
 }
 

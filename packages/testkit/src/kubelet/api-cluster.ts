@@ -55,11 +55,16 @@ export class ApiCluster implements KubeletCluster {
         onChange: (object) => this.emit(resource, object),
         onError: (error) => {
           this.lastError = error instanceof Error ? error : new Error(inspect(error));
-          options.onError(error, `watch ${path}${fieldSelector === undefined ? '' : `?fieldSelector=${fieldSelector}`}`);
+          options.onError(
+            error,
+            `watch ${path}${fieldSelector === undefined ? '' : `?fieldSelector=${fieldSelector}`}`,
+          );
         },
       });
-    for (const node of options.nodes) this.podCaches.set(node, reflector('pods', '/api/v1/pods', `spec.nodeName=${node}`));
-    for (const [resource, path] of Object.entries(SHARED_PATHS) as [Shared, string][]) this.shared.set(resource, reflector(resource, path));
+    for (const node of options.nodes)
+      this.podCaches.set(node, reflector('pods', '/api/v1/pods', `spec.nodeName=${node}`));
+    for (const [resource, path] of Object.entries(SHARED_PATHS) as [Shared, string][])
+      this.shared.set(resource, reflector(resource, path));
   }
 
   private get reflectors(): Reflector[] {
@@ -92,7 +97,8 @@ export class ApiCluster implements KubeletCluster {
 
   get(resource: KubeletResource, namespace: string | undefined, name: string): Readonly<KubeObject> | undefined {
     if (resource === 'nodes') return this.nodes.get(name);
-    if (resource !== 'pods') return this.shared.get(resource)?.get(resource === 'persistentvolumes' ? undefined : namespace, name);
+    if (resource !== 'pods')
+      return this.shared.get(resource)?.get(resource === 'persistentvolumes' ? undefined : namespace, name);
     for (const cache of this.podCaches.values()) {
       const pod = cache.get(namespace, name);
       if (pod !== undefined) return pod;
@@ -114,7 +120,9 @@ export class ApiCluster implements KubeletCluster {
     const cache = this.podCaches.get(pod.spec?.nodeName ?? '');
     try {
       // The whole pod, as client-go's UpdateStatus sends it: its resourceVersion makes the write conditional.
-      const written = await this.options.rest.request('PUT', `${podPath(namespace, name)}/status`, { body: { apiVersion: 'v1', kind: 'Pod', ...pod, status } });
+      const written = await this.options.rest.request('PUT', `${podPath(namespace, name)}/status`, {
+        body: { apiVersion: 'v1', kind: 'Pod', ...pod, status },
+      });
       cache?.put(written as KubeObject);
     } catch (err) {
       if (hasCode(err, 409)) {

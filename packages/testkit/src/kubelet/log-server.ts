@@ -46,11 +46,16 @@ function handle(find: LogFinder, req: IncomingMessage, res: ServerResponse): voi
   const url = new URL(req.url ?? '/', 'https://kubelet');
   const m = PATH.exec(url.pathname);
   if (m === null) return fail(res, 404, '404 page not found');
-  const [namespace, pod, container] = [m[1], m[2], m[3]].map((s) => decodeURIComponent(s ?? '')) as [string, string, string];
+  const [namespace, pod, container] = [m[1], m[2], m[3]].map((s) => decodeURIComponent(s ?? '')) as [
+    string,
+    string,
+    string,
+  ];
   const q = url.searchParams;
   const tailLines = count(q, 'tailLines');
   const limitBytes = count(q, 'limitBytes');
-  if (tailLines === null || limitBytes === null || limitBytes === 0) return fail(res, 422, '{"message": "Invalid request."}');
+  if (tailLines === null || limitBytes === null || limitBytes === 0)
+    return fail(res, 422, '{"message": "Invalid request."}');
   const found = find(namespace, pod, container, q.get('previous') === 'true');
   if ('code' in found) return fail(res, found.code, found.message);
   const { buffer } = found;
@@ -81,7 +86,10 @@ function handle(find: LogFinder, req: IncomingMessage, res: ServerResponse): voi
 export async function startLogServer(find: LogFinder, names: readonly string[], port = 0): Promise<LogServer> {
   const ca = await CertificateAuthority.create('kprov-kubelet-ca');
   const serving = await ca.serving('kprov-kubelet', ['localhost', ...names], ['127.0.0.1']);
-  const server: Server = createServer({ cert: `${serving.cert.trimEnd()}\n${ca.cert.trimEnd()}\n`, key: serving.key }, (req, res) => handle(find, req, res));
+  const server: Server = createServer(
+    { cert: `${serving.cert.trimEnd()}\n${ca.cert.trimEnd()}\n`, key: serving.key },
+    (req, res) => handle(find, req, res),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {

@@ -65,7 +65,9 @@ export class NodeAgent {
       const meta = view(existing).metadata;
       const labels = { ...meta.labels, ...node.metadata.labels };
       const annotations = { ...meta.annotations, ...node.metadata.annotations };
-      current = await rest.request('PUT', this.path, { body: { ...existing, metadata: { ...meta, labels, annotations } } });
+      current = await rest.request('PUT', this.path, {
+        body: { ...existing, metadata: { ...meta, labels, annotations } },
+      });
       current = await this.postStatus(current);
     }
     this.uid = view(current).metadata.uid;
@@ -93,7 +95,9 @@ export class NodeAgent {
       this.timers.push(t);
     };
     every((this.options.leaseDurationSeconds * 1000) / 4, 'lease renewal of node', () => this.renewLease());
-    every(this.options.statusReportMs, 'status post of node', async () => this.postStatus(await this.options.rest.request('GET', this.path)));
+    every(this.options.statusReportMs, 'status post of node', async () =>
+      this.postStatus(await this.options.rest.request('GET', this.path)),
+    );
   }
 
   /** Stops renewing; resolves once a renewal or post in flight is over. */
@@ -129,7 +133,11 @@ export class NodeAgent {
     const old = view(current).status?.conditions ?? [];
     const conditions = (ours.conditions ?? []).map((c): Condition => {
       const before = old.find((o) => o.type === c.type);
-      return { ...c, lastHeartbeatTime: now, lastTransitionTime: before?.status === c.status ? (before.lastTransitionTime ?? now) : now };
+      return {
+        ...c,
+        lastHeartbeatTime: now,
+        lastTransitionTime: before?.status === c.status ? (before.lastTransitionTime ?? now) : now,
+      };
     });
     const status = { ...view(current).status, ...ours, conditions };
     const written = await this.options.rest.request('PUT', `${this.path}/status`, { body: { ...current, status } });
@@ -144,7 +152,9 @@ export class NodeAgent {
     const path = `${LEASES}/${encodeURIComponent(this.name)}`;
     if (this.lease !== undefined) {
       try {
-        this.lease = await rest.request('PUT', path, { body: { ...this.lease, spec: { ...(this.lease.spec as object), ...spec } } });
+        this.lease = await rest.request('PUT', path, {
+          body: { ...this.lease, spec: { ...(this.lease.spec as object), ...spec } },
+        });
         return;
       } catch (err) {
         if (!hasCode(err, 404, 409)) throw err;
@@ -152,12 +162,17 @@ export class NodeAgent {
     }
     try {
       const existing = await rest.request('GET', path);
-      this.lease = await rest.request('PUT', path, { body: { ...existing, spec: { ...(existing.spec as object), ...spec } } });
+      this.lease = await rest.request('PUT', path, {
+        body: { ...existing, spec: { ...(existing.spec as object), ...spec } },
+      });
     } catch (err) {
       if (!hasCode(err, 404)) throw err;
-      const ownerReferences = this.uid === undefined ? [] : [{ apiVersion: 'v1', kind: 'Node', name: this.name, uid: this.uid }];
+      const ownerReferences =
+        this.uid === undefined ? [] : [{ apiVersion: 'v1', kind: 'Node', name: this.name, uid: this.uid }];
       const metadata = { name: this.name, namespace: 'kube-node-lease', ownerReferences };
-      this.lease = await rest.request('POST', LEASES, { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec } });
+      this.lease = await rest.request('POST', LEASES, {
+        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec },
+      });
     }
   }
 }

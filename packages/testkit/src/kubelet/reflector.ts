@@ -24,7 +24,8 @@ export interface ReflectorOptions {
   onError: (error: unknown) => void;
 }
 
-type WatchEnd = { reason: 'ended'; events: number; ms: number } | { reason: 'expired' } | { reason: 'error'; error: unknown };
+type WatchEnd =
+  { reason: 'ended'; events: number; ms: number } | { reason: 'expired' } | { reason: 'error'; error: unknown };
 
 const MIN_DELAY_MS = 200;
 const MAX_DELAY_MS = 5000;
@@ -74,7 +75,8 @@ export class Reflector {
   put(obj: KubeObject): void {
     const key = objectKey(obj);
     const held = this.objects.get(key);
-    if (held === undefined || isNewer(obj.metadata.resourceVersion, held.metadata.resourceVersion)) this.objects.set(key, obj);
+    if (held === undefined || isNewer(obj.metadata.resourceVersion, held.metadata.resourceVersion))
+      this.objects.set(key, obj);
   }
 
   /** Starts listing and watching, in the background. */
@@ -168,7 +170,8 @@ export class Reflector {
         if (expired || status === 410) resolve({ reason: 'expired' });
         else if (errorEvent !== undefined) resolve({ reason: 'error', error: errorEvent });
         // client-node's inactivity timeout, or our own abort: the watch simply ended.
-        else if (err === null || err === undefined || this.stopped || (err as Error).name === 'TimeoutError') resolve({ reason: 'ended', events, ms: Date.now() - started });
+        else if (err === null || err === undefined || this.stopped || (err as Error).name === 'TimeoutError')
+          resolve({ reason: 'ended', events, ms: Date.now() - started });
         else resolve({ reason: 'error', error: err });
       };
       const query = {
@@ -178,13 +181,10 @@ export class Reflector {
         // As client-go: a random length in [5, 10) minutes, so that watches do not all end together.
         timeoutSeconds: 300 + Math.floor(Math.random() * 300),
       };
-      this.options.watch.watch(this.options.path, query, onEvent, done).then(
-        (controller) => {
-          this.controller = controller;
-          if (this.stopped) controller.abort();
-        },
-        done,
-      );
+      this.options.watch.watch(this.options.path, query, onEvent, done).then((controller) => {
+        this.controller = controller;
+        if (this.stopped) controller.abort();
+      }, done);
     });
   }
 

@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../process/wait-for.js';
-import { startKubeletLoop, type KubeletHandle, type KubeletLoop, type KubeletNode, type PodRunOptions } from '../sim/kubelet.js';
+import {
+  startKubeletLoop,
+  type KubeletHandle,
+  type KubeletLoop,
+  type KubeletNode,
+  type PodRunOptions,
+} from '../sim/kubelet.js';
 import { nodeObject } from '../sim/nodes.js';
 import type { Taint } from '../sim/types.js';
 import { ApiCluster } from './api-cluster.js';
@@ -106,7 +112,8 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     // The log endpoint must be up before registration (its port is in the Node), the loop only comes after it.
     const running: { loop?: KubeletLoop } = {};
     const logs: LogServer = await startLogServer(
-      (ns, pod, c, previous) => running.loop?.findLog(ns, pod, c, previous) ?? { code: 404, message: `pod "${pod}" does not exist` },
+      (ns, pod, c, previous) =>
+        running.loop?.findLog(ns, pod, c, previous) ?? { code: 404, message: `pod "${pod}" does not exist` },
       names,
     );
     stoppers.push(() => logs.close());
@@ -134,7 +141,10 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
     });
     await Promise.all(
       agents.map(async (agent, i) => {
-        await waitFor(`node ${names[i] ?? ''} registered`, async () => agent.register().then(() => true), { timeoutMs: left(), intervalMs: 500 });
+        await waitFor(`node ${names[i] ?? ''} registered`, async () => agent.register().then(() => true), {
+          timeoutMs: left(),
+          intervalMs: 500,
+        });
         agent.start();
       }),
     );
@@ -144,7 +154,10 @@ export async function startKubelet(options: KubeletOptions): Promise<Kubelet> {
       if (cluster.lastError !== undefined) throw cluster.lastError;
       return undefined;
     };
-    await waitFor('the first lists of pods, claims, volumes, ConfigMaps and Secrets', synced, { timeoutMs: left(), intervalMs: 50 });
+    await waitFor('the first lists of pods, claims, volumes, ConfigMaps and Secrets', synced, {
+      timeoutMs: left(),
+      intervalMs: 50,
+    });
 
     const started = startKubeletLoop(cluster, {
       ...options,

@@ -11,7 +11,12 @@ import { parseAllDocuments } from 'yaml';
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
 }
 
 /** A DNS-1123 subdomain: what `metadata.name` must be for most kinds. */
@@ -60,7 +65,9 @@ export function loadManifestFiles(dir: string, files: readonly string[]): Manife
 }
 
 /** A model class as kubernetes-models has them: its static apiVersion and kind, and instances that validate. */
-export type ManifestModel = { readonly apiVersion: string; readonly kind: string } & (new (data: never) => { validate(): void });
+export type ManifestModel = { readonly apiVersion: string; readonly kind: string } & (new (data: never) => {
+  validate(): void;
+});
 
 /**
  * A function that validates an object against the schema of its apiVersion and kind, for the kinds of `models`; an
@@ -83,7 +90,13 @@ export interface PolicyRuleLike {
 }
 
 /** Whether one of `rules` grants `verb` on `resource` of API group `group` (wildcards included). */
-export function rulesAllow(rules: readonly PolicyRuleLike[] | undefined, group: string, resource: string, verb: string): boolean {
-  const has = (list: string[] | undefined, v: string): boolean => list !== undefined && (list.includes(v) || list.includes('*'));
+export function rulesAllow(
+  rules: readonly PolicyRuleLike[] | undefined,
+  group: string,
+  resource: string,
+  verb: string,
+): boolean {
+  const has = (list: string[] | undefined, v: string): boolean =>
+    list !== undefined && (list.includes(v) || list.includes('*'));
   return (rules ?? []).some((r) => has(r.apiGroups, group) && has(r.resources, resource) && has(r.verbs, verb));
 }

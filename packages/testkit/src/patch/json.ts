@@ -91,14 +91,16 @@ function addAt(parent: Container, key: string, value: unknown): void {
   }
   let i = indexOf(key);
   // Like json-patch v4, a negative index counts from the end (-1 appends).
-  if (i === undefined || i > parent.length || i < -(parent.length + 1)) throw new NotApplicable(`invalid index: ${key}`);
+  if (i === undefined || i > parent.length || i < -(parent.length + 1))
+    throw new NotApplicable(`invalid index: ${key}`);
   if (i < 0) i += parent.length + 1;
   parent.splice(i, 0, value);
 }
 
 function removeAt(parent: Container, key: string): unknown {
   if (!Array.isArray(parent)) {
-    if (!Object.prototype.hasOwnProperty.call(parent, key)) throw new NotApplicable(`Unable to remove nonexistent key: ${key}`);
+    if (!Object.prototype.hasOwnProperty.call(parent, key))
+      throw new NotApplicable(`Unable to remove nonexistent key: ${key}`);
     const old = parent[key];
     delete parent[key];
     return old;
@@ -117,7 +119,10 @@ function deepEqual(a: unknown, b: unknown): boolean {
   }
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
+    return (
+      keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]))
+    );
   }
   return false;
 }
@@ -211,7 +216,8 @@ function applyOperation(doc: unknown, op: unknown): unknown {
  */
 export function applyJsonPatch(doc: unknown, ops: unknown): unknown {
   if (ops === null) return clone(doc);
-  if (!Array.isArray(ops)) throw badRequest(`json: cannot unmarshal ${jsonKind(ops)} into Go value of type jsonpatch.Patch`);
+  if (!Array.isArray(ops))
+    throw badRequest(`json: cannot unmarshal ${jsonKind(ops)} into Go value of type jsonpatch.Patch`);
   for (const op of ops) {
     if (op !== null && !isPlainObject(op)) {
       throw badRequest(`json: cannot unmarshal ${jsonKind(op)} into Go value of type jsonpatch.Operation`);

@@ -23,7 +23,11 @@ interface FieldSchema {
   readonly fields?: Readonly<Record<string, FieldSchema>>;
 }
 
-const mergeList = (mergeKey?: string, fields?: Readonly<Record<string, FieldSchema>>): FieldSchema => ({ merge: true, mergeKey, fields });
+const mergeList = (mergeKey?: string, fields?: Readonly<Record<string, FieldSchema>>): FieldSchema => ({
+  merge: true,
+  mergeKey,
+  fields,
+});
 const struct = (fields: Readonly<Record<string, FieldSchema>>): FieldSchema => ({ fields });
 
 // Tags from k8s.io/api core/v1 and meta/v1 types.
@@ -152,7 +156,11 @@ function listOfLists(): StatusError {
 function directiveTarget(key: string, prefix: string): string {
   const slash = key.indexOf('/');
   if (slash < 0 || key.slice(0, slash) !== prefix) {
-    throw badRequest(prefix === DELETE_PREFIX ? 'invalid patch format of primitive list' : 'invalid patch format of setElementOrder list');
+    throw badRequest(
+      prefix === DELETE_PREFIX
+        ? 'invalid patch format of primitive list'
+        : 'invalid patch format of setElementOrder list',
+    );
   }
   return key.slice(slash + 1);
 }
@@ -334,7 +342,13 @@ function mergeLists(original: unknown[], patch: unknown[], schema: FieldSchema, 
   }
   const inPatch = (o: unknown): boolean =>
     isPlainObject(o) && regular.some((p) => has(p, mergeKey) && p[mergeKey] === o[mergeKey]);
-  return normalizeOrder(merged.filter(inPatch), merged.filter((o) => !inPatch(o)), regular, base, mergeKey);
+  return normalizeOrder(
+    merged.filter(inPatch),
+    merged.filter((o) => !inPatch(o)),
+    regular,
+    base,
+    mergeKey,
+  );
 }
 
 /** `$retainKeys`: keys of the live map not listed are cleared; every set key of the patch must be listed. */
@@ -384,14 +398,24 @@ function applyElementOrder(target: Obj, patch: Obj, schema: FieldSchema | undefi
         kind === 'map' && mergeKey !== undefined
           ? isPlainObject(x) && order.some((o) => isPlainObject(o) && o[mergeKey] === x[mergeKey])
           : order.includes(x);
-      merged = normalizeOrder(merged.filter(ordered), merged.filter((x) => !ordered(x)), order, liveList, kind === 'map' ? mergeKey : undefined);
+      merged = normalizeOrder(
+        merged.filter(ordered),
+        merged.filter((x) => !ordered(x)),
+        order,
+        liveList,
+        kind === 'map' ? mergeKey : undefined,
+      );
     }
     put(target, key, merged);
   }
 }
 
 /** The patch list must list its (non-deleted) items in the order of the `$setElementOrder` list. */
-function checkPatchFollowsOrder(patchList: readonly unknown[], order: readonly unknown[], mergeKey: string | undefined): void {
+function checkPatchFollowsOrder(
+  patchList: readonly unknown[],
+  order: readonly unknown[],
+  mergeKey: string | undefined,
+): void {
   if (order.length === 0 || patchList.length === 0) return;
   let items = patchList;
   if (mergeKey !== undefined) {
@@ -418,7 +442,9 @@ function checkPatchFollowsOrder(patchList: readonly unknown[], order: readonly u
     o++;
   }
   if (p < items.length && o >= order.length) {
-    throw passthrough(`The order in patch list:\n${goValue(patchList)}\n doesn't match ${ORDER_PREFIX} list:\n${goValue(order)}\n`);
+    throw passthrough(
+      `The order in patch list:\n${goValue(patchList)}\n doesn't match ${ORDER_PREFIX} list:\n${goValue(order)}\n`,
+    );
   }
 }
 

@@ -20,8 +20,17 @@ export interface StartNodeProcessOptions {
  * @param ready - text whose appearance on stdout means the child is up (e.g. a log line it prints when started).
  * @throws Error when the child exits or the timeout passes first; the message has its stdout and stderr.
  */
-export async function startNodeProcess(name: string, args: readonly string[], ready: string, options: StartNodeProcessOptions = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startNodeProcess(
+  name: string,
+  args: readonly string[],
+  ready: string,
+  options: StartNodeProcessOptions = {},
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   options.onSpawn?.(child);
   let stdout = '';
   let stderr = '';
@@ -31,7 +40,10 @@ export async function startNodeProcess(name: string, args: readonly string[], re
   const timeoutMs = options.timeoutMs ?? 30_000;
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not print "${ready}" within ${timeoutMs} ms:\n${stdout}${stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${name} did not print "${ready}" within ${timeoutMs} ms:\n${stdout}${stderr}`)),
+        timeoutMs,
+      );
       child.stdout?.on('data', (d: Buffer) => {
         stdout += d.toString();
         if (stdout.includes(ready)) {

@@ -42,7 +42,10 @@ export interface ServeProcess {
 function cliPath(): string {
   for (let dir = path.dirname(fileURLToPath(import.meta.url)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@kprov/testkit') {
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@kprov/testkit'
+    ) {
       return path.join(dir, 'dist', 'cli.js');
     }
   }
@@ -57,7 +60,13 @@ function cliPath(): string {
  */
 export async function startServeProcess(options: ServeProcessOptions): Promise<ServeProcess> {
   const kubeconfig = path.join(options.dir, 'kubeconfig');
-  const args = [cliPath(), 'serve', '--kubeconfig-out', kubeconfig, ...(options.nodes ?? []).flatMap((n) => ['--node', n])];
+  const args = [
+    cliPath(),
+    'serve',
+    '--kubeconfig-out',
+    kubeconfig,
+    ...(options.nodes ?? []).flatMap((n) => ['--node', n]),
+  ];
   if (options.binder === false) args.push('--no-binder');
   if (options.scheduler === false) args.push('--no-scheduler');
   if (options.kubelet === false) args.push('--no-kubelet');
@@ -68,5 +77,11 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
   });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfig);
-  return { child, kubeconfig, kubeConfig, url: kubeConfig.getCurrentCluster()?.server ?? '', stop: () => stopProcess(child) };
+  return {
+    child,
+    kubeconfig,
+    kubeConfig,
+    url: kubeConfig.getCurrentCluster()?.server ?? '',
+    stop: () => stopProcess(child),
+  };
 }

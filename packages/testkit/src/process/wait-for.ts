@@ -18,7 +18,11 @@ export interface WaitForOptions {
  * @param what - what is awaited, for the timeout message ("PVC local-path-pvc Bound").
  * @throws Error `timed out after <ms> ms waiting for <what>` (with the probe's last error, if any).
  */
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, options: WaitForOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  options: WaitForOptions = {},
+): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const intervalMs = options.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;
@@ -33,12 +37,17 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
       lastError = err;
     }
     if (Date.now() >= deadline) {
-      const cause = lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : inspect(lastError)})`;
+      const cause =
+        lastError === undefined
+          ? ''
+          : ` (last error: ${lastError instanceof Error ? lastError.message : inspect(lastError)})`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
     }
-    await sleep(intervalMs, undefined, options.signal === undefined ? {} : { signal: options.signal }).catch((err: unknown) => {
-      // timers/promises rejects with a generic AbortError; the caller wants the reason it aborted with.
-      throw options.signal?.aborted === true ? options.signal.reason : err;
-    });
+    await sleep(intervalMs, undefined, options.signal === undefined ? {} : { signal: options.signal }).catch(
+      (err: unknown) => {
+        // timers/promises rejects with a generic AbortError; the caller wants the reason it aborted with.
+        throw options.signal?.aborted === true ? options.signal.reason : err;
+      },
+    );
   }
 }

@@ -49,7 +49,8 @@ const OPERATORS: readonly FieldOperator[] = ['!=', '==', '='];
 function splitTerm(term: string): { field: string; operator: FieldOperator; raw: string } | undefined {
   for (let i = 0; i < term.length; i++) {
     for (const operator of OPERATORS) {
-      if (term.startsWith(operator, i)) return { field: term.slice(0, i), operator, raw: term.slice(i + operator.length) };
+      if (term.startsWith(operator, i))
+        return { field: term.slice(0, i), operator, raw: term.slice(i + operator.length) };
     }
   }
   return undefined;
@@ -61,7 +62,8 @@ function unescapeValue(raw: string): string {
   let escaped = false;
   for (const c of raw) {
     if (escaped) {
-      if (c !== '\\' && c !== ',' && c !== '=') throw badRequest(`invalid field selector: invalid escape sequence: \\${c}`);
+      if (c !== '\\' && c !== ',' && c !== '=')
+        throw badRequest(`invalid field selector: invalid escape sequence: \\${c}`);
       out += c;
       escaped = false;
     } else if (c === '\\') {
@@ -173,12 +175,16 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
  * @throws StatusError 400 BadRequest for an unsupported field.
  */
 export function validateFieldSelector(resourceKeyOfType: string, sel: FieldSelector): void {
-  const own = Object.prototype.hasOwnProperty.call(SUPPORTED, resourceKeyOfType) ? SUPPORTED[resourceKeyOfType] : undefined;
+  const own = Object.prototype.hasOwnProperty.call(SUPPORTED, resourceKeyOfType)
+    ? SUPPORTED[resourceKeyOfType]
+    : undefined;
   for (const { field } of sel.requirements) {
     if (own !== undefined) {
       if (!own.includes(field)) throw badRequest(`field label not supported: ${field}`);
     } else if (field !== 'metadata.name' && field !== 'metadata.namespace') {
-      throw badRequest(`${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`);
+      throw badRequest(
+        `${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`,
+      );
     }
   }
 }

@@ -65,7 +65,8 @@ function labelKeyProblems(key: string): string[] {
       problems.push('prefix part must be non-empty');
     } else {
       if (byteLength(prefix) > 253) problems.push(`prefix part ${maxLenError(253)}`);
-      if (!SUBDOMAIN_RE.test(prefix)) problems.push(`prefix part ${regexError(SUBDOMAIN_MSG, SUBDOMAIN_FMT, 'example.com')}`);
+      if (!SUBDOMAIN_RE.test(prefix))
+        problems.push(`prefix part ${regexError(SUBDOMAIN_MSG, SUBDOMAIN_FMT, 'example.com')}`);
     }
   } else {
     return [
@@ -121,20 +122,24 @@ function newRequirement(key: string, operator: LabelOperator, values: readonly s
   switch (operator) {
     case 'in':
     case 'notin':
-      if (values.length === 0) errors.push(invalid('values', values, "for 'in', 'notin' operators, values set can't be empty"));
+      if (values.length === 0)
+        errors.push(invalid('values', values, "for 'in', 'notin' operators, values set can't be empty"));
       break;
     case '=':
     case '==':
     case '!=':
-      if (values.length !== 1) errors.push(invalid('values', values, 'exact-match compatibility requires one single value'));
+      if (values.length !== 1)
+        errors.push(invalid('values', values, 'exact-match compatibility requires one single value'));
       break;
     case 'exists':
     case '!':
-      if (values.length !== 0) errors.push(invalid('values', values, 'values set must be empty for exists and does not exist'));
+      if (values.length !== 0)
+        errors.push(invalid('values', values, 'values set must be empty for exists and does not exist'));
       break;
     case 'gt':
     case 'lt':
-      if (values.length !== 1) errors.push(invalid('values', values, "for 'Gt', 'Lt' operators, exactly one value is required"));
+      if (values.length !== 1)
+        errors.push(invalid('values', values, "for 'Gt', 'Lt' operators, exactly one value is required"));
       values.forEach((v, i) => {
         if (int64Of(v) === undefined) {
           errors.push(invalid(`values[${i}]`, v, "for 'Gt', 'Lt' operators, the value must be an integer"));
@@ -233,7 +238,8 @@ class Parser {
 
   private token(at: number, context: Context): Token {
     const t = this.tokens[Math.min(at, this.tokens.length - 1)] ?? { kind: 'end', literal: '' };
-    if (context === 'values' && (t.kind === 'in' || t.kind === 'notin')) return { kind: 'identifier', literal: t.literal };
+    if (context === 'values' && (t.kind === 'in' || t.kind === 'notin'))
+      return { kind: 'identifier', literal: t.literal };
     return t;
   }
 
@@ -482,8 +488,11 @@ export function labelSelectorFromObject(sel: LabelSelectorObject | null | undefi
   };
   for (const [key, value] of Object.entries(sel.matchLabels ?? {})) add(newRequirement(key, '=', [value]));
   for (const expr of sel.matchExpressions ?? []) {
-    const operator = Object.prototype.hasOwnProperty.call(OBJECT_OPERATORS, expr.operator) ? OBJECT_OPERATORS[expr.operator] : undefined;
-    if (operator === undefined) throw badRequest(`${JSON.stringify(expr.operator)} is not a valid label selector operator`);
+    const operator = Object.prototype.hasOwnProperty.call(OBJECT_OPERATORS, expr.operator)
+      ? OBJECT_OPERATORS[expr.operator]
+      : undefined;
+    if (operator === undefined)
+      throw badRequest(`${JSON.stringify(expr.operator)} is not a valid label selector operator`);
     add(newRequirement(expr.key, operator, expr.values ?? []));
   }
   return { requirements: requirements.sort(byKey), matchesNothing: false };

@@ -90,7 +90,9 @@ function parseYamlObject(bytes: Buffer, kind: string): Record<string, unknown> {
   try {
     value = parseYaml(bytes.toString('utf8'), { version: '1.1' });
   } catch (e) {
-    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): error converting YAML to JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): error converting YAML to JSON: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObject(kind, value, bytes);
   return value as Record<string, unknown>;

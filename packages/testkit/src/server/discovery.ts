@@ -81,9 +81,9 @@ export function discover(path: string, serverAddress: string): { status: number;
     const group = m[1] ?? '';
     const gv = GROUP_VERSIONS.find((g) => g.group === group && (m[2] === undefined || g.version === m[2]));
     if (gv === undefined) return undefined;
-    if (m[2] === undefined) return { status: 200, body: { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(gv.group, gv.version) } };
+    if (m[2] === undefined)
+      return { status: 200, body: { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(gv.group, gv.version) } };
     return { status: 200, body: resourceList(gv.group, gv.version) };
   }
   return undefined;
 }
-

@@ -87,7 +87,8 @@ export class FaultInjector {
     for (const rule of this.rules) {
       if (!matches(rule.verb, req.verb)) continue;
       const keyed = req.resource.group === '' ? req.resource.plural : `${req.resource.group}/${req.resource.plural}`;
-      if (rule.resource !== undefined && !matches(rule.resource, req.resource.plural) && !matches(rule.resource, keyed)) continue;
+      if (rule.resource !== undefined && !matches(rule.resource, req.resource.plural) && !matches(rule.resource, keyed))
+        continue;
       if (rule.subresource !== undefined && rule.subresource !== (req.subresource ?? '')) continue;
       if (rule.count !== undefined && rule.hits >= rule.count) continue;
       if (rule.action.type === 'error' && error !== undefined) continue;
@@ -108,16 +109,25 @@ function faultError(action: Extract<FaultAction, { type: 'error' }>, req: FaultR
     case 503:
       return serviceUnavailable();
     case 409:
-      return conflict(req.resource, req.name ?? '', 'the object has been modified; please apply your changes to the latest version and try again');
+      return conflict(
+        req.resource,
+        req.name ?? '',
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     case 410:
       return resourceExpired(0, 0);
     case 403: {
-      const qualified = req.resource.group === '' ? req.resource.plural : `${req.resource.plural}.${req.resource.group}`;
+      const qualified =
+        req.resource.group === '' ? req.resource.plural : `${req.resource.plural}.${req.resource.group}`;
       return new StatusError(
         403,
         'Forbidden',
         `${qualified}${req.name === undefined ? '' : ` "${req.name}"`} is forbidden: User "kprov-testkit" cannot ${req.verb} resource "${req.resource.plural}" in API group "${req.resource.group}"`,
-        { ...(req.name === undefined ? {} : { name: req.name }), ...(req.resource.group === '' ? {} : { group: req.resource.group }), kind: req.resource.plural },
+        {
+          ...(req.name === undefined ? {} : { name: req.name }),
+          ...(req.resource.group === '' ? {} : { group: req.resource.group }),
+          kind: req.resource.plural,
+        },
       );
     }
     case 500:

@@ -44,11 +44,15 @@ export function checkBody(r: ResourceType, obj: Record<string, unknown>, namespa
   }
   const kind = obj.kind;
   if (typeof kind === 'string' && kind !== '' && kind !== r.kind) {
-    throw badRequest(`the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: kind ${kind} is not ${r.kind}`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${r.kind}): couldn't get version/kind; json parse error: kind ${kind} is not ${r.kind}`,
+    );
   }
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
   if (!isPlainObject(obj.metadata)) {
-    throw badRequest(`${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${r.kind}.metadata of type v1.ObjectMeta`);
+    throw badRequest(
+      `${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${r.kind}.metadata of type v1.ObjectMeta`,
+    );
   }
   const meta = obj.metadata;
   if (r.namespaced && namespace !== undefined) {
@@ -60,7 +64,13 @@ export function checkBody(r: ResourceType, obj: Record<string, unknown>, namespa
   return obj as KubeObject;
 }
 
-export function handleCreate(store: ObjectStore, r: ResourceType, namespace: string | undefined, body: RequestBody, dryRun = false): Reply {
+export function handleCreate(
+  store: ObjectStore,
+  r: ResourceType,
+  namespace: string | undefined,
+  body: RequestBody,
+  dryRun = false,
+): Reply {
   if (r.namespaced && namespace === undefined) throw methodNotAllowed();
   const obj = checkBody(r, parseObjectBody(body, r.kind), namespace);
   return { status: 201, body: store.create(r, obj, { dryRun }) };
@@ -97,15 +107,22 @@ export function handlePatch(
 ): Reply {
   const type = body.mediaType;
   // The router accepts only these for PATCH; it answers anything else itself, without naming them.
-  if (!(PATCH_TYPES as readonly string[]).includes(type)) throw new StatusError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
+  if (!(PATCH_TYPES as readonly string[]).includes(type))
+    throw new StatusError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
   const text = body.bytes.toString('utf8');
   const current = store.get(r, namespace, name);
   const options = { ...(subresource === undefined ? {} : { subresource }), dryRun };
   if (type === 'application/apply-patch+yaml') {
     if (fieldManager === null || fieldManager === '') {
-      throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+      throw badRequest(
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+      );
     }
-    const applied = checkBody(r, parseObjectBody({ bytes: body.bytes, mediaType: 'application/yaml' }, r.kind), namespace);
+    const applied = checkBody(
+      r,
+      parseObjectBody({ bytes: body.bytes, mediaType: 'application/yaml' }, r.kind),
+      namespace,
+    );
     if (current === undefined) {
       if (subresource !== undefined) throw notFound(r, name);
       applied.metadata.name = name;
@@ -121,14 +138,15 @@ export function handlePatch(
   else if (type === 'application/merge-patch+json') {
     checkMergePatchBody(patch);
     patched = applyMergePatch(current, patch);
-  }
-  else patched = applyStrategicMergePatch(resourceKey(r), current, patch);
+  } else patched = applyStrategicMergePatch(resourceKey(r), current, patch);
   if (!isPlainObject(patched) || !isPlainObject(patched.metadata)) {
     throw badRequest('the patch produced an object without metadata');
   }
   const next = patched as KubeObject;
   if (next.metadata.name !== name) {
-    throw badRequest(`the name of the object (${String(next.metadata.name)}) does not match the name on the URL (${name})`);
+    throw badRequest(
+      `the name of the object (${String(next.metadata.name)}) does not match the name on the URL (${name})`,
+    );
   }
   return { status: 200, body: store.update(r, next, options) };
 }
@@ -145,7 +163,8 @@ function parseDeleteBody(body: RequestBody): DeleteBody {
   if (!isPlainObject(pre)) throw badRequest('DeleteOptions.preconditions must be an object');
   const out: DeleteBody = { preconditions: {} };
   if (typeof pre.uid === 'string' && out.preconditions) out.preconditions.uid = pre.uid;
-  if (typeof pre.resourceVersion === 'string' && out.preconditions) out.preconditions.resourceVersion = pre.resourceVersion;
+  if (typeof pre.resourceVersion === 'string' && out.preconditions)
+    out.preconditions.resourceVersion = pre.resourceVersion;
   return out;
 }
 
@@ -157,14 +176,26 @@ function successStatus(r: ResourceType, obj: KubeObject): object {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
 
-export function handleDelete(store: ObjectStore, r: ResourceType, namespace: string | undefined, name: string, body: RequestBody, dryRun = false): Reply {
+export function handleDelete(
+  store: ObjectStore,
+  r: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  body: RequestBody,
+  dryRun = false,
+): Reply {
   const options = parseDeleteBody(body);
   const result = store.delete(r, namespace, name, options.preconditions ?? {}, { dryRun });
   if (!result.deleted || RETURNS_DELETED_OBJECT.has(resourceKey(r))) return { status: 200, body: result.object };
   return { status: 200, body: successStatus(r, result.object) };
 }
 
-export function handleDeleteCollection(store: ObjectStore, r: ResourceType, items: KubeObject[], dryRun = false): Reply {
+export function handleDeleteCollection(
+  store: ObjectStore,
+  r: ResourceType,
+  items: KubeObject[],
+  dryRun = false,
+): Reply {
   const deleted: KubeObject[] = [];
   for (const o of items) {
     try {
@@ -176,7 +207,12 @@ export function handleDeleteCollection(store: ObjectStore, r: ResourceType, item
   }
   return {
     status: 200,
-    body: { kind: `${r.kind}List`, apiVersion: apiVersion(r), metadata: { resourceVersion: String(store.resourceVersion) }, items: deleted },
+    body: {
+      kind: `${r.kind}List`,
+      apiVersion: apiVersion(r),
+      metadata: { resourceVersion: String(store.resourceVersion) },
+      items: deleted,
+    },
   };
 }
 

@@ -36,7 +36,8 @@ function encodeContinue(key: ContinueKey): string {
 function decodeContinue(token: string): ContinueKey {
   try {
     const key = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as ContinueKey;
-    if (key.v !== 'meta.k8s.io/v1' || typeof key.rv !== 'number' || typeof key.start !== 'string') throw new Error('bad');
+    if (key.v !== 'meta.k8s.io/v1' || typeof key.rv !== 'number' || typeof key.start !== 'string')
+      throw new Error('bad');
     return key;
   } catch {
     throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
@@ -44,7 +45,9 @@ function decodeContinue(token: string): ContinueKey {
 }
 
 function sortKey(o: KubeObject): string {
-  return o.metadata.namespace === undefined ? (o.metadata.name ?? '') : `${o.metadata.namespace}/${o.metadata.name ?? ''}`;
+  return o.metadata.namespace === undefined
+    ? (o.metadata.name ?? '')
+    : `${o.metadata.namespace}/${o.metadata.name ?? ''}`;
 }
 
 /**
@@ -86,16 +89,22 @@ export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): 
     const wanted = Number(q.resourceVersion);
     if (!Number.isInteger(wanted) || wanted < 0) throw badRequest(`invalid resource version: ${q.resourceVersion}`);
     if (wanted > store.resourceVersion) {
-      throw new StatusError(504, 'Timeout', `Too large resource version: ${wanted}, current: ${store.resourceVersion}`, {
-        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
-        retryAfterSeconds: 1,
-      });
+      throw new StatusError(
+        504,
+        'Timeout',
+        `Too large resource version: ${wanted}, current: ${store.resourceVersion}`,
+        {
+          causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+          retryAfterSeconds: 1,
+        },
+      );
     }
     if (q.resourceVersionMatch === 'Exact') atRv = wanted;
   }
   // Only the objects that are returned are copied, not every object of the resource.
   const all = snapshotAt(store, r, atRv).filter(
-    (o) => (q.namespace === undefined || !r.namespaced || o.metadata.namespace === q.namespace) && matchesSelectors(r, o, q),
+    (o) =>
+      (q.namespace === undefined || !r.namespaced || o.metadata.namespace === q.namespace) && matchesSelectors(r, o, q),
   );
   const from = start === '' ? all : all.filter((o) => sortKey(o) >= start);
   const limit = q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
@@ -103,7 +112,8 @@ export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): 
   const page = from.slice(0, limit).map((o) => clone(o));
   const next = from[limit];
   const result: ListResult = { items: page, resourceVersion: atRv, remainingItemCount: from.length - limit };
-  if (next !== undefined) result.continueToken = encodeContinue({ v: 'meta.k8s.io/v1', rv: atRv, start: sortKey(next) });
+  if (next !== undefined)
+    result.continueToken = encodeContinue({ v: 'meta.k8s.io/v1', rv: atRv, start: sortKey(next) });
   return result;
 }
 
@@ -125,21 +135,39 @@ export function validateListOptions(q: ListOptionsQuery, watch: boolean): void {
   const cont = (q.continueToken ?? '') !== '';
   if (watch) {
     if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
-      errors.push(forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+      errors.push(
+        forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'),
+      );
     }
     if (match !== '') {
-      if (q.sendInitialEvents === undefined) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+      if (q.sendInitialEvents === undefined)
+        errors.push(
+          forbidden(
+            'resourceVersionMatch',
+            'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+          ),
+        );
       if (match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
-      if (cont) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      if (cont)
+        errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
     }
   } else {
     if (match !== '') {
-      if ((q.resourceVersion ?? '') === '') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-      if (cont) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-      if (match !== 'Exact' && match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
-      if (match === 'Exact' && q.resourceVersion === '0') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+      if ((q.resourceVersion ?? '') === '')
+        errors.push(
+          forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'),
+        );
+      if (cont)
+        errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      if (match !== 'Exact' && match !== 'NotOlderThan')
+        errors.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+      if (match === 'Exact' && q.resourceVersion === '0')
+        errors.push(
+          forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+        );
     }
-    if (q.sendInitialEvents !== undefined) errors.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+    if (q.sendInitialEvents !== undefined)
+      errors.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
   }
   if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
 }

@@ -11,14 +11,7 @@ import { badRequest, type StatusError } from '../api/status.js';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
 /** How one field is decoded. */
-type FieldType =
-  | 'string'
-  | 'bytes'
-  | 'bool'
-  | 'int64'
-  | 'time'
-  | { message: Schema }
-  | { map: 'string' | 'bytes' };
+type FieldType = 'string' | 'bytes' | 'bool' | 'int64' | 'time' | { message: Schema } | { map: 'string' | 'bytes' };
 
 interface Field {
   name: string;
@@ -244,22 +237,39 @@ function unrecognized(kind: string, bytes: Buffer, detail: string, summary: (b: 
  * Decodes a protobuf request body of `kind` into the JSON object the client meant, with `apiVersion` and `kind` from
  * the envelope. Throws 400 BadRequest, worded as kube-apiserver words it, for a body that is not one.
  */
-export function decodeProtobufObject(bytes: Buffer, kind: string, summary: (b: Buffer) => string): Record<string, unknown> {
+export function decodeProtobufObject(
+  bytes: Buffer,
+  kind: string,
+  summary: (b: Buffer) => string,
+): Record<string, unknown> {
   const schema = KINDS[kind];
   if (schema === undefined) throw new Error(`no protobuf schema for ${kind}`);
   if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
-    throw unrecognized(kind, bytes, `provided data does not appear to be a protobuf message, expected prefix [${[...MAGIC].join(' ')}]`, summary);
+    throw unrecognized(
+      kind,
+      bytes,
+      `provided data does not appear to be a protobuf message, expected prefix [${[...MAGIC].join(' ')}]`,
+      summary,
+    );
   }
   try {
     const envelope = decodeMessage(bytes.subarray(MAGIC.length), {
-      1: { name: 'typeMeta', type: { message: { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } } } },
+      1: {
+        name: 'typeMeta',
+        type: { message: { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } } },
+      },
       2: { name: 'raw', type: 'bytes' },
       3: { name: 'contentEncoding', type: 'string' },
     });
     const typeMeta = (envelope.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
     const raw = Buffer.from(typeof envelope.raw === 'string' ? envelope.raw : '', 'base64');
-    if (typeof envelope.contentEncoding === 'string') throw new Error(`unsupported content encoding ${envelope.contentEncoding}`);
-    return { ...(typeMeta.apiVersion === undefined ? {} : { apiVersion: typeMeta.apiVersion }), ...(typeMeta.kind === undefined ? {} : { kind: typeMeta.kind }), ...decodeMessage(raw, schema) };
+    if (typeof envelope.contentEncoding === 'string')
+      throw new Error(`unsupported content encoding ${envelope.contentEncoding}`);
+    return {
+      ...(typeMeta.apiVersion === undefined ? {} : { apiVersion: typeMeta.apiVersion }),
+      ...(typeMeta.kind === undefined ? {} : { kind: typeMeta.kind }),
+      ...decodeMessage(raw, schema),
+    };
   } catch (e) {
     throw unrecognized(kind, bytes, e instanceof Error ? e.message : String(e), summary);
   }

@@ -1,7 +1,13 @@
 import type { KubeObject } from '../api/objects.js';
 import { resourceKey, type ResourceType } from '../api/resources.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../selectors/labels.js';
-import { fieldsOf, matchesFields, parseFieldSelector, validateFieldSelector, type FieldSelector } from '../selectors/fields.js';
+import {
+  fieldsOf,
+  matchesFields,
+  parseFieldSelector,
+  validateFieldSelector,
+  type FieldSelector,
+} from '../selectors/fields.js';
 
 /** Parsed label and field selectors of a list or watch. */
 export interface Selectors {

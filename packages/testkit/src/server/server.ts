@@ -25,7 +25,12 @@ import { resourceExpired } from '../api/status.js';
 
 /** Where pod logs come from (the kubelet simulation). */
 export interface PodLogSource {
-  readLog(namespace: string, pod: string, container?: string, options?: { tailLines?: number; previous?: boolean }): string | undefined;
+  readLog(
+    namespace: string,
+    pod: string,
+    container?: string,
+    options?: { tailLines?: number; previous?: boolean },
+  ): string | undefined;
 }
 
 /** Options of {@link ApiServer}. */
@@ -44,9 +49,14 @@ export interface ApiServerOptions {
 
 type RequestVerb = Verb | 'log' | 'binding';
 
-function requestVerb(method: string, route: Extract<Route, { type: 'resource' }>, watch: boolean): RequestVerb | undefined {
+function requestVerb(
+  method: string,
+  route: Extract<Route, { type: 'resource' }>,
+  watch: boolean,
+): RequestVerb | undefined {
   if (route.subresource === 'log') return method === 'GET' ? 'log' : undefined;
-  if (route.subresource === 'binding') return method === 'POST' && route.resource.plural === 'pods' ? 'binding' : undefined;
+  if (route.subresource === 'binding')
+    return method === 'POST' && route.resource.plural === 'pods' ? 'binding' : undefined;
   if (route.name === undefined) {
     if (method === 'GET') return watch ? 'watch' : 'list';
     if (method === 'POST') return 'create';
@@ -194,7 +204,11 @@ export class ApiServer {
       throw methodNotAllowed();
     }
     if (verb !== 'log' && verb !== 'binding' && !r.verbs.includes(verb)) throw methodNotAllowed();
-    if (route.subresource !== undefined && !(r.subresources as readonly string[]).includes(route.subresource) && verb !== 'binding') {
+    if (
+      route.subresource !== undefined &&
+      !(r.subresources as readonly string[]).includes(route.subresource) &&
+      verb !== 'binding'
+    ) {
       throw unknownPath();
     }
     const countKey = `${verb} ${r.plural}${route.subresource === 'status' ? '/status' : ''}`;
@@ -231,7 +245,13 @@ export class ApiServer {
       case 'get': {
         const obj = this.store.mustGet(r, namespace, name ?? '');
         if (wantsTable(req.headers.accept)) {
-          return { status: 200, body: toTable(r, [obj], { includeObject: includeObject(q), resourceVersion: obj.metadata.resourceVersion ?? '' }) };
+          return {
+            status: 200,
+            body: toTable(r, [obj], {
+              includeObject: includeObject(q),
+              resourceVersion: obj.metadata.resourceVersion ?? '',
+            }),
+          };
         }
         return { status: 200, body: obj };
       }
@@ -242,7 +262,16 @@ export class ApiServer {
       case 'update':
         return handleUpdate(this.store, r, namespace, name ?? '', status, body, dryRunParam(q, 'UpdateOptions'));
       case 'patch':
-        return handlePatch(this.store, r, namespace, name ?? '', status, body, q.get('fieldManager'), dryRunParam(q, 'PatchOptions'));
+        return handlePatch(
+          this.store,
+          r,
+          namespace,
+          name ?? '',
+          status,
+          body,
+          q.get('fieldManager'),
+          dryRunParam(q, 'PatchOptions'),
+        );
       case 'delete':
         return handleDelete(this.store, r, namespace, name ?? '', body, dryRunParam(q, 'DeleteOptions'));
       case 'deletecollection': {
@@ -289,7 +318,12 @@ export class ApiServer {
     const items = result.items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
     return {
       status: 200,
-      body: { kind: `${r.kind}List`, apiVersion: r.group === '' ? r.version : `${r.group}/${r.version}`, metadata, items },
+      body: {
+        kind: `${r.kind}List`,
+        apiVersion: r.group === '' ? r.version : `${r.group}/${r.version}`,
+        metadata,
+        items,
+      },
     };
   }
 
@@ -319,14 +353,24 @@ export class ApiServer {
     return { status: 200, body: text ?? '', contentType: 'text/plain' };
   }
 
-  private startWatch(req: IncomingMessage, res: ServerResponse, r: ResourceType, route: Extract<Route, { type: 'resource' }>, q: URLSearchParams): void {
+  private startWatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: ResourceType,
+    route: Extract<Route, { type: 'resource' }>,
+    q: URLSearchParams,
+  ): void {
     const fieldSelector = route.name === undefined ? q.get('fieldSelector') : `metadata.name=${route.name}`;
     const timeout = intParam(q, 'timeoutSeconds') ?? this.options.defaultWatchTimeoutSeconds ?? 1800;
     const rv = q.get('resourceVersion');
     const options = listOptions(q);
     // WatchList defaulting (on in 1.32): a watch from "" or "0" that says nothing else gets its initial events, and
     // with them the bookmark that ends them.
-    if (options.sendInitialEvents === undefined && (options.resourceVersionMatch ?? '') === '' && (rv === null || rv === '' || rv === '0')) {
+    if (
+      options.sendInitialEvents === undefined &&
+      (options.resourceVersionMatch ?? '') === '' &&
+      (rv === null || rv === '' || rv === '0')
+    ) {
       options.sendInitialEvents = true;
       options.resourceVersionMatch = 'NotOlderThan';
     }
@@ -367,11 +411,17 @@ export class ApiServer {
       res.destroy();
       return;
     }
-    const status: Status = e instanceof StatusError ? e.status : internalError(e instanceof Error ? e.message : String(e)).status;
+    const status: Status =
+      e instanceof StatusError ? e.status : internalError(e instanceof Error ? e.message : String(e)).status;
     const headers: Record<string, string> = {};
-    if (status.details?.retryAfterSeconds !== undefined) headers['Retry-After'] = String(status.details.retryAfterSeconds);
+    if (status.details?.retryAfterSeconds !== undefined)
+      headers['Retry-After'] = String(status.details.retryAfterSeconds);
     const text = JSON.stringify(status);
-    res.writeHead(status.code, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.writeHead(status.code, {
+      ...headers,
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+    });
     res.end(text);
   }
 }

@@ -108,7 +108,10 @@ export class WatchConnection {
 
   private send(type: WatchEventType, object: unknown): void {
     if (this.closed) return;
-    const body = type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED' ? wire(this.resource, object as KubeObject) : object;
+    const body =
+      type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED'
+        ? wire(this.resource, object as KubeObject)
+        : object;
     const rv = Number((body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion);
     if (type !== 'ERROR' && Number.isInteger(rv) && rv > this.sentRv) this.sentRv = rv;
     this.res.write(`${JSON.stringify({ type, object: body })}\n`);
@@ -119,7 +122,11 @@ export class WatchConnection {
     return {
       kind: this.resource.kind,
       apiVersion: apiVersionOf(this.resource),
-      metadata: { resourceVersion: String(this.store.resourceVersion), creationTimestamp: null, ...(annotations === undefined ? {} : { annotations }) },
+      metadata: {
+        resourceVersion: String(this.store.resourceVersion),
+        creationTimestamp: null,
+        ...(annotations === undefined ? {} : { annotations }),
+      },
     };
   }
 
@@ -137,7 +144,12 @@ export class WatchConnection {
    * sends it, `kubernetes.io/initial-events-list-blueprint`: the empty list the client can build its list from.
    */
   private initialEventsEnd(): void {
-    const list = { kind: `${this.resource.kind}List`, apiVersion: apiVersionOf(this.resource), metadata: {}, items: null };
+    const list = {
+      kind: `${this.resource.kind}List`,
+      apiVersion: apiVersionOf(this.resource),
+      metadata: {},
+      items: null,
+    };
     this.send(
       'BOOKMARK',
       this.bookmarkObject({

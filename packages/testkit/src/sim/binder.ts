@@ -96,7 +96,10 @@ const PVS = 'persistentvolumes';
 /** Starts the simulated PV controller; see the module comment. */
 export function startPvBinder(store: ObjectStore, options: PvBinderOptions = {}): Stoppable {
   const binder = new PvBinder(store, options);
-  const queue: WorkQueue = new WorkQueue((key) => binder.reconcile(key, queue), { ...options, resyncMs: options.resyncMs ?? PV_BINDER_RESYNC_MS });
+  const queue: WorkQueue = new WorkQueue((key) => binder.reconcile(key, queue), {
+    ...options,
+    resyncMs: options.resyncMs ?? PV_BINDER_RESYNC_MS,
+  });
   const delay = options.watchDelayMs ?? PV_BINDER_WATCH_DELAY_MS;
   // What the store tells reaches the controller as a watch event would: a little later.
   const observe = (key: string): void => (delay > 0 ? queue.addAfter(key, delay) : queue.add(key));
@@ -121,7 +124,10 @@ export function startPvBinder(store: ObjectStore, options: PvBinderOptions = {})
   });
   queue.add(RESYNC_KEY);
   const protection = options.protection ?? true;
-  const protector = protection === false ? undefined : startProtection(store, { ...options, ...(protection === true ? {} : protection) });
+  const protector =
+    protection === false
+      ? undefined
+      : startProtection(store, { ...options, ...(protection === true ? {} : protection) });
   return {
     async stop() {
       unsubscribe();
@@ -151,7 +157,8 @@ class PvBinder {
       const name = key.slice('class:'.length);
       for (const o of this.store.peek(PVCS)) {
         const c = view<PersistentVolumeClaim>(o);
-        if (claimClass(c) === name || !claimHasClass(c)) queue.add(`claim:${nsKey(o.metadata.namespace, o.metadata.name)}`);
+        if (claimClass(c) === name || !claimHasClass(c))
+          queue.add(`claim:${nsKey(o.metadata.namespace, o.metadata.name)}`);
       }
       return;
     }
@@ -219,7 +226,12 @@ class PvBinder {
       this.provisionClaim(claim, className);
       return;
     } else {
-      this.recorder?.event(claim, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
+      this.recorder?.event(
+        claim,
+        'Normal',
+        'FailedBinding',
+        'no persistent volumes available for this claim and no storage class is set',
+      );
     }
     this.setClaimPhase(claim, 'Pending');
   }
@@ -235,14 +247,28 @@ class PvBinder {
         if (p.metadata.namespace !== ns || (p.spec?.nodeName ?? '') !== '') return false;
         if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') return false;
         const claims = podClaimNames(p.spec?.volumes);
-        for (const v of p.spec?.volumes ?? []) if (v.ephemeral !== undefined) claims.push(`${p.metadata.name ?? ''}-${v.name}`);
+        for (const v of p.spec?.volumes ?? [])
+          if (v.ephemeral !== undefined) claims.push(`${p.metadata.name ?? ''}-${v.name}`);
         return claims.includes(name);
       })
       .map((p) => p.metadata.name ?? '')
       .sort();
-    if (pods.length === 0) this.recorder?.event(claim, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
-    else if (pods.length === 1) this.recorder?.event(claim, 'Normal', 'WaitForPodScheduled', `waiting for pod ${pods[0]} to be scheduled`);
-    else this.recorder?.event(claim, 'Normal', 'WaitForPodScheduled', `waiting for pods ${pods.join(',')} to be scheduled`);
+    if (pods.length === 0)
+      this.recorder?.event(
+        claim,
+        'Normal',
+        'WaitForFirstConsumer',
+        'waiting for first consumer to be created before binding',
+      );
+    else if (pods.length === 1)
+      this.recorder?.event(claim, 'Normal', 'WaitForPodScheduled', `waiting for pod ${pods[0]} to be scheduled`);
+    else
+      this.recorder?.event(
+        claim,
+        'Normal',
+        'WaitForPodScheduled',
+        `waiting for pods ${pods.join(',')} to be scheduled`,
+      );
   }
 
   /**
@@ -253,7 +279,12 @@ class PvBinder {
   private provisionClaim(claim: PersistentVolumeClaim, className: string): void {
     const sc = getClass(this.store, className);
     if (sc === undefined) {
-      this.recorder?.event(claim, 'Warning', 'ProvisioningFailed', `storageclass.storage.k8s.io "${className}" not found`);
+      this.recorder?.event(
+        claim,
+        'Warning',
+        'ProvisioningFailed',
+        `storageclass.storage.k8s.io "${className}" not found`,
+      );
       return;
     }
     const provisioner = sc.provisioner ?? '';
@@ -265,7 +296,11 @@ class PvBinder {
     if (claim.metadata.annotations?.[ANN_STORAGE_PROVISIONER] !== provisioner) {
       current = viewOpt<PersistentVolumeClaim>(
         this.store.modify(PVCS, claim.metadata.namespace, claim.metadata.name ?? '', (o) => {
-          o.metadata.annotations = { ...o.metadata.annotations, [ANN_BETA_STORAGE_PROVISIONER]: provisioner, [ANN_STORAGE_PROVISIONER]: provisioner };
+          o.metadata.annotations = {
+            ...o.metadata.annotations,
+            [ANN_BETA_STORAGE_PROVISIONER]: provisioner,
+            [ANN_STORAGE_PROVISIONER]: provisioner,
+          };
         }),
       );
     }
@@ -360,12 +395,16 @@ class PvBinder {
       c.metadata.annotations = annotations;
       return dirty;
     });
-    const current = viewOpt<PersistentVolumeClaim>(this.store.get(PVCS, claim.metadata.namespace, claim.metadata.name ?? ''));
+    const current = viewOpt<PersistentVolumeClaim>(
+      this.store.get(PVCS, claim.metadata.namespace, claim.metadata.name ?? ''),
+    );
     if (current !== undefined) this.setClaimPhase(current, 'Bound', bound);
   }
 
   private modifyClaim(claim: PersistentVolumeClaim, mutate: (c: PersistentVolumeClaim) => boolean | void): void {
-    this.store.modify(PVCS, claim.metadata.namespace, claim.metadata.name ?? '', (o) => mutate(view<PersistentVolumeClaim>(o)));
+    this.store.modify(PVCS, claim.metadata.namespace, claim.metadata.name ?? '', (o) =>
+      mutate(view<PersistentVolumeClaim>(o)),
+    );
   }
 
   /** `updateClaimStatus`: the phase, and the volume's access modes and capacity (cleared without a volume). */

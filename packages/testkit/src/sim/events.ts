@@ -80,14 +80,39 @@ export class EventRecorder {
     const at = this.now();
     const time = timestamp(new Date(at));
     // eventObserve: the same Event again raises the count, whether or not the spam filter then lets it through.
-    const key = [this.component, '', ref.kind, ref.namespace ?? '', ref.name, '', ref.uid, ref.apiVersion, type, reason, message].join('\u0000');
+    const key = [
+      this.component,
+      '',
+      ref.kind,
+      ref.namespace ?? '',
+      ref.name,
+      '',
+      ref.uid,
+      ref.apiVersion,
+      type,
+      reason,
+      message,
+    ].join('\u0000');
     const last = this.seen.get(key);
     const observation: Observation =
       last === undefined
-        ? { count: 1, name: `${ref.name}.${unixNanos(at).toString(16)}`, namespace: ref.namespace ?? 'default', firstTimestamp: time }
+        ? {
+            count: 1,
+            name: `${ref.name}.${unixNanos(at).toString(16)}`,
+            namespace: ref.namespace ?? 'default',
+            firstTimestamp: time,
+          }
         : { ...last, count: last.count + 1 };
     this.seen.set(key, observation);
-    if (!this.allow([this.component, '', ref.kind, ref.namespace ?? '', ref.name, ref.uid, ref.apiVersion, type, reason].join('\u0000'), at)) return;
+    if (
+      !this.allow(
+        [this.component, '', ref.kind, ref.namespace ?? '', ref.name, ref.uid, ref.apiVersion, type, reason].join(
+          '\u0000',
+        ),
+        at,
+      )
+    )
+      return;
     if (last !== undefined) {
       const updated = this.store.modify('events', observation.namespace, observation.name, (e) => {
         Object.assign(e, { count: observation.count, lastTimestamp: time, message });

@@ -128,7 +128,8 @@ const WATCHED_FOR_SETUP = new Set(['persistentvolumeclaims', 'persistentvolumes'
 /** Starts the simulated kubelet on a store: registers its nodes (unless told not to), then runs their pods; see the module comment. */
 export function startStoreKubelet(store: ObjectStore, options: StoreKubeletOptions): KubeletLoop {
   if (options.registerNodes ?? true) {
-    for (const n of options.nodes) if (store.peekObject('nodes', undefined, n.name) === undefined) registerNode(store, { name: n.name });
+    for (const n of options.nodes)
+      if (store.peekObject('nodes', undefined, n.name) === undefined) registerNode(store, { name: n.name });
   }
   return startKubeletLoop(storeCluster(store), options);
 }
@@ -171,7 +172,8 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
 
   const reconcile = async (key: string): Promise<void> => {
     if (key === RESYNC_KEY) {
-      for (const o of cluster.pods()) if (nodes.has(view<Pod>(o).spec?.nodeName ?? '')) queue.add(nsKey(o.metadata.namespace, o.metadata.name));
+      for (const o of cluster.pods())
+        if (nodes.has(view<Pod>(o).spec?.nodeName ?? '')) queue.add(nsKey(o.metadata.namespace, o.metadata.name));
       for (const k of workers.keys()) queue.add(k);
       return;
     }
@@ -202,7 +204,10 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
         cluster,
         root: node.root,
         hostIP,
-        baseEnv: { PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', ...options.env },
+        baseEnv: {
+          PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+          ...options.env,
+        },
         restartBackoffMs: options.restartBackoffMs ?? 100,
         maxRestartBackoffMs: options.maxRestartBackoffMs ?? 2000,
         maxLogBytes: options.maxLogBytes ?? 1024 * 1024,
@@ -221,7 +226,14 @@ export function startKubeletLoop(cluster: KubeletCluster, options: KubeletLoopOp
       const problem = worker.volumeProblem;
       if (!worker.started && problem !== undefined && reported.get(key) !== problem) {
         reported.set(key, problem);
-        options.onEvent?.({ namespace: ns, pod: name, node: nodeName, type: 'Warning', reason: 'FailedMount', message: problem });
+        options.onEvent?.({
+          namespace: ns,
+          pod: name,
+          node: nodeName,
+          type: 'Warning',
+          reason: 'FailedMount',
+          message: problem,
+        });
       }
     }
     // Until the first setup attempt is over there is nothing new to say (the pod would only flip to Pending).

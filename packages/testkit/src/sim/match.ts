@@ -6,7 +6,15 @@
  */
 import { quantityNumber } from '@kprov/quantity';
 import { labelSelectorFromObject, matchesLabels } from '../selectors/labels.js';
-import type { LabelSelector, NodeSelector, NodeSelectorTerm, SelectorRequirement, StorageClass, Taint, Toleration } from './types.js';
+import type {
+  LabelSelector,
+  NodeSelector,
+  NodeSelectorTerm,
+  SelectorRequirement,
+  StorageClass,
+  Taint,
+  Toleration,
+} from './types.js';
 
 function requirementMatches(req: SelectorRequirement, value: string | undefined): boolean {
   const values = req.values ?? [];
@@ -36,7 +44,10 @@ function requirementMatches(req: SelectorRequirement, value: string | undefined)
  * Whether `labels` match a `metav1.LabelSelector`. `undefined`/`null` is "no selector" and matches everything, as
  * does the empty selector `{}`.
  */
-export function matchesLabelSelector(selector: LabelSelector | null | undefined, labels: Record<string, string> | undefined): boolean {
+export function matchesLabelSelector(
+  selector: LabelSelector | null | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (selector === undefined || selector === null) return true;
   return matchesLabels(labelSelectorFromObject(selector), labels);
 }
@@ -51,7 +62,11 @@ function termMatches(term: NodeSelectorTerm, labels: Record<string, string>, nam
 }
 
 /** Whether a node (its labels and name) matches a `v1.NodeSelector`: any one of its terms (ORed). */
-export function matchesNodeSelector(selector: NodeSelector | undefined, labels: Record<string, string> | undefined, name: string): boolean {
+export function matchesNodeSelector(
+  selector: NodeSelector | undefined,
+  labels: Record<string, string> | undefined,
+  name: string,
+): boolean {
   if (selector === undefined) return true;
   const terms = selector.nodeSelectorTerms ?? [];
   return terms.some((t) => termMatches(t, labels ?? {}, name));
@@ -86,8 +101,15 @@ export function tolerates(t: Toleration, taint: Taint): boolean {
 }
 
 /** The first `NoSchedule`/`NoExecute` taint none of the tolerations tolerate, if any. */
-export function firstUntoleratedTaint(taints: readonly Taint[], tolerations: readonly Toleration[] | undefined): Taint | undefined {
-  return taints.find((taint) => (taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') && !(tolerations ?? []).some((t) => tolerates(t, taint)));
+export function firstUntoleratedTaint(
+  taints: readonly Taint[],
+  tolerations: readonly Toleration[] | undefined,
+): Taint | undefined {
+  return taints.find(
+    (taint) =>
+      (taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') &&
+      !(tolerations ?? []).some((t) => tolerates(t, taint)),
+  );
 }
 
 /** The `storage` entry of a resource list as a number; a missing entry counts as 0. */
@@ -98,7 +120,10 @@ export function storageOf(list: Record<string, string | number> | undefined): nu
 }
 
 /** Whether a volume's access modes include every mode a claim asks for (`CheckAccessModes`). */
-export function hasAccessModes(volumeModes: readonly string[] | undefined, claimModes: readonly string[] | undefined): boolean {
+export function hasAccessModes(
+  volumeModes: readonly string[] | undefined,
+  claimModes: readonly string[] | undefined,
+): boolean {
   const have = new Set(volumeModes ?? []);
   return (claimModes ?? []).every((m) => have.has(m));
 }

@@ -33,18 +33,35 @@ export interface NodeOptions {
 
 /** The Go name of this machine's architecture, as `kubernetes.io/arch` spells it. */
 export function goArch(arch: string = process.arch): string {
-  const map: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64' };
+  const map: Record<string, string> = {
+    x64: 'amd64',
+    ia32: '386',
+    arm64: 'arm64',
+    arm: 'arm',
+    ppc64: 'ppc64le',
+    s390x: 's390x',
+    riscv64: 'riscv64',
+    loong64: 'loong64',
+  };
   return map[arch] ?? arch;
 }
 
 function readyCondition(ready: boolean, now: string): Condition {
   return ready
-    ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }
+    ? {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'kubelet is posting ready status',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      }
     : {
         type: 'Ready',
         status: 'False',
         reason: 'KubeletNotReady',
-        message: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
+        message:
+          'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
         lastHeartbeatTime: now,
         lastTransitionTime: now,
       };
@@ -61,7 +78,15 @@ export function nodeObject(options: NodeOptions): KubeObject {
   const ready = options.ready ?? true;
   const now = timestamp();
   const arch = goArch();
-  const capacity = { cpu: '4', 'ephemeral-storage': '104857600Ki', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: '8388608Ki', pods: '110', ...options.capacity };
+  const capacity = {
+    cpu: '4',
+    'ephemeral-storage': '104857600Ki',
+    'hugepages-1Gi': '0',
+    'hugepages-2Mi': '0',
+    memory: '8388608Ki',
+    pods: '110',
+    ...options.capacity,
+  };
   const taints = withNotReadyTaint(options.taints ?? [], ready);
   const spec: Record<string, unknown> = {};
   if (taints.length > 0) spec.taints = taints;
@@ -90,9 +115,30 @@ export function nodeObject(options: NodeOptions): KubeObject {
       capacity,
       allocatable: { ...capacity },
       conditions: [
-        { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available', lastHeartbeatTime: now, lastTransitionTime: now },
-        { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure', lastHeartbeatTime: now, lastTransitionTime: now },
-        { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available', lastHeartbeatTime: now, lastTransitionTime: now },
+        {
+          type: 'MemoryPressure',
+          status: 'False',
+          reason: 'KubeletHasSufficientMemory',
+          message: 'kubelet has sufficient memory available',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        },
+        {
+          type: 'DiskPressure',
+          status: 'False',
+          reason: 'KubeletHasNoDiskPressure',
+          message: 'kubelet has no disk pressure',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        },
+        {
+          type: 'PIDPressure',
+          status: 'False',
+          reason: 'KubeletHasSufficientPID',
+          message: 'kubelet has sufficient PID available',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        },
         readyCondition(ready, now),
       ],
       addresses: options.addresses ?? [

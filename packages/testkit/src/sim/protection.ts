@@ -37,7 +37,8 @@ export function startProtection(store: ObjectStore, options: ProtectionOptions =
     else if (c.resource === PVS) queue.add(`pv:${c.object.metadata.name ?? ''}`);
     else if (c.resource === 'pods') {
       for (const o of [c.object, c.previous]) {
-        for (const claim of podClaimNames(viewOpt<Pod>(o)?.spec?.volumes)) queue.add(`pvc:${nsKey(c.object.metadata.namespace, claim)}`);
+        for (const claim of podClaimNames(viewOpt<Pod>(o)?.spec?.volumes))
+          queue.add(`pvc:${nsKey(c.object.metadata.namespace, claim)}`);
       }
     }
   });
@@ -93,7 +94,14 @@ function claimInUse(store: ObjectStore, namespace: string, claim: string, countT
   });
 }
 
-function setFinalizer(store: ObjectStore, resource: string, namespace: string | undefined, name: string, finalizer: string, present: boolean): void {
+function setFinalizer(
+  store: ObjectStore,
+  resource: string,
+  namespace: string | undefined,
+  name: string,
+  finalizer: string,
+  present: boolean,
+): void {
   store.modify(resource, namespace, name, (o) => {
     const finalizers = o.metadata.finalizers ?? [];
     if (finalizers.includes(finalizer) === present) return false;

@@ -3,9 +3,21 @@
  * `k8s.io/component-helpers/storage/volume` (`FindMatchingVolume`, `GetBindVolumeToClaim`, `IsVolumeBoundToClaim`).
  */
 import type { ObjectStore } from '../store/store.js';
-import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_BETA_DEFAULT_STORAGE_CLASS, ANN_DEFAULT_STORAGE_CLASS } from './annotations.js';
+import {
+  ANN_BIND_COMPLETED,
+  ANN_BOUND_BY_CONTROLLER,
+  ANN_BETA_DEFAULT_STORAGE_CLASS,
+  ANN_DEFAULT_STORAGE_CLASS,
+} from './annotations.js';
 import { hasAccessModes, matchesLabelSelector, matchesNodeSelector, storageOf } from './match.js';
-import { view, viewOpt, type Node, type PersistentVolume, type PersistentVolumeClaim, type StorageClass } from './types.js';
+import {
+  view,
+  viewOpt,
+  type Node,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type StorageClass,
+} from './types.js';
 
 const ANN_BETA_CLASS = 'volume.beta.kubernetes.io/storage-class';
 
@@ -41,7 +53,11 @@ export function defaultClass(store: ObjectStore): StorageClass | undefined {
       const a = sc.metadata.annotations ?? {};
       return a[ANN_DEFAULT_STORAGE_CLASS] === 'true' || a[ANN_BETA_DEFAULT_STORAGE_CLASS] === 'true';
     });
-  defaults.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  defaults.sort(
+    (a, b) =>
+      (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') ||
+      (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+  );
   return defaults[0];
 }
 
@@ -83,7 +99,11 @@ export interface MatchContext {
  * Available, unclaimed volume of the claim's class, volume mode and selector with enough capacity (and, on the
  * scheduler path, node affinity matching the node and all requested access modes).
  */
-export function findMatchingVolume(claim: PersistentVolumeClaim, volumes: readonly PersistentVolume[], ctx: MatchContext = {}): PersistentVolume | undefined {
+export function findMatchingVolume(
+  claim: PersistentVolumeClaim,
+  volumes: readonly PersistentVolume[],
+  ctx: MatchContext = {},
+): PersistentVolume | undefined {
   const requested = storageOf(claim.spec?.resources?.requests);
   const wantedClass = claimClass(claim);
   let best: PersistentVolume | undefined;
@@ -95,7 +115,9 @@ export function findMatchingVolume(claim: PersistentVolumeClaim, volumes: readon
     if (volumeModeMismatch(claim, pv)) continue;
     if (pv.metadata.deletionTimestamp !== undefined) continue;
     const node = ctx.node;
-    const affinityOk = node === undefined || matchesNodeSelector(pv.spec?.nodeAffinity?.required, node.metadata.labels, node.metadata.name ?? '');
+    const affinityOk =
+      node === undefined ||
+      matchesNodeSelector(pv.spec?.nodeAffinity?.required, node.metadata.labels, node.metadata.name ?? '');
     if (isVolumeBoundToClaim(pv, claim)) {
       if (size < requested) continue;
       return affinityOk ? pv : undefined;
@@ -119,7 +141,11 @@ export function findMatchingVolume(claim: PersistentVolumeClaim, volumes: readon
  * The PV controller's search (`findBestMatchForClaim`): volumes are tried in groups of equal access-mode sets that
  * include every requested mode, the smallest sets first, so a RWO claim prefers a RWO-only volume to a RWO+RWX one.
  */
-export function findBestMatchForClaim(claim: PersistentVolumeClaim, volumes: readonly PersistentVolume[], delayBinding: boolean): PersistentVolume | undefined {
+export function findBestMatchForClaim(
+  claim: PersistentVolumeClaim,
+  volumes: readonly PersistentVolume[],
+  delayBinding: boolean,
+): PersistentVolume | undefined {
   const groups = new Map<string, PersistentVolume[]>();
   for (const pv of volumes) {
     if (!hasAccessModes(pv.spec?.accessModes, claim.spec?.accessModes)) continue;
@@ -128,7 +154,9 @@ export function findBestMatchForClaim(claim: PersistentVolumeClaim, volumes: rea
     g.push(pv);
     groups.set(key, g);
   }
-  const ordered = [...groups.entries()].sort((a, b) => a[0].split(',').length - b[0].split(',').length || a[0].localeCompare(b[0]));
+  const ordered = [...groups.entries()].sort(
+    (a, b) => a[0].split(',').length - b[0].split(',').length || a[0].localeCompare(b[0]),
+  );
   for (const [, group] of ordered) {
     const found = findMatchingVolume(claim, group, { delayBinding });
     if (found !== undefined) return found;
@@ -146,7 +174,13 @@ export function bindVolumeToClaim(pv: PersistentVolume, claim: PersistentVolumeC
   const setByController = !isVolumeBoundToClaim(pv, claim);
   const spec = (pv.spec ??= {});
   const ref = spec.claimRef;
-  if (ref === undefined || ref === null || ref.name !== claim.metadata.name || ref.namespace !== claim.metadata.namespace || ref.uid !== claim.metadata.uid) {
+  if (
+    ref === undefined ||
+    ref === null ||
+    ref.name !== claim.metadata.name ||
+    ref.namespace !== claim.metadata.namespace ||
+    ref.uid !== claim.metadata.uid
+  ) {
     spec.claimRef = {
       kind: 'PersistentVolumeClaim',
       namespace: claim.metadata.namespace ?? '',
@@ -166,6 +200,10 @@ export function bindVolumeToClaim(pv: PersistentVolume, claim: PersistentVolumeC
 }
 
 /** The names of the PVCs a pod's volumes reference, in volume order. */
-export function podClaimNames(volumes: readonly { persistentVolumeClaim?: { claimName: string } }[] | undefined): string[] {
-  return (volumes ?? []).flatMap((v) => (v.persistentVolumeClaim === undefined ? [] : [v.persistentVolumeClaim.claimName]));
+export function podClaimNames(
+  volumes: readonly { persistentVolumeClaim?: { claimName: string } }[] | undefined,
+): string[] {
+  return (volumes ?? []).flatMap((v) =>
+    v.persistentVolumeClaim === undefined ? [] : [v.persistentVolumeClaim.claimName],
+  );
 }

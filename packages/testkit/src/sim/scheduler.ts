@@ -29,10 +29,32 @@
 import type { KubeObject } from '../api/objects.js';
 import { timestamp, type ObjectStore } from '../store/store.js';
 import { ANN_SELECTED_NODE, NO_PROVISIONER, TAINT_NOT_READY, TAINT_UNSCHEDULABLE } from './annotations.js';
-import { firstUntoleratedTaint, matchesAllowedTopologies, matchesLabelSelector, matchesNodeSelector, storageOf } from './match.js';
-import { bindVolumeToClaim, claimClass, findMatchingVolume, getClass, isClaimFullyBound, isDelayBinding, podClaimNames } from './pvutil.js';
+import {
+  firstUntoleratedTaint,
+  matchesAllowedTopologies,
+  matchesLabelSelector,
+  matchesNodeSelector,
+  storageOf,
+} from './match.js';
+import {
+  bindVolumeToClaim,
+  claimClass,
+  findMatchingVolume,
+  getClass,
+  isClaimFullyBound,
+  isDelayBinding,
+  podClaimNames,
+} from './pvutil.js';
 import { RESYNC_KEY, WorkQueue, nsKey, splitKey, type LoopOptions, type Stoppable } from './queue.js';
-import { view, viewOpt, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Taint } from './types.js';
+import {
+  view,
+  viewOpt,
+  type Node,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type Pod,
+  type Taint,
+} from './types.js';
 
 /** Options of {@link startScheduler}. */
 export interface SchedulerOptions extends LoopOptions {
@@ -61,7 +83,9 @@ export function startScheduler(store: ObjectStore, options: SchedulerOptions = {
   const unsubscribe = store.subscribe((c) => {
     if (c.resource === 'pods') {
       if (c.type !== 'DELETED') queue.add(nsKey(c.object.metadata.namespace, c.object.metadata.name));
-    } else if (['nodes', 'persistentvolumeclaims', 'persistentvolumes', 'storage.k8s.io/storageclasses'].includes(c.resource)) {
+    } else if (
+      ['nodes', 'persistentvolumeclaims', 'persistentvolumes', 'storage.k8s.io/storageclasses'].includes(c.resource)
+    ) {
       queue.add(PENDING);
     }
   });
@@ -108,12 +132,18 @@ class Scheduler {
   private claimsOf(pod: Pod): { claims: PersistentVolumeClaim[]; error?: string } {
     const claims: PersistentVolumeClaim[] = [];
     for (const claimName of podClaimNames(pod.spec?.volumes)) {
-      const pvc = viewOpt<PersistentVolumeClaim>(this.store.get('persistentvolumeclaims', pod.metadata.namespace, claimName));
+      const pvc = viewOpt<PersistentVolumeClaim>(
+        this.store.get('persistentvolumeclaims', pod.metadata.namespace, claimName),
+      );
       if (pvc === undefined) return { claims, error: `persistentvolumeclaim "${claimName}" not found` };
       if (pvc.status?.phase === 'Lost') {
-        return { claims, error: `persistentvolumeclaim "${claimName}" bound to non-existent persistentvolume "${pvc.spec?.volumeName ?? ''}"` };
+        return {
+          claims,
+          error: `persistentvolumeclaim "${claimName}" bound to non-existent persistentvolume "${pvc.spec?.volumeName ?? ''}"`,
+        };
       }
-      if (pvc.metadata.deletionTimestamp !== undefined) return { claims, error: `persistentvolumeclaim "${claimName}" is being deleted` };
+      if (pvc.metadata.deletionTimestamp !== undefined)
+        return { claims, error: `persistentvolumeclaim "${claimName}" is being deleted` };
       claims.push(pvc);
     }
     return { claims };
@@ -127,7 +157,10 @@ class Scheduler {
     const bound = claims.filter((c) => isClaimFullyBound(c));
     const unbound = claims.filter((c) => !isClaimFullyBound(c));
     if (unbound.some((c) => !isDelayBinding(this.store, c))) {
-      return this.markUnschedulable(pod, fitError(nodes.length, 'pod has unbound immediate PersistentVolumeClaims', []));
+      return this.markUnschedulable(
+        pod,
+        fitError(nodes.length, 'pod has unbound immediate PersistentVolumeClaims', []),
+      );
     }
     const volumes = this.store.peek('persistentvolumes').map((o) => view<PersistentVolume>(o as KubeObject));
     const failures: string[][] = [];
@@ -168,25 +201,37 @@ class Scheduler {
   /** NodeUnschedulable, TaintToleration, NodeAffinity: the first failure reason, if any. */
   private nodeFilters(pod: Pod, node: Node): string | undefined {
     const tolerations = pod.spec?.tolerations;
-    if (node.spec?.unschedulable === true && firstUntoleratedTaint([{ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' }], tolerations) !== undefined) {
+    if (
+      node.spec?.unschedulable === true &&
+      firstUntoleratedTaint([{ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' }], tolerations) !== undefined
+    ) {
       return REASON_UNSCHEDULABLE;
     }
     const taints: Taint[] = [...(node.spec?.taints ?? [])];
     const ready = (node.status?.conditions ?? []).find((c) => c.type === 'Ready')?.status === 'True';
-    if (!ready && !taints.some((t) => t.key === TAINT_NOT_READY)) taints.push({ key: TAINT_NOT_READY, effect: 'NoSchedule' });
+    if (!ready && !taints.some((t) => t.key === TAINT_NOT_READY))
+      taints.push({ key: TAINT_NOT_READY, effect: 'NoSchedule' });
     const taint = firstUntoleratedTaint(taints, tolerations);
     if (taint !== undefined) return `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`;
     const labels = node.metadata.labels;
     const name = node.metadata.name ?? '';
     const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-    if (!matchesLabelSelector({ matchLabels: pod.spec?.nodeSelector ?? {} }, labels) || !matchesNodeSelector(required, labels, name)) {
+    if (
+      !matchesLabelSelector({ matchLabels: pod.spec?.nodeSelector ?? {} }, labels) ||
+      !matchesNodeSelector(required, labels, name)
+    ) {
       return REASON_AFFINITY;
     }
     return undefined;
   }
 
   /** VolumeBinding's Filter (`FindPodVolumes`) for one node. */
-  private planVolumes(node: Node, bound: readonly PersistentVolumeClaim[], unbound: readonly PersistentVolumeClaim[], volumes: readonly PersistentVolume[]): VolumePlan {
+  private planVolumes(
+    node: Node,
+    bound: readonly PersistentVolumeClaim[],
+    unbound: readonly PersistentVolumeClaim[],
+    volumes: readonly PersistentVolume[],
+  ): VolumePlan {
     const plan: VolumePlan = { reasons: [], bindings: [], provisions: [] };
     const nodeName = node.metadata.name ?? '';
     let affinityOk = true;
@@ -225,7 +270,12 @@ class Scheduler {
       for (const claim of toProvision) {
         const sc = getClass(this.store, claimClass(claim));
         const provisioner = sc?.provisioner ?? '';
-        if (sc === undefined || provisioner === '' || provisioner === NO_PROVISIONER || !matchesAllowedTopologies(sc, node.metadata.labels)) {
+        if (
+          sc === undefined ||
+          provisioner === '' ||
+          provisioner === NO_PROVISIONER ||
+          !matchesAllowedTopologies(sc, node.metadata.labels)
+        ) {
           unboundOk = false;
           break;
         }
@@ -240,7 +290,9 @@ class Scheduler {
 
   private applyPlan(plan: VolumePlan, nodeName: string): void {
     for (const { pv, claim } of plan.bindings) {
-      this.store.modify('persistentvolumes', undefined, pv.metadata.name ?? '', (o) => bindVolumeToClaim(view<PersistentVolume>(o), claim));
+      this.store.modify('persistentvolumes', undefined, pv.metadata.name ?? '', (o) =>
+        bindVolumeToClaim(view<PersistentVolume>(o), claim),
+      );
     }
     for (const claim of plan.provisions) {
       this.store.modify('persistentvolumeclaims', claim.metadata.namespace, claim.metadata.name ?? '', (o) => {
@@ -278,9 +330,21 @@ class Scheduler {
         const conditions = status.conditions ?? [];
         const old = conditions.find((c) => c.type === 'PodScheduled');
         if (old?.status === 'False' && old.reason === 'Unschedulable' && old.message === message) return false;
-        const lastTransitionTime = old?.status === 'False' && old.lastTransitionTime !== undefined ? old.lastTransitionTime : timestamp();
-        const next = { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime, reason: 'Unschedulable', message };
-        p.status = { ...status, phase: status.phase ?? 'Pending', conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), next] };
+        const lastTransitionTime =
+          old?.status === 'False' && old.lastTransitionTime !== undefined ? old.lastTransitionTime : timestamp();
+        const next = {
+          type: 'PodScheduled',
+          status: 'False',
+          lastProbeTime: null,
+          lastTransitionTime,
+          reason: 'Unschedulable',
+          message,
+        };
+        p.status = {
+          ...status,
+          phase: status.phase ?? 'Pending',
+          conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), next],
+        };
       },
       { subresource: 'status' },
     );

@@ -5,15 +5,7 @@ import { RESOURCES, resourceByKey, resourceKey, type ResourceType } from '../api
 import { decodeQuantities, decodeTimes } from '../api/decode.js';
 import { defaultsForCreate, defaultsForUpdate } from '../api/defaults.js';
 import { validateCreate, validateUpdate } from '../api/validation.js';
-import {
-  alreadyExists,
-  conflict,
-  forbidden,
-  invalid,
-  notFound,
-  OBJECT_MODIFIED,
-  StatusError,
-} from '../api/status.js';
+import { alreadyExists, conflict, forbidden, invalid, notFound, OBJECT_MODIFIED, StatusError } from '../api/status.js';
 import { ChangeHistory, type Change, type ChangeType } from './history.js';
 import { prepareForCreate } from './strategy.js';
 
@@ -82,7 +74,8 @@ function dropEmptyMetadata(obj: KubeObject): void {
   const meta = obj.metadata as Record<string, unknown>;
   for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences']) {
     const v = meta[k];
-    if (v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0)) delete meta[k];
+    if (v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0))
+      delete meta[k];
   }
 }
 
@@ -203,7 +196,11 @@ export class ObjectStore {
           ...(r.group === '' ? {} : { group: r.group }),
           kind: r.plural,
           causes: [
-            { reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' },
+            {
+              reason: 'NamespaceTerminating',
+              message: `namespace ${namespace} is being terminated`,
+              field: 'metadata.namespace',
+            },
           ],
         },
       );
@@ -219,12 +216,25 @@ export class ObjectStore {
     obj.apiVersion = r.group === '' ? r.version : `${r.group}/${r.version}`;
     obj.kind = r.kind;
     if (!r.namespaced) delete meta.namespace;
-    if ((meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== '') {
+    if (
+      (meta.name === undefined || meta.name === '') &&
+      typeof meta.generateName === 'string' &&
+      meta.generateName !== ''
+    ) {
       let suffix = '';
       for (let i = 0; i < 5; i++) suffix += GENERATE_NAME_CHARS[Math.floor(Math.random() * GENERATE_NAME_CHARS.length)];
       meta.name = `${meta.generateName}${suffix}`;
     }
-    for (const system of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'managedFields', 'selfLink']) {
+    for (const system of [
+      'uid',
+      'resourceVersion',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+      'managedFields',
+      'selfLink',
+    ]) {
       delete meta[system];
     }
     decodeTimes(r, obj);
@@ -363,14 +373,22 @@ export class ObjectStore {
     const next = clone(old);
     next.spec = { ...spec, nodeName };
     const status = isPlainObject(next.status) ? next.status : {};
-    const conditions = Array.isArray(status.conditions) ? status.conditions.filter((c) => !(isPlainObject(c) && c.type === 'PodScheduled')) : [];
+    const conditions = Array.isArray(status.conditions)
+      ? status.conditions.filter((c) => !(isPlainObject(c) && c.type === 'PodScheduled'))
+      : [];
     conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: timestamp() });
     next.status = { ...status, conditions };
     return this.commit(r, 'MODIFIED', next, old);
   }
 
   /** Deletes an object, honouring preconditions and finalizers. */
-  delete(ref: ResourceRef, namespace: string | undefined, name: string, preconditions: Preconditions = {}, options: Pick<WriteOptions, 'dryRun'> = {}): DeleteResult {
+  delete(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    preconditions: Preconditions = {},
+    options: Pick<WriteOptions, 'dryRun'> = {},
+  ): DeleteResult {
     const r = resolve(ref);
     const key = storageKey(r, namespace, name);
     const stored = this.table(r).get(key);

@@ -55,7 +55,8 @@ export interface Cluster {
 /** Where `nodePath` of node `node` is on this machine, given the nodes' roots. */
 export function nodePathOn(nodes: readonly { name: string; root: string }[], node: string, nodePath: string): string {
   const n = nodes.find((x) => x.name === node);
-  if (n === undefined) throw new Error(`no simulated node ${node} (there are: ${nodes.map((x) => x.name).join(', ') || 'none'})`);
+  if (n === undefined)
+    throw new Error(`no simulated node ${node} (there are: ${nodes.map((x) => x.name).join(', ') || 'none'})`);
   return path.join(n.root, nodePath);
 }
 
@@ -66,7 +67,9 @@ export async function startTestkitCluster(options: ClusterOptions = {}): Promise
     ...(options.nodes === undefined ? {} : { nodes: options.nodes }),
     storage: {
       ...options.testkit?.storage,
-      namespaces: [...new Set([...(options.testkit?.storage?.namespaces ?? DEFAULT_NAMESPACES), ...(options.namespaces ?? [])])],
+      namespaces: [
+        ...new Set([...(options.testkit?.storage?.namespaces ?? DEFAULT_NAMESPACES), ...(options.namespaces ?? [])]),
+      ],
     },
   });
   return {

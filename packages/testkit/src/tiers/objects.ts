@@ -61,7 +61,10 @@ export class ObjectReader {
   }
 
   async claims(namespace?: string): Promise<V1PersistentVolumeClaim[]> {
-    const list = namespace === undefined ? this.core.listPersistentVolumeClaimForAllNamespaces() : this.core.listNamespacedPersistentVolumeClaim({ namespace });
+    const list =
+      namespace === undefined
+        ? this.core.listPersistentVolumeClaimForAllNamespaces()
+        : this.core.listNamespacedPersistentVolumeClaim({ namespace });
     return (await list).items;
   }
 
@@ -78,13 +81,19 @@ export class ObjectReader {
   }
 
   async pods(namespace?: string): Promise<V1Pod[]> {
-    return (await (namespace === undefined ? this.core.listPodForAllNamespaces() : this.core.listNamespacedPod({ namespace }))).items;
+    return (
+      await (namespace === undefined ? this.core.listPodForAllNamespaces() : this.core.listNamespacedPod({ namespace }))
+    ).items;
   }
 
   /** core/v1 Events matching `filter`, oldest first. */
   async events(filter: EventFilter = {}): Promise<CoreV1Event[]> {
-    const list = filter.namespace === undefined ? this.core.listEventForAllNamespaces() : this.core.listNamespacedEvent({ namespace: filter.namespace });
-    const time = (e: CoreV1Event): number => new Date(e.firstTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? 0).getTime();
+    const list =
+      filter.namespace === undefined
+        ? this.core.listEventForAllNamespaces()
+        : this.core.listNamespacedEvent({ namespace: filter.namespace });
+    const time = (e: CoreV1Event): number =>
+      new Date(e.firstTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? 0).getTime();
     return (await list).items
       .filter(
         (e) =>
@@ -129,7 +138,11 @@ export async function recordWatch<T extends KubernetesObject = KubernetesObject>
   for (const object of (listed.items ?? []) as T[]) events.push({ type: 'ADDED', object });
   const controller = await new Watch(kubeConfig).watch(
     path,
-    { ...query, resourceVersion: (listed.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? '', allowWatchBookmarks: false },
+    {
+      ...query,
+      resourceVersion: (listed.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? '',
+      allowWatchBookmarks: false,
+    },
     (type, object) => events.push({ type: type as RecordedEvent['type'], object: object as T }),
     () => undefined,
   );

@@ -44,14 +44,16 @@ export class RealTier {
 
   /** A clean cluster on the shared control plane; its `stop()` deletes what the test created. */
   async start(options: ClusterOptions = {}): Promise<Cluster> {
-    if (this.active !== undefined) throw new Error('RealTier: a cluster of this tier is still running; stop it before starting another');
+    if (this.active !== undefined)
+      throw new Error('RealTier: a cluster of this tier is still running; stop it before starting another');
     const cp = await this.controlPlane();
     const kc = cp.kubeConfig;
     const withKcm = this.options.controlPlane?.controllerManager ?? true;
     for (const ns of options.namespaces ?? []) await ensureNamespace(cp, ns, withKcm);
     const nodeSpecs = options.nodes ?? [{ name: 'node-1' }];
     const unready = nodeSpecs.find((n) => n.ready === false);
-    if (unready !== undefined) throw new Error(`RealTier: node ${unready.name} is asked to be not Ready, which only the testkit tier simulates`);
+    if (unready !== undefined)
+      throw new Error(`RealTier: node ${unready.name} is asked to be not Ready, which only the testkit tier simulates`);
     let kubelet: Kubelet | undefined;
     try {
       kubelet =
@@ -59,7 +61,11 @@ export class RealTier {
           ? undefined
           : await startKubelet({
               kubeConfig: kc,
-              nodes: nodeSpecs.map((n) => ({ name: n.name, ...(n.root === undefined ? {} : { root: n.root }), ...(n.labels === undefined ? {} : { labels: n.labels }) })),
+              nodes: nodeSpecs.map((n) => ({
+                name: n.name,
+                ...(n.root === undefined ? {} : { root: n.root }),
+                ...(n.labels === undefined ? {} : { labels: n.labels }),
+              })),
               waitSchedulable: withKcm,
             });
     } catch (err) {
@@ -121,21 +127,33 @@ async function ensureNamespace(cp: ControlPlane, name: string, serviceAccount: b
   const deadline = Date.now() + NAMESPACE_WAIT_MS;
   try {
     for (;;) {
-      const created = await rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } }).then(
-        () => true,
-        (err: unknown) => {
-          if (statusOf(err) !== 409) throw err;
-          return false;
-        },
-      );
+      const created = await rest
+        .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } })
+        .then(
+          () => true,
+          (err: unknown) => {
+            if (statusOf(err) !== 409) throw err;
+            return false;
+          },
+        );
       if (created) break;
       const ns = await rest.request('GET', `/api/v1/namespaces/${name}`).catch(() => undefined);
       if (ns !== undefined && (ns.status as { phase?: string } | undefined)?.phase !== 'Terminating') break;
-      if (Date.now() > deadline) throw new Error(`namespace ${name} is still terminating after ${NAMESPACE_WAIT_MS} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`namespace ${name} is still terminating after ${NAMESPACE_WAIT_MS} ms`);
       await sleep(200);
     }
-    while (serviceAccount && !(await rest.request('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`).then(() => true, () => false))) {
-      if (Date.now() > deadline) throw new Error(`namespace ${name} has no default ServiceAccount after ${NAMESPACE_WAIT_MS} ms: is kube-controller-manager running?`);
+    while (
+      serviceAccount &&
+      !(await rest.request('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `namespace ${name} has no default ServiceAccount after ${NAMESPACE_WAIT_MS} ms: is kube-controller-manager running?`,
+        );
       await sleep(100);
     }
   } finally {

@@ -58,7 +58,10 @@ async function remove(rest: RestClient, p: string, withFinalizers: boolean): Pro
   const ignoreGone = (err: unknown): void => {
     if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
   };
-  if (withFinalizers) await rest.request('PATCH', p, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(ignoreGone);
+  if (withFinalizers)
+    await rest
+      .request('PATCH', p, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' })
+      .catch(ignoreGone);
   await rest.request('DELETE', p, { query: { gracePeriodSeconds: 0 } }).catch(ignoreGone);
 }
 
@@ -85,22 +88,33 @@ export async function takeBaseline(kc: KubeConfig): Promise<Set<string>> {
  *
  * @throws Error naming what is still there after `timeoutMs`.
  */
-export async function resetToBaseline(kc: KubeConfig, baseline: ReadonlySet<string>, timeoutMs = 30_000): Promise<void> {
+export async function resetToBaseline(
+  kc: KubeConfig,
+  baseline: ReadonlySet<string>,
+  timeoutMs = 30_000,
+): Promise<void> {
   const rest = new RestClient(kc);
   const leftOver = async (kind: Kind): Promise<Item[]> =>
-    (await list(rest, kind)).filter((i) => !baseline.has(key(kind.plural, i.metadata)) && !alwaysKept(kind.plural, i.metadata));
+    (await list(rest, kind)).filter(
+      (i) => !baseline.has(key(kind.plural, i.metadata)) && !alwaysKept(kind.plural, i.metadata),
+    );
   try {
     for (const kind of KINDS) {
-      for (const item of await leftOver(kind)) await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);
+      for (const item of await leftOver(kind))
+        await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);
     }
     const deadline = Date.now() + timeoutMs;
     for (const kind of KINDS.filter((k) => k.plural !== 'events')) {
       for (;;) {
         const left = await leftOver(kind);
         if (left.length === 0) break;
-        if (Date.now() > deadline) throw new Error(`cleaning the control plane: ${left.map((i) => key(kind.plural, i.metadata)).join(', ')} still there after ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `cleaning the control plane: ${left.map((i) => key(kind.plural, i.metadata)).join(', ')} still there after ${timeoutMs} ms`,
+          );
         // Finalizers a controller added again after ours were removed, or a deletion that raced a change.
-        for (const item of left) await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);
+        for (const item of left)
+          await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);
         await sleep(100);
       }
     }

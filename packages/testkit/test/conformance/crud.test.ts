@@ -21,7 +21,10 @@ const claim = (name: string): V1PersistentVolumeClaim => ({
 
 describe('create and get', () => {
   it('fills in uid, creationTimestamp and a resourceVersion that grows with every write', async () => {
-    const a = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' }, data: { k: 'v' } } });
+    const a = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'a' }, data: { k: 'v' } },
+    });
     const b = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'b' } } });
     expect(a.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.metadata?.creationTimestamp).toBeInstanceOf(Date);
@@ -32,13 +35,18 @@ describe('create and get', () => {
   });
 
   it('generates a name from generateName with a five-character suffix', async () => {
-    const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' } } });
+    const created = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { generateName: 'gen-' } },
+    });
     expect(created.metadata?.name).toMatch(/^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   });
 
   it('answers 409 AlreadyExists with the Status the real server sends', async () => {
     await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('dup') });
-    const status = await apiError(core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('dup') }));
+    const status = await apiError(
+      core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('dup') }),
+    );
     expect(status).toEqual({
       kind: 'Status',
       apiVersion: 'v1',
@@ -62,7 +70,9 @@ describe('create and get', () => {
   });
 
   it('refuses objects in a namespace that does not exist', async () => {
-    const status = await apiError(core.createNamespacedConfigMap({ namespace: 'nope', body: { metadata: { name: 'x' } } }));
+    const status = await apiError(
+      core.createNamespacedConfigMap({ namespace: 'nope', body: { metadata: { name: 'x' } } }),
+    );
     expect(status).toMatchObject({ code: 404, reason: 'NotFound', message: 'namespaces "nope" not found' });
   });
 });
@@ -72,7 +82,9 @@ describe('defaulting', () => {
     const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('defaults') });
     expect(pvc.spec?.volumeMode).toBe('Filesystem');
     expect(pvc.status?.phase).toBe('Pending');
-    const sc = await storage.createStorageClass({ body: { metadata: { name: 'sc-defaults' }, provisioner: 'example.com/p' } });
+    const sc = await storage.createStorageClass({
+      body: { metadata: { name: 'sc-defaults' }, provisioner: 'example.com/p' },
+    });
     expect(sc.reclaimPolicy).toBe('Delete');
     expect(sc.volumeBindingMode).toBe('Immediate');
     const pv = await core.createPersistentVolume({
@@ -95,11 +107,19 @@ describe('defaulting', () => {
 
 describe('validation', () => {
   it('answers 422 Invalid for a bad name, with one cause per field', async () => {
-    const status = await apiError(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'Bad_Name' } } }));
+    const status = await apiError(
+      core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'Bad_Name' } } }),
+    );
     expect(status.code).toBe(422);
     expect(status.reason).toBe('Invalid');
-    expect(status.message).toMatch(/^ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
-    expect(status.details).toMatchObject({ name: 'Bad_Name', kind: 'ConfigMap', causes: [{ reason: 'FieldValueInvalid', field: 'metadata.name' }] });
+    expect(status.message).toMatch(
+      /^ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+    );
+    expect(status.details).toMatchObject({
+      name: 'Bad_Name',
+      kind: 'ConfigMap',
+      causes: [{ reason: 'FieldValueInvalid', field: 'metadata.name' }],
+    });
   });
 
   it('answers 422 Invalid for a claim without access modes', async () => {
@@ -116,7 +136,9 @@ describe('validation', () => {
   it('refuses a change to an immutable claim field', async () => {
     const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('immutable') });
     pvc.spec = { ...pvc.spec, accessModes: ['ReadWriteMany'] };
-    const status = await apiError(core.replaceNamespacedPersistentVolumeClaim({ name: 'immutable', namespace: 'default', body: pvc }));
+    const status = await apiError(
+      core.replaceNamespacedPersistentVolumeClaim({ name: 'immutable', namespace: 'default', body: pvc }),
+    );
     expect(status.code).toBe(422);
     expect(status.details?.causes?.[0]?.field).toBe('spec');
     expect(status.message).toContain('spec is immutable after creation');
@@ -125,9 +147,14 @@ describe('validation', () => {
 
 describe('update', () => {
   it('answers 409 Conflict for a stale resourceVersion', async () => {
-    const first = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cas' }, data: { n: '1' } } });
+    const first = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'cas' }, data: { n: '1' } },
+    });
     await core.replaceNamespacedConfigMap({ name: 'cas', namespace: 'default', body: { ...first, data: { n: '2' } } });
-    const status = await apiError(core.replaceNamespacedConfigMap({ name: 'cas', namespace: 'default', body: { ...first, data: { n: '3' } } }));
+    const status = await apiError(
+      core.replaceNamespacedConfigMap({ name: 'cas', namespace: 'default', body: { ...first, data: { n: '3' } } }),
+    );
     expect(status).toMatchObject({
       code: 409,
       reason: 'Conflict',
@@ -141,17 +168,32 @@ describe('update', () => {
   it('keeps status out of main-resource updates and spec out of status updates', async () => {
     const pvc = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('status-split') });
     const withStatus = { ...pvc, status: { phase: 'Bound' }, metadata: { ...pvc.metadata, labels: { a: 'b' } } };
-    const afterMain = await core.replaceNamespacedPersistentVolumeClaim({ name: 'status-split', namespace: 'default', body: withStatus });
+    const afterMain = await core.replaceNamespacedPersistentVolumeClaim({
+      name: 'status-split',
+      namespace: 'default',
+      body: withStatus,
+    });
     expect(afterMain.metadata?.labels).toEqual({ a: 'b' });
     expect(afterMain.status?.phase).toBe('Pending');
-    const viaStatus = { ...afterMain, status: { phase: 'Bound' }, metadata: { ...afterMain.metadata, labels: { a: 'changed' } } };
-    const afterStatus = await core.replaceNamespacedPersistentVolumeClaimStatus({ name: 'status-split', namespace: 'default', body: viaStatus });
+    const viaStatus = {
+      ...afterMain,
+      status: { phase: 'Bound' },
+      metadata: { ...afterMain.metadata, labels: { a: 'changed' } },
+    };
+    const afterStatus = await core.replaceNamespacedPersistentVolumeClaimStatus({
+      name: 'status-split',
+      namespace: 'default',
+      body: viaStatus,
+    });
     expect(afterStatus.status?.phase).toBe('Bound');
     expect(afterStatus.metadata?.labels).toEqual({ a: 'b' });
   });
 
   it('does not bump the resourceVersion for an update that changes nothing', async () => {
-    const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'noop' }, data: { a: '1' } } });
+    const cm = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'noop' }, data: { a: '1' } },
+    });
     const again = await core.replaceNamespacedConfigMap({ name: 'noop', namespace: 'default', body: cm });
     expect(again.metadata?.resourceVersion).toBe(cm.metadata?.resourceVersion);
   });

@@ -14,14 +14,19 @@ afterAll(() => kit.stop());
 
 describe('bad requests', () => {
   it('answers malformed JSON with 400 BadRequest', async () => {
-    const res = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', { body: '{"metadata": ', contentType: 'application/json' });
+    const res = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', {
+      body: '{"metadata": ',
+      contentType: 'application/json',
+    });
     expect(res.status).toBe(400);
     expect(res.json()).toMatchObject({
       kind: 'Status',
       status: 'Failure',
       reason: 'BadRequest',
       code: 400,
-      message: expect.stringMatching(/^the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version\/kind; json parse error: /) as unknown,
+      message: expect.stringMatching(
+        /^the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version\/kind; json parse error: /,
+      ) as unknown,
     });
   });
 
@@ -46,18 +51,25 @@ describe('bad requests', () => {
       contentType: 'application/json',
     });
     expect(ns.status).toBe(400);
-    expect(ns.json()).toMatchObject({ message: 'the namespace of the provided object does not match the namespace sent on the request' });
+    expect(ns.json()).toMatchObject({
+      message: 'the namespace of the provided object does not match the namespace sent on the request',
+    });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'named' } } });
     const name = await raw(kit, 'PUT', '/api/v1/namespaces/default/configmaps/named', {
       body: JSON.stringify({ metadata: { name: 'other' } }),
       contentType: 'application/json',
     });
     expect(name.status).toBe(400);
-    expect(name.json()).toMatchObject({ message: 'the name of the object (other) does not match the name on the URL (named)' });
+    expect(name.json()).toMatchObject({
+      message: 'the name of the object (other) does not match the name on the URL (named)',
+    });
   });
 
   it('answers an unsupported method with 405', async () => {
-    const res = await raw(kit, 'PUT', '/api/v1/namespaces/default/configmaps', { body: '{}', contentType: 'application/json' });
+    const res = await raw(kit, 'PUT', '/api/v1/namespaces/default/configmaps', {
+      body: '{}',
+      contentType: 'application/json',
+    });
     expect(res.status).toBe(405);
     expect(res.json()).toMatchObject({ reason: 'MethodNotAllowed', code: 405 });
   });
@@ -65,8 +77,16 @@ describe('bad requests', () => {
 
 describe('fault injection', () => {
   it('fails a share of requests per verb and resource with 500, 503 and 429 with Retry-After', async () => {
-    const remove = kit.faults.add({ verb: 'create', resource: 'configmaps', action: { type: 'error', code: 429, retryAfterSeconds: 3 }, count: 1 });
-    const res = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', { body: JSON.stringify({ metadata: { name: 'f1' } }), contentType: 'application/json' });
+    const remove = kit.faults.add({
+      verb: 'create',
+      resource: 'configmaps',
+      action: { type: 'error', code: 429, retryAfterSeconds: 3 },
+      count: 1,
+    });
+    const res = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', {
+      body: JSON.stringify({ metadata: { name: 'f1' } }),
+      contentType: 'application/json',
+    });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('3');
     expect(res.json()).toMatchObject({ reason: 'TooManyRequests', details: { retryAfterSeconds: 3 } });
@@ -76,7 +96,10 @@ describe('fault injection', () => {
     kit.faults.add({ verb: 'get', resource: 'configmaps', action: { type: 'error', code: 503 }, count: 1 });
     expect((await apiError(core.readNamespacedConfigMap({ name: 'f1', namespace: 'default' }))).code).toBe(503);
     kit.faults.add({ verb: ['list'], action: { type: 'error', code: 500 }, count: 1 });
-    expect(await apiError(core.listNamespacedSecret({ namespace: 'default' }))).toMatchObject({ code: 500, reason: 'InternalError' });
+    expect(await apiError(core.listNamespacedSecret({ namespace: 'default' }))).toMatchObject({
+      code: 500,
+      reason: 'InternalError',
+    });
     expect((await core.listNamespacedSecret({ namespace: 'default' })).items).toEqual([]);
   });
 
@@ -99,7 +122,9 @@ describe('fault injection', () => {
     kit.faults.add({ verb: 'get', resource: 'configmaps', action: { type: 'error', code: 403 }, count: 1 });
     const status = await apiError(core.readNamespacedConfigMap({ name: 'f1', namespace: 'default' }));
     expect(status).toMatchObject({ code: 403, reason: 'Forbidden', details: { name: 'f1', kind: 'configmaps' } });
-    expect(status.message).toBe('configmaps "f1" is forbidden: User "kprov-testkit" cannot get resource "configmaps" in API group ""');
+    expect(status.message).toBe(
+      'configmaps "f1" is forbidden: User "kprov-testkit" cannot get resource "configmaps" in API group ""',
+    );
   });
 
   it('forces a 409 Conflict on writes', async () => {
@@ -112,7 +137,9 @@ describe('fault injection', () => {
   it('delays requests by the given latency', async () => {
     kit.faults.add({ verb: 'get', resource: 'secrets', action: { type: 'latency', ms: 300 }, count: 1 });
     const order: string[] = [];
-    const slow = apiError(core.readNamespacedSecret({ name: 'none', namespace: 'default' })).then((s) => order.push(`secret ${s.code}`));
+    const slow = apiError(core.readNamespacedSecret({ name: 'none', namespace: 'default' })).then((s) =>
+      order.push(`secret ${s.code}`),
+    );
     const fast = core.readNamespace({ name: 'default' }).then(() => order.push('namespace'));
     await Promise.all([slow, fast]);
     // The delayed request is answered normally (404), after the undelayed one.
@@ -125,6 +152,8 @@ describe('fault injection', () => {
     const url = kit.url;
     await kit.server.restart();
     expect(kit.server.url).toBe(url);
-    expect((await core.readNamespacedConfigMap({ name: 'survivor', namespace: 'default' })).metadata?.name).toBe('survivor');
+    expect((await core.readNamespacedConfigMap({ name: 'survivor', namespace: 'default' })).metadata?.name).toBe(
+      'survivor',
+    );
   });
 });

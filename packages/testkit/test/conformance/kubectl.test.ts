@@ -71,9 +71,13 @@ describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kprov-kubectl-'));
     kubeconfig = join(dir, 'kubeconfig');
-    server = spawn(process.execPath, [cli, 'serve', '--kubeconfig-out', kubeconfig, '--node', `node-k=${join(dir, 'node-k')}`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    server = spawn(
+      process.execPath,
+      [cli, 'serve', '--kubeconfig-out', kubeconfig, '--node', `node-k=${join(dir, 'node-k')}`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     await new Promise<void>((ok, fail) => {
       let seen = '';
       server.stdout?.on('data', (d: Buffer) => {
@@ -117,7 +121,9 @@ describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
     const nodes = await kubectl('get', 'nodes');
     expect(nodes).toMatch(/node-k\s+Ready/);
 
-    const pvc = JSON.parse(await kubectl('get', 'pvc', 'demo-pvc', '-o', 'json')) as { metadata: { annotations?: Record<string, string> } };
+    const pvc = JSON.parse(await kubectl('get', 'pvc', 'demo-pvc', '-o', 'json')) as {
+      metadata: { annotations?: Record<string, string> };
+    };
     expect(pvc.metadata.annotations?.['volume.kubernetes.io/selected-node']).toBe('node-k');
 
     const deleted = await kubectl('delete', '-f', file, '--wait=false');
@@ -133,22 +139,34 @@ describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
   // application/vnd.kubernetes.protobuf, and on a 415 it does not retry them as JSON (it does so only for CBOR).
   it("creates what kubectl's generators send as protobuf: a namespace, a configmap, a secret and a service account", async () => {
     expect(await kubectl('create', 'namespace', 'pb-ns')).toBe('namespace/pb-ns created\n');
-    expect(await kubectl('create', 'configmap', 'pb-cm', '--from-literal=a=b', '--from-literal=empty=')).toBe('configmap/pb-cm created\n');
+    expect(await kubectl('create', 'configmap', 'pb-cm', '--from-literal=a=b', '--from-literal=empty=')).toBe(
+      'configmap/pb-cm created\n',
+    );
     expect(await kubectl('create', 'serviceaccount', 'pb-sa')).toBe('serviceaccount/pb-sa created\n');
-    expect(await kubectl('create', 'secret', 'generic', 'pb-secret', '--from-literal=x=y', '--type=example.com/kind')).toBe('secret/pb-secret created\n');
-    const ns = JSON.parse(await kubectl('get', 'namespace', 'pb-ns', '-o', 'json')) as { metadata: { labels: Record<string, string> }; status: { phase: string } };
+    expect(
+      await kubectl('create', 'secret', 'generic', 'pb-secret', '--from-literal=x=y', '--type=example.com/kind'),
+    ).toBe('secret/pb-secret created\n');
+    const ns = JSON.parse(await kubectl('get', 'namespace', 'pb-ns', '-o', 'json')) as {
+      metadata: { labels: Record<string, string> };
+      status: { phase: string };
+    };
     expect(ns.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'pb-ns' });
     expect(ns.status.phase).toBe('Active');
     const cm = JSON.parse(await kubectl('get', 'configmap', 'pb-cm', '-o', 'json')) as { data: Record<string, string> };
     expect(cm.data).toEqual({ a: 'b', empty: '' });
-    const secret = JSON.parse(await kubectl('get', 'secret', 'pb-secret', '-o', 'json')) as { data: Record<string, string>; type: string };
+    const secret = JSON.parse(await kubectl('get', 'secret', 'pb-secret', '-o', 'json')) as {
+      data: Record<string, string>;
+      type: string;
+    };
     expect(secret).toMatchObject({ data: { x: Buffer.from('y').toString('base64') }, type: 'example.com/kind' });
     expect(await kubectl('get', 'serviceaccount', 'pb-sa', '-o', 'name')).toBe('serviceaccount/pb-sa\n');
     await kubectl('delete', 'namespace', 'pb-ns', '--wait=false');
   });
 
   it('answers a server-side dry run without storing anything', async () => {
-    expect(await kubectl('create', 'namespace', 'dry-ns', '--dry-run=server')).toBe('namespace/dry-ns created (server dry run)\n');
+    expect(await kubectl('create', 'namespace', 'dry-ns', '--dry-run=server')).toBe(
+      'namespace/dry-ns created (server dry run)\n',
+    );
     await expect(kubectl('get', 'namespace', 'dry-ns')).rejects.toThrow(/namespaces "dry-ns" not found/);
   });
 

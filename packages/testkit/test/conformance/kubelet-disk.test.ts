@@ -36,7 +36,14 @@ describe('the kubelet on disk, through the API', () => {
         metadata: { name: 'no-dir' },
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'c', image: 'busybox', command: ['touch', '/h/ran'], volumeMounts: [{ name: 'h', mountPath: '/h' }] }],
+          containers: [
+            {
+              name: 'c',
+              image: 'busybox',
+              command: ['touch', '/h/ran'],
+              volumeMounts: [{ name: 'h', mountPath: '/h' }],
+            },
+          ],
           volumes: [{ name: 'h', hostPath: { path: '/not/there', type: 'Directory' } }],
         },
       },
@@ -56,14 +63,24 @@ describe('the kubelet on disk, through the API', () => {
   });
 
   it('writes the last of two configMap items that name the same file, as if written one after the other', async () => {
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'twice' }, data: { first: 'one', second: 'two' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'twice' }, data: { first: 'one', second: 'two' } },
+    });
     await core.createNamespacedPod({
       namespace: 'default',
       body: {
         metadata: { name: 'twice' },
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'c', image: 'busybox', command: ['cat', '/cfg/same', '/cfg/sub/other'], volumeMounts: [{ name: 'cfg', mountPath: '/cfg' }] }],
+          containers: [
+            {
+              name: 'c',
+              image: 'busybox',
+              command: ['cat', '/cfg/same', '/cfg/sub/other'],
+              volumeMounts: [{ name: 'cfg', mountPath: '/cfg' }],
+            },
+          ],
           volumes: [
             {
               name: 'cfg',
@@ -84,7 +101,7 @@ describe('the kubelet on disk, through the API', () => {
     expect(await core.readNamespacedPodLog({ name: 'twice', namespace: 'default' })).toBe('twoone');
   });
 
-  it('removes a deleted pod\'s directory with what its containers wrote there, without following links out of it', async () => {
+  it("removes a deleted pod's directory with what its containers wrote there, without following links out of it", async () => {
     await core.createNamespacedPod({
       namespace: 'default',
       body: {
@@ -95,7 +112,11 @@ describe('the kubelet on disk, through the API', () => {
             {
               name: 'c',
               image: 'busybox',
-              command: ['sh', '-c', 'echo kept > /keep/file && mkdir -p /scratch/a/b && echo x > /scratch/a/b/c && ln -s /keep /scratch/a/link'],
+              command: [
+                'sh',
+                '-c',
+                'echo kept > /keep/file && mkdir -p /scratch/a/b && echo x > /scratch/a/b/c && ln -s /keep /scratch/a/link',
+              ],
               volumeMounts: [
                 { name: 'scratch', mountPath: '/scratch' },
                 { name: 'keep', mountPath: '/keep' },

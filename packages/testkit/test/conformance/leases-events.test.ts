@@ -21,7 +21,10 @@ describe('leases', () => {
     const at = new V1MicroTime('2026-03-04T05:06:07.123Z');
     const created = await leases.createNamespacedLease({
       namespace: 'kube-system',
-      body: { metadata: { name: 'example.com-p' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: at, renewTime: at } },
+      body: {
+        metadata: { name: 'example.com-p' },
+        spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: at, renewTime: at },
+      },
     });
     expect(created.spec?.holderIdentity).toBe('a');
     const res = await raw(kit, 'GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/example.com-p');
@@ -37,7 +40,10 @@ describe('leases', () => {
     const status = await apiError(
       leases.createNamespacedLease({
         namespace: 'kube-system',
-        body: { metadata: { name: 'plain-date' }, spec: { holderIdentity: 'a', renewTime: new Date('2026-03-04T05:06:07.123Z') } },
+        body: {
+          metadata: { name: 'plain-date' },
+          spec: { holderIdentity: 'a', renewTime: new Date('2026-03-04T05:06:07.123Z') },
+        },
       }),
     );
     expect(status).toMatchObject({ code: 400, reason: 'BadRequest' });
@@ -55,7 +61,11 @@ describe('leases', () => {
     });
     expect(renewed.spec?.holderIdentity).toBe('b');
     const stale = await apiError(
-      leases.replaceNamespacedLease({ name: 'example.com-p', namespace: 'kube-system', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'c' } } }),
+      leases.replaceNamespacedLease({
+        name: 'example.com-p',
+        namespace: 'kube-system',
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: 'c' } },
+      }),
     );
     expect(stale.reason).toBe('Conflict');
   });
@@ -77,7 +87,10 @@ describe('events', () => {
         source: { component: 'example.com/p' },
       },
     });
-    const found = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=claim,reason=Provisioning' });
+    const found = await core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: 'involvedObject.name=claim,reason=Provisioning',
+    });
     expect(found.items).toHaveLength(1);
     const res = await raw(kit, 'GET', '/api/v1/namespaces/default/events/claim.1');
     expect(res.json<{ lastTimestamp: string }>().lastTimestamp).toBe('2026-03-04T05:06:07Z');

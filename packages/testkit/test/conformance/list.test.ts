@@ -23,7 +23,8 @@ beforeAll(async () => {
 });
 afterAll(() => kit.stop());
 
-const names = (list: { items: { metadata?: { name?: string } }[] }): string[] => list.items.map((i) => i.metadata?.name ?? '');
+const names = (list: { items: { metadata?: { name?: string } }[] }): string[] =>
+  list.items.map((i) => i.metadata?.name ?? '');
 
 describe('list', () => {
   it('lists one namespace or all, in namespace then name order', async () => {
@@ -32,7 +33,8 @@ describe('list', () => {
   });
 
   it('filters by equality and set-based label selectors', async () => {
-    const sel = async (labelSelector: string): Promise<string[]> => names(await core.listConfigMapForAllNamespaces({ labelSelector }));
+    const sel = async (labelSelector: string): Promise<string[]> =>
+      names(await core.listConfigMapForAllNamespaces({ labelSelector }));
     expect(await sel('app=web')).toEqual(['web-1', 'web-2', 'web-3']);
     expect(await sel('app==web,tier!=back')).toEqual(['web-1', 'web-3']);
     expect(await sel('tier in (front,back)')).toEqual(['web-1', 'web-2', 'web-3']);
@@ -42,8 +44,15 @@ describe('list', () => {
   });
 
   it('filters by field selectors and refuses unsupported fields', async () => {
-    expect(names(await core.listConfigMapForAllNamespaces({ fieldSelector: 'metadata.namespace=other' }))).toEqual(['plain', 'web-3']);
-    expect(names(await core.listConfigMapForAllNamespaces({ fieldSelector: 'metadata.name!=plain,metadata.namespace=other' }))).toEqual(['web-3']);
+    expect(names(await core.listConfigMapForAllNamespaces({ fieldSelector: 'metadata.namespace=other' }))).toEqual([
+      'plain',
+      'web-3',
+    ]);
+    expect(
+      names(
+        await core.listConfigMapForAllNamespaces({ fieldSelector: 'metadata.name!=plain,metadata.namespace=other' }),
+      ),
+    ).toEqual(['web-3']);
     const status = await apiError(core.listConfigMapForAllNamespaces({ fieldSelector: 'data.k=v' }));
     expect(status).toMatchObject({ code: 400, reason: 'BadRequest' });
     expect(status.message).toContain('data.k');
@@ -54,10 +63,19 @@ describe('list', () => {
       namespace: 'default',
       body: { metadata: { name: 'p1' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } },
     });
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p2' }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
-    expect(names(await core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.nodeName=n1' }))).toEqual(['p1']);
-    expect(names(await core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.nodeName=' }))).toEqual(['p2']);
-    expect(names(await core.listNamespacedPod({ namespace: 'default', fieldSelector: 'status.phase=Pending' }))).toEqual(['p1', 'p2']);
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'p2' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+    });
+    expect(names(await core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.nodeName=n1' }))).toEqual([
+      'p1',
+    ]);
+    expect(names(await core.listNamespacedPod({ namespace: 'default', fieldSelector: 'spec.nodeName=' }))).toEqual([
+      'p2',
+    ]);
+    expect(
+      names(await core.listNamespacedPod({ namespace: 'default', fieldSelector: 'status.phase=Pending' })),
+    ).toEqual(['p1', 'p2']);
   });
 
   it('pages with limit and continue, consistently at the first page resourceVersion', async () => {
@@ -80,7 +98,9 @@ describe('list', () => {
     const first = await core.listConfigMapForAllNamespaces({ limit: 1 });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'after-' } } });
     kit.store.compact();
-    const status = await apiError(core.listConfigMapForAllNamespaces({ limit: 1, _continue: first.metadata?._continue ?? '' }));
+    const status = await apiError(
+      core.listConfigMapForAllNamespaces({ limit: 1, _continue: first.metadata?._continue ?? '' }),
+    );
     expect(status).toMatchObject({ code: 410, reason: 'Expired' });
     expect(status.message).toMatch(/^The provided continue parameter is too old/);
   });
@@ -89,11 +109,18 @@ describe('list', () => {
     const before = await core.listNamespacedConfigMap({ namespace: 'default' });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'later' } } });
     const rv = before.metadata?.resourceVersion ?? '';
-    const exact = await core.listNamespacedConfigMap({ namespace: 'default', resourceVersion: rv, resourceVersionMatch: 'Exact' });
+    const exact = await core.listNamespacedConfigMap({
+      namespace: 'default',
+      resourceVersion: rv,
+      resourceVersionMatch: 'Exact',
+    });
     expect(names(exact)).toEqual(names(before));
     expect(exact.metadata?.resourceVersion).toBe(rv);
     const future = await raw(kit, 'GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${Number(rv) + 1000}`);
     expect(future.status).toBe(504);
-    expect(future.json()).toMatchObject({ reason: 'Timeout', details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } });
+    expect(future.json()).toMatchObject({
+      reason: 'Timeout',
+      details: { causes: [{ reason: 'ResourceVersionTooLarge' }] },
+    });
   });
 });

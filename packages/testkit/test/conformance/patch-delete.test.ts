@@ -19,7 +19,10 @@ const claim = (name: string, finalizers?: string[]) => ({
 
 describe('patch', () => {
   it('applies a merge patch to annotations, deleting with null', async () => {
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'mp', annotations: { a: '1', b: '2' } } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'mp', annotations: { a: '1', b: '2' } } },
+    });
     const patched = await core.patchNamespacedConfigMap(
       { name: 'mp', namespace: 'default', body: { metadata: { annotations: { a: null, c: '3' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -28,7 +31,10 @@ describe('patch', () => {
   });
 
   it('applies a JSON patch, and fails a test operation with 422', async () => {
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'jp' }, data: { x: '1' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'jp' }, data: { x: '1' } },
+    });
     const patched = await core.patchNamespacedConfigMap(
       {
         name: 'jp',
@@ -52,7 +58,10 @@ describe('patch', () => {
   });
 
   it('merges finalizers and removes one with a strategic merge patch directive', async () => {
-    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('smp', ['a.example.com/one']) });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('smp', ['a.example.com/one']),
+    });
     const added = await core.patchNamespacedPersistentVolumeClaim(
       { name: 'smp', namespace: 'default', body: { metadata: { finalizers: ['b.example.com/two'] } } },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
@@ -60,7 +69,11 @@ describe('patch', () => {
     // As on a real server: without $setElementOrder, patch items go before the existing ones.
     expect(added.metadata?.finalizers).toEqual(['b.example.com/two', 'a.example.com/one']);
     const removed = await core.patchNamespacedPersistentVolumeClaim(
-      { name: 'smp', namespace: 'default', body: { metadata: { '$deleteFromPrimitiveList/finalizers': ['a.example.com/one'] } } },
+      {
+        name: 'smp',
+        namespace: 'default',
+        body: { metadata: { '$deleteFromPrimitiveList/finalizers': ['a.example.com/one'] } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     expect(removed.metadata?.finalizers).toEqual(['b.example.com/two']);
@@ -88,7 +101,11 @@ describe('patch', () => {
     );
     const status = await apiError(
       core.patchNamespacedConfigMap(
-        { name: 'rv-patch', namespace: 'default', body: { metadata: { resourceVersion: cm.metadata?.resourceVersion }, data: { a: '2' } } },
+        {
+          name: 'rv-patch',
+          namespace: 'default',
+          body: { metadata: { resourceVersion: cm.metadata?.resourceVersion }, data: { a: '2' } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
@@ -97,7 +114,10 @@ describe('patch', () => {
 
   it('answers 415 for a patch type it does not know', async () => {
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'p415' } } });
-    const res = await raw(kit, 'PATCH', '/api/v1/namespaces/default/configmaps/p415', { body: '{}', contentType: 'text/plain' });
+    const res = await raw(kit, 'PATCH', '/api/v1/namespaces/default/configmaps/p415', {
+      body: '{}',
+      contentType: 'text/plain',
+    });
     expect(res.status).toBe(415);
     expect(res.json()).toEqual({
       kind: 'Status',
@@ -113,7 +133,10 @@ describe('patch', () => {
   });
 
   it('reads a create body by its content type: none is JSON, YAML is read, others get 415', async () => {
-    const none = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', { body: '{"metadata":{"name":"ct-none"}}', contentType: '' });
+    const none = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', {
+      body: '{"metadata":{"name":"ct-none"}}',
+      contentType: '',
+    });
     expect(none.status).toBe(201);
     const yaml = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', {
       body: 'metadata:\n  name: ct-yaml\ndata:\n  a: "1"\n',
@@ -121,15 +144,26 @@ describe('patch', () => {
     });
     expect(yaml.status).toBe(201);
     expect(yaml.json()).toMatchObject({ metadata: { name: 'ct-yaml' }, data: { a: '1' } });
-    const text = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', { body: '{"metadata":{"name":"ct-text"}}', contentType: 'text/plain' });
+    const text = await raw(kit, 'POST', '/api/v1/namespaces/default/configmaps', {
+      body: '{"metadata":{"name":"ct-text"}}',
+      contentType: 'text/plain',
+    });
     expect(text.status).toBe(415);
-    expect(text.json()).toMatchObject({ reason: 'UnsupportedMediaType', message: expect.stringMatching(/^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml/) as unknown });
+    expect(text.json()).toMatchObject({
+      reason: 'UnsupportedMediaType',
+      message: expect.stringMatching(
+        /^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml/,
+      ) as unknown,
+    });
   });
 });
 
 describe('delete', () => {
   it('marks an object with finalizers for deletion and removes it with the last finalizer', async () => {
-    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('fin', ['example.com/a', 'example.com/b']) });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: claim('fin', ['example.com/a', 'example.com/b']),
+    });
     const marked = await core.deleteNamespacedPersistentVolumeClaim({ name: 'fin', namespace: 'default' });
     expect(marked).toMatchObject({ metadata: { name: 'fin' } });
     const pending = await core.readNamespacedPersistentVolumeClaim({ name: 'fin', namespace: 'default' });
@@ -143,9 +177,13 @@ describe('delete', () => {
     expect(adding.code).toBe(422);
     expect(adding.message).toContain('no new finalizers can be added if the object is being deleted');
     await set(['example.com/b']);
-    expect((await core.readNamespacedPersistentVolumeClaim({ name: 'fin', namespace: 'default' })).metadata?.finalizers).toEqual(['example.com/b']);
+    expect(
+      (await core.readNamespacedPersistentVolumeClaim({ name: 'fin', namespace: 'default' })).metadata?.finalizers,
+    ).toEqual(['example.com/b']);
     await set([]);
-    expect((await apiError(core.readNamespacedPersistentVolumeClaim({ name: 'fin', namespace: 'default' }))).code).toBe(404);
+    expect((await apiError(core.readNamespacedPersistentVolumeClaim({ name: 'fin', namespace: 'default' }))).code).toBe(
+      404,
+    );
   });
 
   it('checks uid and resourceVersion preconditions', async () => {
@@ -158,19 +196,32 @@ describe('delete', () => {
       `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (not-it) does not match the UID in record (${cm.metadata?.uid}). The object might have been deleted and then recreated`,
     );
     const wrongRv = await apiError(
-      core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { resourceVersion: '1' } } }),
+      core.deleteNamespacedConfigMap({
+        name: 'pre',
+        namespace: 'default',
+        body: { preconditions: { resourceVersion: '1' } },
+      }),
     );
-    expect(wrongRv.message).toContain('the ResourceVersion in the precondition (1) does not match the ResourceVersion in record');
+    expect(wrongRv.message).toContain(
+      'the ResourceVersion in the precondition (1) does not match the ResourceVersion in record',
+    );
     const ok = await core.deleteNamespacedConfigMap({
       name: 'pre',
       namespace: 'default',
       body: { preconditions: { uid: cm.metadata?.uid ?? '', resourceVersion: cm.metadata?.resourceVersion ?? '' } },
     });
-    expect(ok).toMatchObject({ status: 'Success', details: { name: 'pre', kind: 'configmaps', uid: cm.metadata?.uid } });
+    expect(ok).toMatchObject({
+      status: 'Success',
+      details: { name: 'pre', kind: 'configmaps', uid: cm.metadata?.uid },
+    });
   });
 
   it('deletes a collection by label selector', async () => {
-    for (const [name, team] of [['dc-1', 'x'], ['dc-2', 'x'], ['dc-3', 'y']] as const) {
+    for (const [name, team] of [
+      ['dc-1', 'x'],
+      ['dc-2', 'x'],
+      ['dc-3', 'y'],
+    ] as const) {
       await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name, labels: { team } } } });
     }
     await core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'team=x' });

@@ -48,7 +48,10 @@ describe('simulated control loops through the API', () => {
 
   it('binds a PV whose claimRef names the claim, and releases it when the claim goes', async () => {
     await storage.createStorageClass({ body: { metadata: { name: 'now' }, provisioner: 'example.com/sim' } });
-    const claim = await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc('bind-me', 'now') });
+    const claim = await core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: pvc('bind-me', 'now'),
+    });
     await core.createPersistentVolume({
       body: {
         metadata: { name: 'pv-bind-me' },
@@ -82,7 +85,14 @@ describe('simulated control loops through the API', () => {
         metadata: { name: 'mkdir' },
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'c', image: 'busybox', command: ['mkdir', '-p', '/host/made/by/pod'], volumeMounts: [{ name: 'h', mountPath: '/host' }] }],
+          containers: [
+            {
+              name: 'c',
+              image: 'busybox',
+              command: ['mkdir', '-p', '/host/made/by/pod'],
+              volumeMounts: [{ name: 'h', mountPath: '/host' }],
+            },
+          ],
           volumes: [{ name: 'h', hostPath: { path: '/var/lib/sim', type: 'DirectoryOrCreate' } }],
         },
       },
@@ -102,11 +112,22 @@ describe('simulated control loops through the API', () => {
   it('serves the logs of a pod', async () => {
     await core.createNamespacedPod({
       namespace: 'default',
-      body: { metadata: { name: 'talker' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo one; echo two'] }] } },
+      body: {
+        metadata: { name: 'talker' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo one; echo two'] }],
+        },
+      },
     });
-    await vi.waitFor(async () => {
-      expect((await core.readNamespacedPod({ name: 'talker', namespace: 'default' })).status?.phase).toBe('Succeeded');
-    }, { timeout: 15_000 });
+    await vi.waitFor(
+      async () => {
+        expect((await core.readNamespacedPod({ name: 'talker', namespace: 'default' })).status?.phase).toBe(
+          'Succeeded',
+        );
+      },
+      { timeout: 15_000 },
+    );
     expect(await core.readNamespacedPodLog({ name: 'talker', namespace: 'default' })).toBe('one\ntwo\n');
     expect(await core.readNamespacedPodLog({ name: 'talker', namespace: 'default', tailLines: 1 })).toBe('two\n');
   });

@@ -7,7 +7,13 @@ let kit: Testkit;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false, http: { bookmarkIntervalMs: 100 } });
+  kit = await startApiServer({
+    nodes: [],
+    binder: false,
+    scheduler: false,
+    kubelet: false,
+    http: { bookmarkIntervalMs: 100 },
+  });
   core = kit.kubeConfig.makeApiClient(CoreV1Api);
 });
 afterAll(() => kit.stop());
@@ -28,7 +34,9 @@ describe('watch', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await core.deleteNamespacedConfigMap({ name: 'x', namespace: 'w1' });
-    await vi.waitFor(() => expect(describeEvents(w.events)).toEqual(['ADDED before', 'ADDED x', 'MODIFIED x', 'DELETED x']));
+    await vi.waitFor(() =>
+      expect(describeEvents(w.events)).toEqual(['ADDED before', 'ADDED x', 'MODIFIED x', 'DELETED x']),
+    );
     const rvs = w.events.slice(1).map((e) => Number(e.object.metadata?.resourceVersion));
     expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
     expect(w.events[1]?.object).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
@@ -37,7 +45,9 @@ describe('watch', () => {
 
   it('resumes after a dropped connection from the last resourceVersion without losing or repeating events', async () => {
     await ns('w2');
-    const first = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w2/configmaps', { resourceVersion: String(kit.store.resourceVersion) });
+    const first = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w2/configmaps', {
+      resourceVersion: String(kit.store.resourceVersion),
+    });
     await core.createNamespacedConfigMap({ namespace: 'w2', body: { metadata: { name: 'a' } } });
     await vi.waitFor(() => expect(first.events).toHaveLength(1));
     expect(kit.server.dropWatches('configmaps')).toBeGreaterThan(0);
@@ -64,14 +74,18 @@ describe('watch', () => {
     expect(String(w.events[0]?.object.message)).toMatch(/^too old resource version: \d+ \(\d+\)$/);
     const relist = await core.listNamespacedConfigMap({ namespace: 'w3' });
     expect(relist.items.map((i) => i.metadata?.name)).toEqual(['kept']);
-    const again = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w3/configmaps', { resourceVersion: relist.metadata?.resourceVersion ?? '' });
+    const again = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w3/configmaps', {
+      resourceVersion: relist.metadata?.resourceVersion ?? '',
+    });
     await core.createNamespacedConfigMap({ namespace: 'w3', body: { metadata: { name: 'new' } } });
     await vi.waitFor(() => expect(describeEvents(again.events)).toEqual(['ADDED new']));
     again.abort();
   });
 
   it('ends open watches with 410 when the server expires them', async () => {
-    const w = await recordWatch(kit.kubeConfig, '/api/v1/configmaps', { resourceVersion: String(kit.store.resourceVersion) });
+    const w = await recordWatch(kit.kubeConfig, '/api/v1/configmaps', {
+      resourceVersion: String(kit.store.resourceVersion),
+    });
     await vi.waitFor(() => expect(kit.server.openWatches).toBeGreaterThan(0));
     kit.server.expireWatches('configmaps');
     await w.done;
@@ -79,7 +93,10 @@ describe('watch', () => {
   });
 
   it('sends bookmarks with the current resourceVersion when asked', async () => {
-    const w = await recordWatch(kit.kubeConfig, '/api/v1/secrets', { allowWatchBookmarks: true, resourceVersion: String(kit.store.resourceVersion) });
+    const w = await recordWatch(kit.kubeConfig, '/api/v1/secrets', {
+      allowWatchBookmarks: true,
+      resourceVersion: String(kit.store.resourceVersion),
+    });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'bm-' } } });
     await vi.waitFor(() => expect(w.events.some((e) => e.type === 'BOOKMARK')).toBe(true));
     const bookmark = w.events.find((e) => e.type === 'BOOKMARK');
@@ -96,7 +113,10 @@ describe('watch', () => {
   it('turns selector transitions into ADDED and DELETED', async () => {
     await ns('w4');
     const w = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w4/configmaps', { labelSelector: 'on=yes' });
-    await core.createNamespacedConfigMap({ namespace: 'w4', body: { metadata: { name: 'flip', labels: { on: 'no' } } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'w4',
+      body: { metadata: { name: 'flip', labels: { on: 'no' } } },
+    });
     const label = (on: string) =>
       core.patchNamespacedConfigMap(
         { name: 'flip', namespace: 'w4', body: { metadata: { labels: { on } } } },
@@ -109,7 +129,9 @@ describe('watch', () => {
       { name: 'flip', namespace: 'w4', body: { data: { k: 'v' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await vi.waitFor(() => expect(describeEvents(w.events)).toEqual(['ADDED flip', 'DELETED flip', 'ADDED flip', 'MODIFIED flip']));
+    await vi.waitFor(() =>
+      expect(describeEvents(w.events)).toEqual(['ADDED flip', 'DELETED flip', 'ADDED flip', 'MODIFIED flip']),
+    );
     w.abort();
   });
 
@@ -122,6 +144,9 @@ describe('watch', () => {
     const lines = res.text.split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toBe('');
-    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ type: 'ADDED', object: { kind: 'Secret', metadata: { name: 's' } } });
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      type: 'ADDED',
+      object: { kind: 'Secret', metadata: { name: 's' } },
+    });
   });
 });

@@ -29,7 +29,9 @@ describe('startControlPlane errors', () => {
   it('names the missing binary and the folder', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'kprov-no-assets-'));
     try {
-      await expect(startControlPlane({ binDir: dir })).rejects.toThrow(`etcd not found or not executable in ${dir}: the folder must hold etcd, kube-apiserver`);
+      await expect(startControlPlane({ binDir: dir })).rejects.toThrow(
+        `etcd not found or not executable in ${dir}: the folder must hold etcd, kube-apiserver`,
+      );
     } finally {
       await rm(dir, { recursive: true });
     }
@@ -50,7 +52,9 @@ describe('startControlPlane errors', () => {
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const port = (srv.address() as { port: number }).port;
     try {
-      await expect(startControlPlane({ apiServerPort: port })).rejects.toThrow(`port ${port} on 127.0.0.1, chosen for kube-apiserver --secure-port, is not free`);
+      await expect(startControlPlane({ apiServerPort: port })).rejects.toThrow(
+        `port ${port} on 127.0.0.1, chosen for kube-apiserver --secure-port, is not free`,
+      );
     } finally {
       srv.close();
     }
@@ -59,9 +63,16 @@ describe('startControlPlane errors', () => {
   it.skipIf(!real)('quotes the log of a binary that exits at start-up, and leaves nothing running', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'kprov-cp-fail-'));
     try {
-      const err = await startControlPlane({ dataDir, controllerManager: false, scheduler: false, extraArgs: { apiServer: ['--no-such-flag'] } }).catch((e: unknown) => e);
+      const err = await startControlPlane({
+        dataDir,
+        controllerManager: false,
+        scheduler: false,
+        extraArgs: { apiServer: ['--no-such-flag'] },
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Error);
-      expect((err as Error).message).toMatch(/^kube-apiserver exited before it was ready \(exit code 1\); the end of its log/);
+      expect((err as Error).message).toMatch(
+        /^kube-apiserver exited before it was ready \(exit code 1\); the end of its log/,
+      );
       expect((err as Error).message).toContain('unknown flag: --no-such-flag');
       // A data folder given by the caller is kept, with the logs that explain the failure.
       expect(existsSync(path.join(dataDir, 'logs', 'kube-apiserver.log'))).toBe(true);
@@ -85,7 +96,9 @@ describe.skipIf(!real)('a running control plane', () => {
   it('serves an administrator, and other users as RBAC allows', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
     // kube-controller-manager is up: it made the default ServiceAccount and published the root CA.
-    expect((await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' })).metadata?.name).toBe('default');
+    expect((await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' })).metadata?.name).toBe(
+      'default',
+    );
     const jane = (await cp.kubeConfigFor({ user: 'jane' })).makeApiClient(CoreV1Api);
     expect(await statusCode(jane.listNamespace())).toBe(403);
     const viewer = (await cp.kubeConfigFor({ user: 'v', groups: ['system:masters'] })).makeApiClient(CoreV1Api);
@@ -97,7 +110,10 @@ describe.skipIf(!real)('a running control plane', () => {
 
   it('keeps the data across a restart of kube-apiserver', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'kept' }, data: { a: '1' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'kept' }, data: { a: '1' } },
+    });
     await cp.stopApiServer();
     const down = await core.readNamespacedConfigMap({ namespace: 'default', name: 'kept' }).catch((e: unknown) => e);
     expect((down as Error).cause).toMatchObject({ code: 'ECONNREFUSED' });
@@ -107,9 +123,14 @@ describe.skipIf(!real)('a running control plane', () => {
 
   it('expires compacted resourceVersions with 410 Gone', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
-    const old = (await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'old' } } })).metadata?.resourceVersion;
+    const old = (await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'old' } } }))
+      .metadata?.resourceVersion;
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'newer' } } });
     await cp.compact();
-    expect(await statusCode(core.listNamespacedConfigMap({ namespace: 'default', resourceVersion: old, resourceVersionMatch: 'Exact' }))).toBe(410);
+    expect(
+      await statusCode(
+        core.listNamespacedConfigMap({ namespace: 'default', resourceVersion: old, resourceVersionMatch: 'Exact' }),
+      ),
+    ).toBe(410);
   });
 });

@@ -63,7 +63,10 @@ function answer(a: Answer, canon: Canon, normalise: (body: unknown) => unknown =
 }
 
 /** A case that sends `setup` (each must succeed), then one request, and compares status, media type and body. */
-export function request(name: string, r: Req & { setup?: Req[]; normalise?: (body: unknown) => unknown }): FidelityCase {
+export function request(
+  name: string,
+  r: Req & { setup?: Req[]; normalise?: (body: unknown) => unknown },
+): FidelityCase {
   return {
     name,
     async run(t) {
@@ -123,12 +126,20 @@ export function kubectlCase(name: string, c: { setup?: Req[]; args: string[] }):
 }
 
 /** A case with its own steps. */
-export function scenario(name: string, run: (t: Target) => Promise<unknown>, options: { kubectl?: boolean } = {}): FidelityCase {
+export function scenario(
+  name: string,
+  run: (t: Target) => Promise<unknown>,
+  options: { kubectl?: boolean } = {},
+): FidelityCase {
   return { name, run, ...options };
 }
 
 /** Polls `probe` until it is true. */
-export async function waitUntil(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function waitUntil(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -139,8 +150,17 @@ export async function waitUntil(what: string, probe: () => boolean | Promise<boo
 // Objects.
 
 const NS = '/api/v1/namespaces/default';
-const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra });
-const pvc = (name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Record<string, unknown> => ({
+const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  ...extra,
+});
+const pvc = (
+  name: string,
+  spec: Record<string, unknown> = {},
+  metadata: Record<string, unknown> = {},
+): Record<string, unknown> => ({
   apiVersion: 'v1',
   kind: 'PersistentVolumeClaim',
   metadata: { name, ...metadata },
@@ -178,7 +198,11 @@ const withNumbersOut = (body: unknown): unknown => {
 
 /** A watch's events with the numbers in their Status messages (resourceVersions) taken out. */
 const withoutNumbers = (events: OpenWatch['events']): unknown =>
-  events.map((e) => (e.type === 'ERROR' ? { ...e, object: { ...e.object, message: String(e.object.message).replace(/\d+/g, '<n>') } } : e));
+  events.map((e) =>
+    e.type === 'ERROR'
+      ? { ...e, object: { ...e.object, message: String(e.object.message).replace(/\d+/g, '<n>') } }
+      : e,
+  );
 
 /**
  * Events whose closing BOOKMARK's resourceVersion is replaced by whether it is at least that of every object sent:
@@ -186,12 +210,16 @@ const withoutNumbers = (events: OpenWatch['events']): unknown =>
  * newest of any write).
  */
 const initialEventsEnd = (events: OpenWatch['events']): unknown => {
-  const rv = (e: OpenWatch['events'][number]): number => Number((e.object.metadata as { resourceVersion?: string }).resourceVersion);
+  const rv = (e: OpenWatch['events'][number]): number =>
+    Number((e.object.metadata as { resourceVersion?: string }).resourceVersion);
   const newest = Math.max(0, ...events.filter((e) => e.type === 'ADDED').map(rv));
   return events.map((e) => {
     if (e.type !== 'BOOKMARK') return e;
     const { resourceVersion: _rv, ...metadata } = e.object.metadata as Record<string, unknown>;
-    return { ...e, object: { ...e.object, metadata: { ...metadata, resourceVersionNotOlderThanTheObjects: rv(e) >= newest } } };
+    return {
+      ...e,
+      object: { ...e.object, metadata: { ...metadata, resourceVersionNotOlderThanTheObjects: rv(e) >= newest } },
+    };
   });
 };
 
@@ -206,10 +234,22 @@ export const CASES: FidelityCase[] = [
   // Error Status bodies and codes.
   request('NotFound: a namespaced object', { method: 'GET', path: `${NS}/configmaps/fid-missing` }),
   request('NotFound: a cluster-scoped object', { method: 'GET', path: '/api/v1/persistentvolumes/fid-missing' }),
-  request('NotFound: an object of a named group', { method: 'GET', path: '/apis/storage.k8s.io/v1/storageclasses/fid-missing' }),
-  request('NotFound: create in a missing namespace', { method: 'POST', path: '/api/v1/namespaces/fid-no-such-ns/configmaps', body: cm('fid-a') }),
+  request('NotFound: an object of a named group', {
+    method: 'GET',
+    path: '/apis/storage.k8s.io/v1/storageclasses/fid-missing',
+  }),
+  request('NotFound: create in a missing namespace', {
+    method: 'POST',
+    path: '/api/v1/namespaces/fid-no-such-ns/configmaps',
+    body: cm('fid-a'),
+  }),
   request('NotFound: an unknown subresource', { method: 'GET', path: `${NS}/configmaps/fid-missing/nosuch` }),
-  request('AlreadyExists', { setup: [create(`${NS}/configmaps`, cm('fid-dup'))], method: 'POST', path: `${NS}/configmaps`, body: cm('fid-dup') }),
+  request('AlreadyExists', {
+    setup: [create(`${NS}/configmaps`, cm('fid-dup'))],
+    method: 'POST',
+    path: `${NS}/configmaps`,
+    body: cm('fid-dup'),
+  }),
   request('Conflict: update with a stale resourceVersion', {
     setup: [create(`${NS}/configmaps`, cm('fid-conflict'))],
     method: 'PUT',
@@ -230,15 +270,31 @@ export const CASES: FidelityCase[] = [
     path: '/apis/storage.k8s.io/v1/storageclasses/fid-conflict-uid',
     body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: '6f1bd7c2-0000-4000-8000-000000000000' } },
   }),
-  request('Invalid: a claim without access modes', { method: 'POST', path: `${NS}/persistentvolumeclaims`, body: pvc('fid-bad', { accessModes: [] }) }),
-  request('Invalid: a claim asking for less than nothing', { method: 'POST', path: `${NS}/persistentvolumeclaims`, body: pvc('fid-bad', { resources: { requests: { storage: '-1Gi' } } }) }),
+  request('Invalid: a claim without access modes', {
+    method: 'POST',
+    path: `${NS}/persistentvolumeclaims`,
+    body: pvc('fid-bad', { accessModes: [] }),
+  }),
+  request('Invalid: a claim asking for less than nothing', {
+    method: 'POST',
+    path: `${NS}/persistentvolumeclaims`,
+    body: pvc('fid-bad', { resources: { requests: { storage: '-1Gi' } } }),
+  }),
   request('BadRequest: a claim with a storage quantity that does not parse', {
     method: 'POST',
     path: `${NS}/persistentvolumeclaims`,
     body: pvc('fid-bad', { resources: { requests: { storage: '1Gx' } } }),
   }),
-  request('Invalid: a volume without capacity', { method: 'POST', path: '/api/v1/persistentvolumes', body: pv('fid-bad', { capacity: undefined }) }),
-  request('Invalid: a pod without containers', { method: 'POST', path: `${NS}/pods`, body: pod('fid-bad', { containers: [] }) }),
+  request('Invalid: a volume without capacity', {
+    method: 'POST',
+    path: '/api/v1/persistentvolumes',
+    body: pv('fid-bad', { capacity: undefined }),
+  }),
+  request('Invalid: a pod without containers', {
+    method: 'POST',
+    path: `${NS}/pods`,
+    body: pod('fid-bad', { containers: [] }),
+  }),
   request('Invalid: a bad name', { method: 'POST', path: `${NS}/configmaps`, body: cm('Fid_Bad') }),
   request('Invalid: a class with an unknown reclaim policy and binding mode', {
     method: 'POST',
@@ -253,10 +309,17 @@ export const CASES: FidelityCase[] = [
     body: { spec: { accessModes: ['ReadWriteMany'] } },
     // The message ends with Go's cmp.Diff of the internal spec types, which the testkit only approximates (a known
     // difference): compared up to it.
-    normalise: (body) => JSON.parse(JSON.stringify(body), (_k, v: unknown) => (typeof v === 'string' ? v.replace(/(for bound claims)\n[\s\S]*$/, '$1') : v)) as unknown,
+    normalise: (body) =>
+      JSON.parse(JSON.stringify(body), (_k, v: unknown) =>
+        typeof v === 'string' ? v.replace(/(for bound claims)\n[\s\S]*$/, '$1') : v,
+      ) as unknown,
   }),
   request('BadRequest: malformed JSON', { method: 'POST', path: `${NS}/configmaps`, body: '{"metadata":{"name":"x"' }),
-  request('BadRequest: malformed JSON, longer than the summary', { method: 'POST', path: `${NS}/configmaps`, body: '{"metadata":{"name":"a-name-long-enough-to-be-cut"' }),
+  request('BadRequest: malformed JSON, longer than the summary', {
+    method: 'POST',
+    path: `${NS}/configmaps`,
+    body: '{"metadata":{"name":"a-name-long-enough-to-be-cut"',
+  }),
   request('BadRequest: a JSON array', { method: 'POST', path: `${NS}/configmaps`, body: '[1,2,3]' }),
   request('BadRequest: an empty body', { method: 'POST', path: `${NS}/configmaps`, body: '' }),
   request('BadRequest: a malformed merge patch', {
@@ -280,34 +343,79 @@ export const CASES: FidelityCase[] = [
     contentType: 'text/plain',
     body: '{}',
   }),
-  request('UnsupportedMediaType: a create as text/plain', { method: 'POST', path: `${NS}/configmaps`, contentType: 'text/plain', body: cm('fid-text') }),
-  request('a create without a content type is read as JSON', { method: 'POST', path: `${NS}/configmaps`, contentType: '', body: cm('fid-no-type') }),
+  request('UnsupportedMediaType: a create as text/plain', {
+    method: 'POST',
+    path: `${NS}/configmaps`,
+    contentType: 'text/plain',
+    body: cm('fid-text'),
+  }),
+  request('a create without a content type is read as JSON', {
+    method: 'POST',
+    path: `${NS}/configmaps`,
+    contentType: '',
+    body: cm('fid-no-type'),
+  }),
   request('MethodNotAllowed: PUT on a collection', { method: 'PUT', path: `${NS}/configmaps`, body: cm('fid-put') }),
-  request('MethodNotAllowed: POST on an object', { method: 'POST', path: `${NS}/configmaps/fid-dup`, body: cm('fid-dup') }),
-  request('MethodNotAllowed: create through the all-namespaces path', { method: 'POST', path: '/api/v1/configmaps', body: cm('fid-all') }),
+  request('MethodNotAllowed: POST on an object', {
+    method: 'POST',
+    path: `${NS}/configmaps/fid-dup`,
+    body: cm('fid-dup'),
+  }),
+  request('MethodNotAllowed: create through the all-namespaces path', {
+    method: 'POST',
+    path: '/api/v1/configmaps',
+    body: cm('fid-all'),
+  }),
   request('MethodNotAllowed: delete all namespaces', { method: 'DELETE', path: '/api/v1/namespaces' }),
-  request('Invalid: a namespace without a name (no name in the details)', { method: 'POST', path: '/api/v1/namespaces', body: { metadata: {} } }),
-  request('Invalid: resourceVersionMatch without resourceVersion', { method: 'GET', path: `${NS}/configmaps?resourceVersionMatch=Exact` }),
-  request('Invalid: resourceVersionMatch Exact at resourceVersion 0', { method: 'GET', path: `${NS}/configmaps?resourceVersion=0&resourceVersionMatch=Exact` }),
-  request('Invalid: an unknown resourceVersionMatch', { method: 'GET', path: `${NS}/configmaps?resourceVersion=1&resourceVersionMatch=Sometimes` }),
+  request('Invalid: a namespace without a name (no name in the details)', {
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { metadata: {} },
+  }),
+  request('Invalid: resourceVersionMatch without resourceVersion', {
+    method: 'GET',
+    path: `${NS}/configmaps?resourceVersionMatch=Exact`,
+  }),
+  request('Invalid: resourceVersionMatch Exact at resourceVersion 0', {
+    method: 'GET',
+    path: `${NS}/configmaps?resourceVersion=0&resourceVersionMatch=Exact`,
+  }),
+  request('Invalid: an unknown resourceVersionMatch', {
+    method: 'GET',
+    path: `${NS}/configmaps?resourceVersion=1&resourceVersionMatch=Sometimes`,
+  }),
   request('Invalid: sendInitialEvents on a list', { method: 'GET', path: `${NS}/configmaps?sendInitialEvents=true` }),
-  request('Invalid: sendInitialEvents on a watch without resourceVersionMatch', { method: 'GET', path: `${NS}/configmaps?watch=true&sendInitialEvents=true` }),
+  request('Invalid: sendInitialEvents on a watch without resourceVersionMatch', {
+    method: 'GET',
+    path: `${NS}/configmaps?watch=true&sendInitialEvents=true`,
+  }),
   request('Invalid: resourceVersionMatch on a watch without sendInitialEvents', {
     method: 'GET',
     path: `${NS}/configmaps?watch=true&resourceVersion=1&resourceVersionMatch=Exact`,
   }),
 
   // Defaulting: minimal objects, and what comes back.
-  request('defaults: a minimal claim', { method: 'POST', path: `${NS}/persistentvolumeclaims`, body: pvc('fid-min', { storageClassName: '' }) }),
+  request('defaults: a minimal claim', {
+    method: 'POST',
+    path: `${NS}/persistentvolumeclaims`,
+    body: pvc('fid-min', { storageClassName: '' }),
+  }),
   request('defaults: a claim with a data source', {
     method: 'POST',
     path: `${NS}/persistentvolumeclaims`,
-    body: pvc('fid-datasource', { storageClassName: '', volumeMode: 'Block', dataSource: { kind: 'PersistentVolumeClaim', name: 'fid-min' } }),
+    body: pvc('fid-datasource', {
+      storageClassName: '',
+      volumeMode: 'Block',
+      dataSource: { kind: 'PersistentVolumeClaim', name: 'fid-min' },
+    }),
   }),
   request('defaults: storage quantities in their canonical form', {
     method: 'POST',
     path: `${NS}/persistentvolumeclaims`,
-    body: pvc('fid-quantities', { storageClassName: '', resources: { requests: { storage: '1024Mi' }, limits: { storage: 2147483648 } } }),
+    body: pvc('fid-quantities', {
+      storageClassName: '',
+      resources: { requests: { storage: '1024Mi' }, limits: { storage: 2147483648 } },
+    }),
   }),
   request('defaults: a minimal volume', { method: 'POST', path: '/api/v1/persistentvolumes', body: pv('fid-min') }),
   request('defaults: a local volume', {
@@ -317,11 +425,26 @@ export const CASES: FidelityCase[] = [
       hostPath: undefined,
       local: { path: '/mnt/fid' },
       storageClassName: 'fid-local',
-      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] }] } },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] },
+          ],
+        },
+      },
     }),
   }),
-  request('defaults: a minimal class', { method: 'POST', path: '/apis/storage.k8s.io/v1/storageclasses', body: sc('fid-min') }),
-  request('defaults: a minimal pod', { method: 'POST', path: `${NS}/pods`, body: pod('fid-min', { nodeName: 'fid-ghost' }), normalise: withoutTokenVolume }),
+  request('defaults: a minimal class', {
+    method: 'POST',
+    path: '/apis/storage.k8s.io/v1/storageclasses',
+    body: sc('fid-min'),
+  }),
+  request('defaults: a minimal pod', {
+    method: 'POST',
+    path: `${NS}/pods`,
+    body: pod('fid-min', { nodeName: 'fid-ghost' }),
+    normalise: withoutTokenVolume,
+  }),
   request('defaults: a pod with init containers, probes, resources and volumes', {
     method: 'POST',
     path: `${NS}/pods`,
@@ -354,8 +477,16 @@ export const CASES: FidelityCase[] = [
     }),
     normalise: withoutTokenVolume,
   }),
-  request('defaults: a namespace', { method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: 'fid-ns' } } }),
-  request('defaults: a secret with stringData', { method: 'POST', path: `${NS}/secrets`, body: { metadata: { name: 'fid-secret' }, stringData: { a: 'b' } } }),
+  request('defaults: a namespace', {
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { metadata: { name: 'fid-ns' } },
+  }),
+  request('defaults: a secret with stringData', {
+    method: 'POST',
+    path: `${NS}/secrets`,
+    body: { metadata: { name: 'fid-secret' }, stringData: { a: 'b' } },
+  }),
   request('defaults: a claim status condition', {
     setup: [create(`${NS}/persistentvolumeclaims`, pvc('fid-condition', UNBINDABLE))],
     method: 'PATCH',
@@ -368,7 +499,14 @@ export const CASES: FidelityCase[] = [
   scenario('dry run: create, patch and delete are answered, nothing is stored', async (t) => {
     const canon = new Canon();
     const ask = async (method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> =>
-      answer(await t.request(method, path, init({ method, path, body, ...(contentType === undefined ? {} : { contentType }) })), canon);
+      answer(
+        await t.request(
+          method,
+          path,
+          init({ method, path, body, ...(contentType === undefined ? {} : { contentType }) }),
+        ),
+        canon,
+      );
     await must(t, create(`${NS}/configmaps`, cm('fid-dry-kept', { data: { a: '1' } })));
     return [
       await ask('POST', `${NS}/configmaps?dryRun=All`, cm('fid-dry-new', { data: { a: '1' } })),
@@ -385,8 +523,18 @@ export const CASES: FidelityCase[] = [
     path: `${NS}/persistentvolumeclaims?watch=true&fieldSelector=metadata.name%3Dfid-life`,
     steps: [
       create(`${NS}/persistentvolumeclaims`, pvc('fid-life', UNBINDABLE)),
-      { method: 'PATCH', path: `${NS}/persistentvolumeclaims/fid-life`, contentType: MERGE, body: { metadata: { labels: { step: 'update' } } } },
-      { method: 'PATCH', path: `${NS}/persistentvolumeclaims/fid-life/status`, contentType: MERGE, body: { status: { conditions: [{ type: 'Resizing', status: 'True' }] } } },
+      {
+        method: 'PATCH',
+        path: `${NS}/persistentvolumeclaims/fid-life`,
+        contentType: MERGE,
+        body: { metadata: { labels: { step: 'update' } } },
+      },
+      {
+        method: 'PATCH',
+        path: `${NS}/persistentvolumeclaims/fid-life/status`,
+        contentType: MERGE,
+        body: { status: { conditions: [{ type: 'Resizing', status: 'True' }] } },
+      },
       { method: 'DELETE', path: `${NS}/persistentvolumeclaims/fid-life` },
     ],
     until: (events) => events.some((e) => e.type === 'DELETED'),
@@ -394,9 +542,17 @@ export const CASES: FidelityCase[] = [
   watchCase('watch: a deletion held by a finalizer', {
     path: `${NS}/configmaps?watch=true&fieldSelector=metadata.name%3Dfid-held`,
     steps: [
-      create(`${NS}/configmaps`, cm('fid-held', { metadata: { name: 'fid-held', finalizers: ['fidelity.kprov.dev/hold'] }, data: { a: '1' } })),
+      create(
+        `${NS}/configmaps`,
+        cm('fid-held', { metadata: { name: 'fid-held', finalizers: ['fidelity.kprov.dev/hold'] }, data: { a: '1' } }),
+      ),
       { method: 'DELETE', path: `${NS}/configmaps/fid-held` },
-      { method: 'PATCH', path: `${NS}/configmaps/fid-held`, contentType: MERGE, body: { metadata: { finalizers: null } } },
+      {
+        method: 'PATCH',
+        path: `${NS}/configmaps/fid-held`,
+        contentType: MERGE,
+        body: { metadata: { finalizers: null } },
+      },
       { method: 'GET', path: `${NS}/configmaps/fid-held` },
     ],
     until: (events) => events.some((e) => e.type === 'DELETED'),
@@ -405,8 +561,20 @@ export const CASES: FidelityCase[] = [
   // kubectl: what it prints from the server's Table output, and what its generators send (protobuf).
   kubectlCase('kubectl get sc', {
     setup: [
-      create('/apis/storage.k8s.io/v1/storageclasses', sc('fid-k-wait', { volumeBindingMode: 'WaitForFirstConsumer', allowVolumeExpansion: true, reclaimPolicy: 'Retain' })),
-      create('/apis/storage.k8s.io/v1/storageclasses', sc('fid-k-now', { metadata: { name: 'fid-k-now', annotations: { 'storageclass.kubernetes.io/is-default-class': 'false' } } })),
+      create(
+        '/apis/storage.k8s.io/v1/storageclasses',
+        sc('fid-k-wait', {
+          volumeBindingMode: 'WaitForFirstConsumer',
+          allowVolumeExpansion: true,
+          reclaimPolicy: 'Retain',
+        }),
+      ),
+      create(
+        '/apis/storage.k8s.io/v1/storageclasses',
+        sc('fid-k-now', {
+          metadata: { name: 'fid-k-now', annotations: { 'storageclass.kubernetes.io/is-default-class': 'false' } },
+        }),
+      ),
     ],
     args: ['get', 'sc', 'fid-k-wait', 'fid-k-now'],
   }),
@@ -415,7 +583,10 @@ export const CASES: FidelityCase[] = [
     'kubectl get pv,pvc -o wide (a provisioned pair, bound, and a pending claim)',
     async (t) => {
       // As a provisioner does it: the claim, then a volume whose claimRef names it, which the PV controller binds.
-      const claim = (await must(t, create(`${NS}/persistentvolumeclaims`, pvc('fid-k-pvc', { storageClassName: 'fid-k-manual' })))) as { metadata: { uid: string } };
+      const claim = (await must(
+        t,
+        create(`${NS}/persistentvolumeclaims`, pvc('fid-k-pvc', { storageClassName: 'fid-k-manual' })),
+      )) as { metadata: { uid: string } };
       await must(t, create(`${NS}/persistentvolumeclaims`, pvc('fid-k-pending', { storageClassName: 'fid-k-wait' })));
       await must(
         t,
@@ -426,12 +597,20 @@ export const CASES: FidelityCase[] = [
             capacity: { storage: '2Gi' },
             accessModes: ['ReadWriteOnce', 'ReadOnlyMany'],
             persistentVolumeReclaimPolicy: 'Delete',
-            claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'fid-k-pvc', uid: claim.metadata.uid },
+            claimRef: {
+              kind: 'PersistentVolumeClaim',
+              apiVersion: 'v1',
+              namespace: 'default',
+              name: 'fid-k-pvc',
+              uid: claim.metadata.uid,
+            },
           }),
         ),
       );
       await waitUntil('the claim bound', async () => {
-        const c = (await must(t, { method: 'GET', path: `${NS}/persistentvolumeclaims/fid-k-pvc` })) as { status?: { phase?: string } };
+        const c = (await must(t, { method: 'GET', path: `${NS}/persistentvolumeclaims/fid-k-pvc` })) as {
+          status?: { phase?: string };
+        };
         return c.status?.phase === 'Bound';
       });
       const r = await t.kubectl(['get', 'pv/fid-k-pv', 'pvc/fid-k-pvc', 'pvc/fid-k-pending', '-o', 'wide']);
@@ -443,7 +622,16 @@ export const CASES: FidelityCase[] = [
   kubectlCase('kubectl get pv', { args: ['get', 'pv', 'fid-k-pv'] }),
   kubectlCase('kubectl get pods -o wide', {
     setup: [
-      create(`${NS}/pods`, pod('fid-k-pod', { nodeName: 'fid-ghost', containers: [{ name: 'a', image: 'busybox' }, { name: 'b', image: 'busybox' }] })),
+      create(
+        `${NS}/pods`,
+        pod('fid-k-pod', {
+          nodeName: 'fid-ghost',
+          containers: [
+            { name: 'a', image: 'busybox' },
+            { name: 'b', image: 'busybox' },
+          ],
+        }),
+      ),
       create(`${NS}/pods`, pod('fid-k-gated', { schedulingGates: [{ name: 'fidelity.kprov.dev/gate' }] })),
     ],
     args: ['get', 'pods', 'fid-k-pod', 'fid-k-gated', '-o', 'wide'],
@@ -466,22 +654,33 @@ export const CASES: FidelityCase[] = [
     ],
     args: ['get', 'events', '--field-selector', 'involvedObject.name=fid-k-target', '-o', 'wide'],
   }),
-  kubectlCase('kubectl get events', { args: ['get', 'events', '--field-selector', 'involvedObject.name=fid-k-target'] }),
+  kubectlCase('kubectl get events', {
+    args: ['get', 'events', '--field-selector', 'involvedObject.name=fid-k-target'],
+  }),
   scenario(
     'kubectl get nodes, and -o wide',
     async (t) => {
       const node = nodeObject({ name: 'fid-k-node', labels: { 'node-role.kubernetes.io/worker': '' } });
       await must(t, create('/api/v1/nodes', node));
-      await must(t, { method: 'PATCH', path: '/api/v1/nodes/fid-k-node/status', contentType: MERGE, body: { status: node.status } });
+      await must(t, {
+        method: 'PATCH',
+        path: '/api/v1/nodes/fid-k-node/status',
+        contentType: MERGE,
+        body: { status: node.status },
+      });
       const plain = await t.kubectl(['get', 'nodes', 'fid-k-node']);
       const wide = await t.kubectl(['get', 'nodes', 'fid-k-node', '-o', 'wide']);
       await must(t, { method: 'DELETE', path: '/api/v1/nodes/fid-k-node' });
-      return { plain: normaliseTable(plain.stdout), wide: normaliseTable(wide.stdout), stderr: plain.stderr + wide.stderr };
+      return {
+        plain: normaliseTable(plain.stdout),
+        wide: normaliseTable(wide.stdout),
+        stderr: plain.stderr + wide.stderr,
+      };
     },
     { kubectl: true },
   ),
   scenario(
-    "kubectl create namespace, configmap, secret and serviceaccount (sent as protobuf)",
+    'kubectl create namespace, configmap, secret and serviceaccount (sent as protobuf)',
     async (t) => {
       const out: string[] = [];
       for (const args of [
@@ -494,7 +693,12 @@ export const CASES: FidelityCase[] = [
         out.push(`${r.code} ${r.stdout.trim()} ${r.stderr.trim()}`);
       }
       const objects = [];
-      for (const path of ['/api/v1/namespaces/fid-kc-ns', `${NS}/configmaps/fid-kc-cm`, `${NS}/secrets/fid-kc-secret`, `${NS}/serviceaccounts/fid-kc-sa`]) {
+      for (const path of [
+        '/api/v1/namespaces/fid-kc-ns',
+        `${NS}/configmaps/fid-kc-cm`,
+        `${NS}/secrets/fid-kc-secret`,
+        `${NS}/serviceaccounts/fid-kc-sa`,
+      ]) {
         objects.push(normaliseJson(await must(t, { method: 'GET', path })));
       }
       return { out, objects };
@@ -505,11 +709,29 @@ export const CASES: FidelityCase[] = [
   // The PV controller's Events on claims.
   scenario('events: why claims wait, as the PV controller records it', async (t) => {
     const external = 'fidelity.kprov.dev/external';
-    await must(t, create('/apis/storage.k8s.io/v1/storageclasses', sc('fid-ev-later', { provisioner: external, volumeBindingMode: 'WaitForFirstConsumer' })));
+    await must(
+      t,
+      create(
+        '/apis/storage.k8s.io/v1/storageclasses',
+        sc('fid-ev-later', { provisioner: external, volumeBindingMode: 'WaitForFirstConsumer' }),
+      ),
+    );
     await must(t, create('/apis/storage.k8s.io/v1/storageclasses', sc('fid-ev-now', { provisioner: external })));
-    await must(t, create('/apis/storage.k8s.io/v1/storageclasses', sc('fid-ev-local', { provisioner: 'kubernetes.io/no-provisioner' })));
+    await must(
+      t,
+      create(
+        '/apis/storage.k8s.io/v1/storageclasses',
+        sc('fid-ev-local', { provisioner: 'kubernetes.io/no-provisioner' }),
+      ),
+    );
     // The pod comes first: the controller looks for the claim's pods when it syncs the claim, not when pods change.
-    await must(t, create(`${NS}/pods`, pod('fid-ev-user', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'fid-ev-pod-waits' } }] })));
+    await must(
+      t,
+      create(
+        `${NS}/pods`,
+        pod('fid-ev-user', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'fid-ev-pod-waits' } }] }),
+      ),
+    );
     const claims: [string, Record<string, unknown>][] = [
       ['fid-ev-waits', { storageClassName: 'fid-ev-later' }],
       ['fid-ev-pod-waits', { storageClassName: 'fid-ev-later' }],
@@ -523,52 +745,89 @@ export const CASES: FidelityCase[] = [
     const out: Record<string, unknown> = {};
     for (const [name] of claims) {
       const canon = new Canon();
-      const claim = (await must(t, { method: 'GET', path: `${NS}/persistentvolumeclaims/${name}` })) as { metadata: { uid: string; resourceVersion: string } };
-      const list = (await must(t, { method: 'GET', path: `${NS}/events?fieldSelector=involvedObject.name%3D${name}` })) as { items: { count?: number }[] };
+      const claim = (await must(t, { method: 'GET', path: `${NS}/persistentvolumeclaims/${name}` })) as {
+        metadata: { uid: string; resourceVersion: string };
+      };
+      const list = (await must(t, {
+        method: 'GET',
+        path: `${NS}/events?fieldSelector=involvedObject.name%3D${name}`,
+      })) as { items: { count?: number }[] };
       // Each repeat raises the count of the one Event (what is compared: one Event per reason, counted); how many
       // repeats there were by now depends on when each controller's resync came and on races of its own (whether a
       // claim's update finds its provisioning operation still running), so the number itself is not compared.
       const events = list.items.map((e) => ({ ...e, count: (e.count ?? 0) >= 1 ? 'counted' : e.count }));
-      out[name] = { claim: canon.json({ uid: claim.metadata.uid, resourceVersion: claim.metadata.resourceVersion }), events: canon.json(events) };
+      out[name] = {
+        claim: canon.json({ uid: claim.metadata.uid, resourceVersion: claim.metadata.resourceVersion }),
+        events: canon.json(events),
+      };
     }
     return out;
   }),
 
   // How soon the PV controller answers a claim, as a watcher sees it.
-  scenario('binder: the storage-provisioner annotation reaches a watcher milliseconds after the claim, not with it', async (t) => {
-    await must(t, create('/apis/storage.k8s.io/v1/storageclasses', sc('fid-b-now', { provisioner: 'fidelity.kprov.dev/external' })));
-    const w = t.watch(`${NS}/persistentvolumeclaims?watch=true&labelSelector=fidelity%3Dannotation`);
-    await sleep(200);
-    const names = ['fid-b-1', 'fid-b-2', 'fid-b-3', 'fid-b-4', 'fid-b-5', 'fid-b-6'];
-    for (const name of names) await must(t, create(`${NS}/persistentvolumeclaims`, pvc(name, { storageClassName: 'fid-b-now' }, { labels: { fidelity: 'annotation' } })));
-    const annotated = (e: OpenWatch['events'][number]): boolean =>
-      (e.object.metadata as { annotations?: Record<string, string> }).annotations?.['volume.kubernetes.io/storage-provisioner'] !== undefined;
-    try {
-      await waitUntil('the annotations', () => w.events.filter((e) => e.type === 'MODIFIED' && annotated(e)).length === names.length);
-      const gaps: number[] = [];
-      const events = names.map((name) => {
-        const of = w.events.map((e, i) => ({ e, at: w.times[i] ?? 0 })).filter(({ e }) => (e.object.metadata as { name: string }).name === name);
-        const added = of.find(({ e }) => e.type === 'ADDED')?.at ?? NaN;
-        const annotation = of.find(({ e }) => e.type === 'MODIFIED' && annotated(e))?.at ?? NaN;
-        gaps.push(annotation - added);
-        return of.map(({ e }) => e.type).slice(0, 2);
-      });
-      // kube-controller-manager hears of a claim through its own watch and writes back over HTTP: its annotation
-      // reaches a watcher a few milliseconds after the claim (a median of 2-3 ms on a 2-core machine), though a busy
-      // watcher may read both at once. A testkit binder acting in the same turn of the event loop sent both at once,
-      // every time.
-      return { events, someAnnotationAtLeast1msLater: gaps.some((g) => g >= 1) };
-    } finally {
-      w.stop();
-    }
-  }),
+  scenario(
+    'binder: the storage-provisioner annotation reaches a watcher milliseconds after the claim, not with it',
+    async (t) => {
+      await must(
+        t,
+        create(
+          '/apis/storage.k8s.io/v1/storageclasses',
+          sc('fid-b-now', { provisioner: 'fidelity.kprov.dev/external' }),
+        ),
+      );
+      const w = t.watch(`${NS}/persistentvolumeclaims?watch=true&labelSelector=fidelity%3Dannotation`);
+      await sleep(200);
+      const names = ['fid-b-1', 'fid-b-2', 'fid-b-3', 'fid-b-4', 'fid-b-5', 'fid-b-6'];
+      for (const name of names)
+        await must(
+          t,
+          create(
+            `${NS}/persistentvolumeclaims`,
+            pvc(name, { storageClassName: 'fid-b-now' }, { labels: { fidelity: 'annotation' } }),
+          ),
+        );
+      const annotated = (e: OpenWatch['events'][number]): boolean =>
+        (e.object.metadata as { annotations?: Record<string, string> }).annotations?.[
+          'volume.kubernetes.io/storage-provisioner'
+        ] !== undefined;
+      try {
+        await waitUntil(
+          'the annotations',
+          () => w.events.filter((e) => e.type === 'MODIFIED' && annotated(e)).length === names.length,
+        );
+        const gaps: number[] = [];
+        const events = names.map((name) => {
+          const of = w.events
+            .map((e, i) => ({ e, at: w.times[i] ?? 0 }))
+            .filter(({ e }) => (e.object.metadata as { name: string }).name === name);
+          const added = of.find(({ e }) => e.type === 'ADDED')?.at ?? NaN;
+          const annotation = of.find(({ e }) => e.type === 'MODIFIED' && annotated(e))?.at ?? NaN;
+          gaps.push(annotation - added);
+          return of.map(({ e }) => e.type).slice(0, 2);
+        });
+        // kube-controller-manager hears of a claim through its own watch and writes back over HTTP: its annotation
+        // reaches a watcher a few milliseconds after the claim (a median of 2-3 ms on a 2-core machine), though a busy
+        // watcher may read both at once. A testkit binder acting in the same turn of the event loop sent both at once,
+        // every time.
+        return { events, someAnnotationAtLeast1msLater: gaps.some((g) => g >= 1) };
+      } finally {
+        w.stop();
+      }
+    },
+  ),
 
   // Bookmarks and initial events.
   watchCase('watch: sendInitialEvents, then the BOOKMARK that ends them', {
     setup: [
       { method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: 'fid-initial' } } },
-      create('/api/v1/namespaces/fid-initial/configmaps', cm('fid-b', { metadata: { name: 'fid-b', labels: { fidelity: 'initial' } } })),
-      create('/api/v1/namespaces/fid-initial/configmaps', cm('fid-a', { metadata: { name: 'fid-a', labels: { fidelity: 'initial' } } })),
+      create(
+        '/api/v1/namespaces/fid-initial/configmaps',
+        cm('fid-b', { metadata: { name: 'fid-b', labels: { fidelity: 'initial' } } }),
+      ),
+      create(
+        '/api/v1/namespaces/fid-initial/configmaps',
+        cm('fid-a', { metadata: { name: 'fid-a', labels: { fidelity: 'initial' } } }),
+      ),
     ],
     // Selected by label: kube-controller-manager also publishes kube-root-ca.crt into every namespace.
     path: `/api/v1/namespaces/fid-initial/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&${INITIAL}`,
@@ -588,14 +847,20 @@ export const CASES: FidelityCase[] = [
   }),
   scenario('watch: a periodic BOOKMARK carries only a newer resourceVersion', async (t) => {
     const rv = await createdRv(t, '/api/v1/namespaces/fid-initial/configmaps', cm('fid-before-bookmark'));
-    const w = t.watch(`/api/v1/namespaces/fid-initial/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=4&resourceVersion=${rv}`);
+    const w = t.watch(
+      `/api/v1/namespaces/fid-initial/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=4&resourceVersion=${rv}`,
+    );
     await sleep(200);
     // A change elsewhere moves the resourceVersion on without an event for this watch.
     await must(t, create(`${NS}/configmaps`, cm('fid-elsewhere')));
     await w.ended;
     const first = w.events.find((e) => e.type === 'BOOKMARK');
     const bookmarkRv = Number((first?.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
-    return { types: [...new Set(w.events.map((e) => e.type))], first: new Canon().json(first), newer: bookmarkRv > Number(rv) };
+    return {
+      types: [...new Set(w.events.map((e) => e.type))],
+      first: new Canon().json(first),
+      newer: bookmarkRv > Number(rv),
+    };
   }),
 
   // 410 Gone.
@@ -603,7 +868,10 @@ export const CASES: FidelityCase[] = [
     const rv = await createdRv(t, `${NS}/configmaps`, cm('fid-old'));
     await must(t, create(`${NS}/configmaps`, cm('fid-newer')));
     await t.compact();
-    return answer(await t.request('GET', `${NS}/configmaps?resourceVersion=${rv}&resourceVersionMatch=Exact`), new Canon());
+    return answer(
+      await t.request('GET', `${NS}/configmaps?resourceVersion=${rv}&resourceVersionMatch=Exact`),
+      new Canon(),
+    );
   }),
   scenario('410: a watch from a resourceVersion the watch cache no longer has', async (t) => {
     const rv = await createdRv(t, `${NS}/configmaps`, cm('fid-gone'));

@@ -34,7 +34,10 @@ describe('fidelity: the testkit against the recorded answers of a real server', 
   for (const c of CASES) {
     it.skipIf(c.kubectl === true && !kubectl)(c.name, async () => {
       const got = await c.run(kit);
-      expect(recorded, `no recorded answer for "${c.name}": run this file with KUBEBUILDER_ASSETS and FIDELITY_RECORD=1`).toHaveProperty([c.name]);
+      expect(
+        recorded,
+        `no recorded answer for "${c.name}": run this file with KUBEBUILDER_ASSETS and FIDELITY_RECORD=1`,
+      ).toHaveProperty([c.name]);
       expect(got).toEqual(recorded[c.name]);
     });
   }

@@ -102,7 +102,13 @@ export function normaliseTable(text: string): string[] {
  */
 export function withoutTokenVolume(pod: unknown): unknown {
   if (pod === null || typeof pod !== 'object') return pod;
-  const p = structuredClone(pod) as { spec?: { volumes?: { name: string }[]; containers?: { volumeMounts?: { name: string }[] }[]; initContainers?: { volumeMounts?: { name: string }[] }[] } };
+  const p = structuredClone(pod) as {
+    spec?: {
+      volumes?: { name: string }[];
+      containers?: { volumeMounts?: { name: string }[] }[];
+      initContainers?: { volumeMounts?: { name: string }[] }[];
+    };
+  };
   const spec = p.spec;
   if (spec === undefined) return p;
   const token = (name: string): boolean => name.startsWith('kube-api-access-');

@@ -77,14 +77,22 @@ function send(base: string, tls: Tls, method: string, path: string, init: Reques
     // Node sends a DELETE body without framing unless told its length.
     if (init.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(init.body));
     const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.request(url, { method, headers, agent: false, ...(url.protocol === 'https:' ? tls : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', reject);
-    });
+    const req = lib.request(
+      url,
+      { method, headers, agent: false, ...(url.protocol === 'https:' ? tls : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(init.body);
   });
@@ -132,10 +140,15 @@ function openWatch(base: string, tls: Tls, path: string): OpenWatch {
 
 function kubectl(kubeconfig: string, args: readonly string[], stdin?: string): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      { timeout: 30_000 },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
     child.stdin?.end(stdin);
   });
 }
@@ -177,7 +190,8 @@ export async function testkitTarget(options: TestkitOptions = {}): Promise<Targe
 export async function realTarget(): Promise<Target> {
   const cp: ControlPlane = await startControlPlane();
   const user = cp.kubeConfig.getCurrentUser();
-  const b64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
+  const b64 = (s: string | undefined): string | undefined =>
+    s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8');
   const tls: Tls = { ca: cp.caCert };
   const cert = b64(user?.certData);
   const key = b64(user?.keyData);

@@ -25,11 +25,16 @@ describe.skipIf(!process.env.KUBEBUILDER_ASSETS)('kprov-testkit control-plane', 
   it('runs a control plane with a kubelet until SIGTERM, then removes its data', async () => {
     const kubeconfig = path.join(dir, 'kubeconfig');
     let output = '';
-    const child = await startNodeProcess('kprov-testkit control-plane', [CLI, 'control-plane', '--kubeconfig-out', kubeconfig, '--node', 'cp-node'], 'kubeconfig:', {
-      cwd: dir,
-      timeoutMs: 120_000,
-      onSpawn: (c) => c.stdout?.on('data', (d: Buffer) => (output += d.toString())),
-    });
+    const child = await startNodeProcess(
+      'kprov-testkit control-plane',
+      [CLI, 'control-plane', '--kubeconfig-out', kubeconfig, '--node', 'cp-node'],
+      'kubeconfig:',
+      {
+        cwd: dir,
+        timeoutMs: 120_000,
+        onSpawn: (c) => c.stdout?.on('data', (d: Buffer) => (output += d.toString())),
+      },
+    );
     const dataDir = /data and logs in (\S+)\)/.exec(output)?.[1] ?? '';
     try {
       expect(output).toContain(`kprov-testkit: node cp-node with root ${path.join(dir, 'nodes', 'cp-node')}`);
@@ -38,7 +43,9 @@ describe.skipIf(!process.env.KUBEBUILDER_ASSETS)('kprov-testkit control-plane', 
       kc.loadFromFile(kubeconfig);
       const node = await kc.makeApiClient(CoreV1Api).readNode({ name: 'cp-node' });
       expect(node.spec?.taints ?? []).toEqual([]);
-      await kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: 'default', body: hostPathPod('cli-pod', 'echo ok > /data/ok') });
+      await kc
+        .makeApiClient(CoreV1Api)
+        .createNamespacedPod({ namespace: 'default', body: hostPathPod('cli-pod', 'echo ok > /data/ok') });
       await waitForPhase(kc, 'cli-pod', 'Succeeded');
       expect(await fileOnNode(path.join(dir, 'nodes', 'cp-node'), 'var/kprov-test/ok')).toBe('ok\n');
     } finally {

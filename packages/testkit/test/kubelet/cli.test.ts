@@ -30,12 +30,19 @@ describe('kprov-testkit kubelet', () => {
   it('registers its node, runs its pods and stops on SIGTERM', async () => {
     const kubeconfig = await kit.writeKubeconfig(path.join(dir, 'kubeconfig'));
     const root = path.join(dir, 'nodes', 'cli-1');
-    const child = await startNodeProcess('kprov-testkit kubelet', [CLI, 'kubelet', '--kubeconfig', kubeconfig, '--node', `cli-1=${root}`], 'kubelet ready');
+    const child = await startNodeProcess(
+      'kprov-testkit kubelet',
+      [CLI, 'kubelet', '--kubeconfig', kubeconfig, '--node', `cli-1=${root}`],
+      'kubelet ready',
+    );
     try {
       const core = kit.kubeConfig.makeApiClient(CoreV1Api);
       const node = await core.readNode({ name: 'cli-1' });
       expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
-      await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('from-cli', 'echo ran > /data/cli.txt') });
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: hostPathPod('from-cli', 'echo ran > /data/cli.txt'),
+      });
       await waitForPhase(kit.kubeConfig, 'from-cli', 'Succeeded');
       expect(await fileOnNode(root, 'var/kprov-test/cli.txt')).toBe('ran\n');
     } finally {

@@ -37,15 +37,22 @@ describe.skipIf(!process.env.KUBEBUILDER_ASSETS)('startKubelet on a real control
   it('registers a node the lifecycle controller finds Ready, untainted, with a renewed Lease', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
     const node = await core.readNode({ name: 'kprov-node-1' });
-    expect(node.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    expect(node.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'KubeletReady',
+    });
     expect(node.spec?.taints ?? []).toEqual([]);
     expect(node.status?.daemonEndpoints?.kubeletEndpoint?.Port).toBe(kubelet.logPort);
     const leases = cp.kubeConfig.makeApiClient(CoordinationV1Api);
     const first = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'kprov-node-1' });
-    await waitFor('the Lease renewed', async () => {
-      const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'kprov-node-1' });
-      return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
-    }, { timeoutMs: 5000 });
+    await waitFor(
+      'the Lease renewed',
+      async () => {
+        const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'kprov-node-1' });
+        return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
+      },
+      { timeoutMs: 5000 },
+    );
   });
 
   it('runs a pod the real scheduler placed, with a hostPath volume and the service account volume, to Succeeded', async () => {
@@ -69,19 +76,30 @@ describe.skipIf(!process.env.KUBEBUILDER_ASSETS)('startKubelet on a real control
     expect(node).toBe('kprov-node-1');
     await waitForPhase(cp.kubeConfig, 'consumer', 'Succeeded', 30_000);
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
-    expect((await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).status?.phase).toBe('Bound');
+    expect((await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).status?.phase).toBe(
+      'Bound',
+    );
     expect(await fileOnNode(root, 'pvs/data/file')).toBe('stored\n');
   });
 
   it('serves pods/log through kube-apiserver, tailLines included', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('talker', 'echo one; echo two; echo three') });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: hostPathPod('talker', 'echo one; echo two; echo three'),
+    });
     await waitForPhase(cp.kubeConfig, 'talker', 'Succeeded');
     expect(await core.readNamespacedPodLog({ namespace: 'default', name: 'talker' })).toBe('one\ntwo\nthree\n');
-    expect(await core.readNamespacedPodLog({ namespace: 'default', name: 'talker', container: 'c', tailLines: 1 })).toBe('three\n');
-    const previous = await core.readNamespacedPodLog({ namespace: 'default', name: 'talker', previous: true }).catch((e: unknown) => e);
+    expect(
+      await core.readNamespacedPodLog({ namespace: 'default', name: 'talker', container: 'c', tailLines: 1 }),
+    ).toBe('three\n');
+    const previous = await core
+      .readNamespacedPodLog({ namespace: 'default', name: 'talker', previous: true })
+      .catch((e: unknown) => e);
     expect(previous).toMatchObject({ code: 400 });
-    expect(String((previous as { body?: unknown }).body)).toContain('previous terminated container \\"c\\" in pod \\"talker\\" not found');
+    expect(String((previous as { body?: unknown }).body)).toContain(
+      'previous terminated container \\"c\\" in pod \\"talker\\" not found',
+    );
   });
 
   it('deletes a running pod for good once its processes are gone (no Terminating forever)', async () => {

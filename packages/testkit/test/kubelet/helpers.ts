@@ -11,7 +11,14 @@ export function hostPathPod(name: string, script: string, hostDir = '/var/kprov-
     spec: {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 30,
-      containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', script], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox',
+          command: ['sh', '-c', script],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
       volumes: [{ name: 'data', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } }],
     },
   };
@@ -20,24 +27,32 @@ export function hostPathPod(name: string, script: string, hostDir = '/var/kprov-
 /** Waits until the pod's phase is `phase` (default 20 s); returns the pod. */
 export async function waitForPhase(kc: KubeConfig, name: string, phase: string, timeoutMs = 20_000): Promise<V1Pod> {
   const core = kc.makeApiClient(CoreV1Api);
-  return waitFor(`pod ${name} ${phase}`, async () => {
-    const pod = await core.readNamespacedPod({ namespace: 'default', name });
-    return pod.status?.phase === phase ? pod : undefined;
-  }, { timeoutMs });
+  return waitFor(
+    `pod ${name} ${phase}`,
+    async () => {
+      const pod = await core.readNamespacedPod({ namespace: 'default', name });
+      return pod.status?.phase === phase ? pod : undefined;
+    },
+    { timeoutMs },
+  );
 }
 
 /** Waits until the pod is gone (default 20 s). */
 export async function waitForGone(kc: KubeConfig, name: string, timeoutMs = 20_000): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
-  await waitFor(`pod ${name} gone`, async () => {
-    try {
-      await core.readNamespacedPod({ namespace: 'default', name });
-      return undefined;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return true;
-      throw err;
-    }
-  }, { timeoutMs });
+  await waitFor(
+    `pod ${name} gone`,
+    async () => {
+      try {
+        await core.readNamespacedPod({ namespace: 'default', name });
+        return undefined;
+      } catch (err) {
+        if ((err as { code?: number }).code === 404) return true;
+        throw err;
+      }
+    },
+    { timeoutMs },
+  );
 }
 
 /** The text of a file under a node root, once it exists. */
@@ -53,33 +68,67 @@ export async function fileOnNode(root: string, file: string): Promise<string> {
  * node is created for it (what local-path does, without the helper pod), and the PV controller binds the two.
  * Returns the node the volume went to.
  */
-export async function provisionOnFirstConsumer(kc: KubeConfig, opts: { className: string; claim: string; pod: V1Pod; provisioner: string }): Promise<string> {
+export async function provisionOnFirstConsumer(
+  kc: KubeConfig,
+  opts: { className: string; claim: string; pod: V1Pod; provisioner: string },
+): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const storage = kc.makeApiClient(StorageV1Api);
   await storage.createStorageClass({
-    body: { metadata: { name: opts.className }, provisioner: opts.provisioner, volumeBindingMode: 'WaitForFirstConsumer', reclaimPolicy: 'Delete' },
+    body: {
+      metadata: { name: opts.className },
+      provisioner: opts.provisioner,
+      volumeBindingMode: 'WaitForFirstConsumer',
+      reclaimPolicy: 'Delete',
+    },
   });
   await core.createNamespacedPersistentVolumeClaim({
     namespace: 'default',
-    body: { metadata: { name: opts.claim }, spec: { storageClassName: opts.className, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    body: {
+      metadata: { name: opts.claim },
+      spec: {
+        storageClassName: opts.className,
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
   });
   await core.createNamespacedPod({ namespace: 'default', body: opts.pod });
-  const selected = await waitFor(`claim ${opts.claim} to get a selected node`, async () => {
-    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: opts.claim });
-    return pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node'];
-  }, { timeoutMs: 20_000 });
+  const selected = await waitFor(
+    `claim ${opts.claim} to get a selected node`,
+    async () => {
+      const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: opts.claim });
+      return pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node'];
+    },
+    { timeoutMs: 20_000 },
+  );
   const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: opts.claim });
   await core.createPersistentVolume({
     body: {
-      metadata: { name: `pvc-${pvc.metadata?.uid ?? ''}`, annotations: { 'pv.kubernetes.io/provisioned-by': opts.provisioner } },
+      metadata: {
+        name: `pvc-${pvc.metadata?.uid ?? ''}`,
+        annotations: { 'pv.kubernetes.io/provisioned-by': opts.provisioner },
+      },
       spec: {
         capacity: { storage: '1Gi' },
         accessModes: ['ReadWriteOnce'],
         persistentVolumeReclaimPolicy: 'Retain',
         storageClassName: opts.className,
         hostPath: { path: `/pvs/${opts.claim}`, type: 'DirectoryOrCreate' },
-        claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'default', name: opts.claim, uid: pvc.metadata?.uid ?? '' },
-        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [selected] }] }] } },
+        claimRef: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          namespace: 'default',
+          name: opts.claim,
+          uid: pvc.metadata?.uid ?? '',
+        },
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [selected] }] },
+            ],
+          },
+        },
       },
     },
   });
@@ -92,7 +141,14 @@ export function claimPod(name: string, claim: string, script: string): V1Pod {
     metadata: { name },
     spec: {
       restartPolicy: 'Never',
-      containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', script], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox',
+          command: ['sh', '-c', script],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
     },
   };

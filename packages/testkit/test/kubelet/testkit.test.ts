@@ -54,7 +54,11 @@ describe('startKubelet on the testkit', () => {
   it('registers the node Ready and schedulable, and renews its Lease', async () => {
     const core = kit.kubeConfig.makeApiClient(CoreV1Api);
     const node = await core.readNode({ name: 'sim-1' });
-    expect(node.metadata?.labels).toMatchObject({ 'kubernetes.io/hostname': 'sim-1', 'kubernetes.io/os': 'linux', 'topology.kubernetes.io/zone': 'z1' });
+    expect(node.metadata?.labels).toMatchObject({
+      'kubernetes.io/hostname': 'sim-1',
+      'kubernetes.io/os': 'linux',
+      'topology.kubernetes.io/zone': 'z1',
+    });
     expect(node.status?.addresses).toEqual([{ type: 'InternalIP', address: '127.0.0.1' }]);
     expect(node.status?.daemonEndpoints?.kubeletEndpoint?.Port).toBe(kubelet.logPort);
     expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
@@ -62,17 +66,28 @@ describe('startKubelet on the testkit', () => {
     const leases = kit.kubeConfig.makeApiClient(CoordinationV1Api);
     const first = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'sim-1' });
     expect(first.spec).toMatchObject({ holderIdentity: 'sim-1', leaseDurationSeconds: 2 });
-    expect(first.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Node', name: 'sim-1', uid: node.metadata?.uid });
+    expect(first.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'Node',
+      name: 'sim-1',
+      uid: node.metadata?.uid,
+    });
     // Renewed every quarter of its duration: 500 ms.
-    await waitFor('the Lease renewed', async () => {
-      const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'sim-1' });
-      return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
-    }, { timeoutMs: 5000 });
+    await waitFor(
+      'the Lease renewed',
+      async () => {
+        const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'sim-1' });
+        return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
+      },
+      { timeoutMs: 5000 },
+    );
   });
 
   it('takes over a Node that exists already: labels merged, its status written', async () => {
     registerNode(kit.store, { name: 'existing', labels: { kept: 'yes' }, capacity: { cpu: '1' } });
-    const second = await startKubelet({ kubeConfig: kit.kubeConfig, nodes: [{ name: 'existing', labels: { added: 'yes' } }] });
+    const second = await startKubelet({
+      kubeConfig: kit.kubeConfig,
+      nodes: [{ name: 'existing', labels: { added: 'yes' } }],
+    });
     try {
       const node = await kit.kubeConfig.makeApiClient(CoreV1Api).readNode({ name: 'existing' });
       expect(node.metadata?.labels).toMatchObject({ kept: 'yes', added: 'yes', 'kubernetes.io/hostname': 'existing' });
@@ -89,7 +104,9 @@ describe('startKubelet on the testkit', () => {
   it('fails a start-up that takes too long, naming what it waited for and why', async () => {
     const remove = kit.faults.add({ verb: 'list', resource: 'secrets', action: { type: 'error', code: 403 } });
     try {
-      await expect(startKubelet({ kubeConfig: kit.kubeConfig, nodes: [{ name: 'denied' }], startTimeoutMs: 1500 })).rejects.toThrow(
+      await expect(
+        startKubelet({ kubeConfig: kit.kubeConfig, nodes: [{ name: 'denied' }], startTimeoutMs: 1500 }),
+      ).rejects.toThrow(
         /^timed out after \d+ ms waiting for the first lists of pods, claims, volumes, ConfigMaps and Secrets \(last error: HTTP-Code: 403\nMessage: GET \/api\/v1\/secrets: /,
       );
     } finally {
@@ -100,7 +117,10 @@ describe('startKubelet on the testkit', () => {
 
   it('runs a scheduled pod with a hostPath volume to Succeeded, its file under the node root', async () => {
     const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('writer', 'echo "hello from $HOSTNAME" > /data/writer.txt') });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: hostPathPod('writer', 'echo "hello from $HOSTNAME" > /data/writer.txt'),
+    });
     const pod = await waitForPhase(kit.kubeConfig, 'writer', 'Succeeded');
     expect(pod.spec?.nodeName).toBe('sim-1');
     expect(pod.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
@@ -131,22 +151,37 @@ describe('startKubelet on the testkit', () => {
 
   it('serves logs on its endpoint with the kubelet answers', async () => {
     const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('talker', 'echo one; echo two; echo three') });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: hostPathPod('talker', 'echo one; echo two; echo three'),
+    });
     await waitForPhase(kit.kubeConfig, 'talker', 'Succeeded');
     expect(await kubeletGet('/containerLogs/default/talker/c')).toEqual({ status: 200, body: 'one\ntwo\nthree\n' });
-    expect(await kubeletGet('/containerLogs/default/talker/c?tailLines=2')).toEqual({ status: 200, body: 'two\nthree\n' });
+    expect(await kubeletGet('/containerLogs/default/talker/c?tailLines=2')).toEqual({
+      status: 200,
+      body: 'two\nthree\n',
+    });
     expect(await kubeletGet('/containerLogs/default/talker/c?limitBytes=5')).toEqual({ status: 200, body: 'one\nt' });
     expect(await kubeletGet('/containerLogs/default/talker/c?previous=true')).toEqual({
       status: 400,
       body: 'previous terminated container "c" in pod "talker" not found',
     });
-    expect(await kubeletGet('/containerLogs/default/talker/nope')).toEqual({ status: 404, body: 'container "nope" not found in pod "talker"' });
-    expect(await kubeletGet('/containerLogs/default/ghost/c')).toEqual({ status: 404, body: 'pod "ghost" does not exist' });
+    expect(await kubeletGet('/containerLogs/default/talker/nope')).toEqual({
+      status: 404,
+      body: 'container "nope" not found in pod "talker"',
+    });
+    expect(await kubeletGet('/containerLogs/default/ghost/c')).toEqual({
+      status: 404,
+      body: 'pod "ghost" does not exist',
+    });
   });
 
   it('follows a running container until it ends', async () => {
     const core = kit.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('ticker', 'echo a; sleep 0.3; echo b; sleep 0.3; echo c') });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: hostPathPod('ticker', 'echo a; sleep 0.3; echo b; sleep 0.3; echo c'),
+    });
     await waitForPhase(kit.kubeConfig, 'ticker', 'Running');
     expect(await kubeletGet('/containerLogs/default/ticker/c?follow=true')).toEqual({ status: 200, body: 'a\nb\nc\n' });
     await waitForPhase(kit.kubeConfig, 'ticker', 'Succeeded');
@@ -160,14 +195,28 @@ describe('startKubelet on the testkit', () => {
 describe('startKubelet on the testkit, when the API server misbehaves', () => {
   it('retries a status write answered 409 Conflict or 500, through its queue', async () => {
     errors.length = 0;
-    const removeConflicts = kit.faults.add({ verb: 'update', resource: 'pods', subresource: 'status', action: { type: 'error', code: 409 }, count: 3 });
-    const removeErrors = kit.faults.add({ verb: 'update', resource: 'pods', subresource: 'status', action: { type: 'error', code: 500 }, count: 1 });
+    const removeConflicts = kit.faults.add({
+      verb: 'update',
+      resource: 'pods',
+      subresource: 'status',
+      action: { type: 'error', code: 409 },
+      count: 3,
+    });
+    const removeErrors = kit.faults.add({
+      verb: 'update',
+      resource: 'pods',
+      subresource: 'status',
+      action: { type: 'error', code: 500 },
+      count: 1,
+    });
     try {
       const core = kit.kubeConfig.makeApiClient(CoreV1Api);
       await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('contested', 'echo fine') });
       const pod = await waitForPhase(kit.kubeConfig, 'contested', 'Succeeded');
       expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
-      expect(errors.filter((e) => e.startsWith('pod default/contested: ')).map((e) => /HTTP-Code: (\d+)/.exec(e)?.[1])).toEqual(['409', '409', '409', '500']);
+      expect(
+        errors.filter((e) => e.startsWith('pod default/contested: ')).map((e) => /HTTP-Code: (\d+)/.exec(e)?.[1]),
+      ).toEqual(['409', '409', '409', '500']);
     } finally {
       removeConflicts();
       removeErrors();

@@ -34,7 +34,10 @@ describe('PV controller: dynamic provisioning', () => {
 
   it('waits for the selected node before announcing the provisioner of a WaitForFirstConsumer class', async () => {
     loops.push(startPvBinder(store));
-    store.create('storage.k8s.io/storageclasses', storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer' }));
+    store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer' }),
+    );
     store.create('persistentvolumeclaims', claim('data', { storageClassName: 'local' }));
     await eventually(() => expect(claimOf('data').status.phase).toBe('Pending'));
     await settle();
@@ -43,7 +46,11 @@ describe('PV controller: dynamic provisioning', () => {
     store.modify('persistentvolumeclaims', 'default', 'data', (o) => {
       o.metadata.annotations = { ...o.metadata.annotations, 'volume.kubernetes.io/selected-node': 'node-1' };
     });
-    await eventually(() => expect(claimOf('data').metadata.annotations['volume.kubernetes.io/storage-provisioner']).toBe('example.com/local'));
+    await eventually(() =>
+      expect(claimOf('data').metadata.annotations['volume.kubernetes.io/storage-provisioner']).toBe(
+        'example.com/local',
+      ),
+    );
   });
 
   it('leaves claims of kubernetes.io/no-provisioner classes alone', async () => {
@@ -67,7 +74,13 @@ describe('PV controller: dynamic provisioning', () => {
           storageClassName: 'fast',
           capacity: { storage: '2Gi' },
           persistentVolumeReclaimPolicy: 'Delete',
-          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'data', uid: c.metadata.uid },
+          claimRef: {
+            kind: 'PersistentVolumeClaim',
+            apiVersion: 'v1',
+            namespace: 'default',
+            name: 'data',
+            uid: c.metadata.uid,
+          },
         },
         { annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/fast' } },
       ),
@@ -77,7 +90,11 @@ describe('PV controller: dynamic provisioning', () => {
       expect(bound.spec.volumeName).toBe('pvc-1');
       expect(bound.metadata.annotations['pv.kubernetes.io/bind-completed']).toBe('yes');
       expect(bound.metadata.annotations['pv.kubernetes.io/bound-by-controller']).toBe('yes');
-      expect(bound.status).toMatchObject({ phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '2Gi' } });
+      expect(bound.status).toMatchObject({
+        phase: 'Bound',
+        accessModes: ['ReadWriteOnce'],
+        capacity: { storage: '2Gi' },
+      });
       const pv = volumeOf('pvc-1');
       expect(pv.status.phase).toBe('Bound');
       // The provisioner pre-bound it: the controller did not choose this volume.
@@ -88,7 +105,10 @@ describe('PV controller: dynamic provisioning', () => {
   it('releases the PV when its bound claim is deleted', async () => {
     loops.push(startPvBinder(store));
     const c = store.create('persistentvolumeclaims', claim('data', { storageClassName: '' }));
-    store.create('persistentvolumes', volume('pv-1', { claimRef: { namespace: 'default', name: 'data', uid: c.metadata.uid } }));
+    store.create(
+      'persistentvolumes',
+      volume('pv-1', { claimRef: { namespace: 'default', name: 'data', uid: c.metadata.uid } }),
+    );
     await eventually(() => expect(volumeOf('pv-1').status.phase).toBe('Bound'));
     store.delete('persistentvolumeclaims', 'default', 'data');
     await eventually(() => {
@@ -100,7 +120,10 @@ describe('PV controller: dynamic provisioning', () => {
   it('marks a bound claim Lost when its volume disappears', async () => {
     loops.push(startPvBinder(store, { protection: false }));
     const c = store.create('persistentvolumeclaims', claim('data', { storageClassName: '' }));
-    store.create('persistentvolumes', volume('pv-1', { claimRef: { namespace: 'default', name: 'data', uid: c.metadata.uid } }));
+    store.create(
+      'persistentvolumes',
+      volume('pv-1', { claimRef: { namespace: 'default', name: 'data', uid: c.metadata.uid } }),
+    );
     await eventually(() => expect(claimOf('data').status.phase).toBe('Bound'));
     store.delete('persistentvolumes', undefined, 'pv-1');
     await eventually(() => expect(claimOf('data').status.phase).toBe('Lost'));
@@ -117,19 +140,33 @@ describe('PV controller: static volumes', () => {
   it('matches a class-less claim to the smallest fitting Available volume of class ""', async () => {
     loops.push(startPvBinder(store));
     store.create('persistentvolumes', volume('too-small', { capacity: { storage: '500Mi' } }));
-    store.create('persistentvolumes', volume('other-class', { capacity: { storage: '2Gi' }, storageClassName: 'gold' }));
-    store.create('persistentvolumes', volume('wrong-mode', { capacity: { storage: '2Gi' }, accessModes: ['ReadOnlyMany'] }));
+    store.create(
+      'persistentvolumes',
+      volume('other-class', { capacity: { storage: '2Gi' }, storageClassName: 'gold' }),
+    );
+    store.create(
+      'persistentvolumes',
+      volume('wrong-mode', { capacity: { storage: '2Gi' }, accessModes: ['ReadOnlyMany'] }),
+    );
     store.create('persistentvolumes', volume('block', { capacity: { storage: '2Gi' }, volumeMode: 'Block' }));
     store.create('persistentvolumes', volume('unlabelled', { capacity: { storage: '2Gi' } }));
     store.create('persistentvolumes', volume('big', { capacity: { storage: '10Gi' } }, { labels: { tier: 'db' } }));
     store.create('persistentvolumes', volume('right', { capacity: { storage: '3Gi' } }, { labels: { tier: 'db' } }));
     await eventually(() => expect(volumeOf('right').status.phase).toBe('Available'));
 
-    const c = store.create('persistentvolumeclaims', claim('data', { storageClassName: '', selector: { matchLabels: { tier: 'db' } } }));
+    const c = store.create(
+      'persistentvolumeclaims',
+      claim('data', { storageClassName: '', selector: { matchLabels: { tier: 'db' } } }),
+    );
     await eventually(() => {
       const pv = volumeOf('right');
       expect(pv.status.phase).toBe('Bound');
-      expect(pv.spec.claimRef).toMatchObject({ kind: 'PersistentVolumeClaim', namespace: 'default', name: 'data', uid: c.metadata.uid });
+      expect(pv.spec.claimRef).toMatchObject({
+        kind: 'PersistentVolumeClaim',
+        namespace: 'default',
+        name: 'data',
+        uid: c.metadata.uid,
+      });
       expect(pv.metadata.annotations['pv.kubernetes.io/bound-by-controller']).toBe('yes');
       const bound = claimOf('data');
       expect(bound.spec.volumeName).toBe('right');
@@ -149,7 +186,12 @@ describe('PV controller: static volumes', () => {
 
   it('gives a claim without class the default class', async () => {
     loops.push(startPvBinder(store));
-    store.create('storage.k8s.io/storageclasses', storageClass('std', 'example.com/std', { metadata: { name: 'std', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } }));
+    store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('std', 'example.com/std', {
+        metadata: { name: 'std', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+      }),
+    );
     store.create('persistentvolumeclaims', claim('data'));
     await eventually(() => {
       const c = claimOf('data');
@@ -195,7 +237,10 @@ describe('storage object in use protection', () => {
     loops.push(startPvBinder(store));
     store.create('persistentvolumeclaims', claim('data', { storageClassName: 'x' }));
     await eventually(() => expect(claimOf('data').metadata.finalizers).toContain('kubernetes.io/pvc-protection'));
-    store.create('pods', pod('user', {}, { nodeName: 'node-1', volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'data' } }] }));
+    store.create(
+      'pods',
+      pod('user', {}, { nodeName: 'node-1', volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'data' } }] }),
+    );
     store.delete('persistentvolumeclaims', 'default', 'data');
     await settle();
     expect(claimOf('data').metadata.deletionTimestamp).toBeDefined();
@@ -208,10 +253,23 @@ describe('storage object in use protection', () => {
     loops.push(startPvBinder(store));
     for (const name of ['a', 'b']) {
       store.create('persistentvolumeclaims', claim(name, { storageClassName: 'x' }));
-      store.create('pods', pod(`user-${name}`, {}, { nodeName: 'node-1', volumes: [{ name: 'v', persistentVolumeClaim: { claimName: name } }] }));
-      store.modify('pods', 'default', `user-${name}`, (o) => {
-        o.status = { ...(o.status as object), phase: 'Succeeded' };
-      }, { subresource: 'status' });
+      store.create(
+        'pods',
+        pod(
+          `user-${name}`,
+          {},
+          { nodeName: 'node-1', volumes: [{ name: 'v', persistentVolumeClaim: { claimName: name } }] },
+        ),
+      );
+      store.modify(
+        'pods',
+        'default',
+        `user-${name}`,
+        (o) => {
+          o.status = { ...(o.status as object), phase: 'Succeeded' };
+        },
+        { subresource: 'status' },
+      );
     }
     await eventually(() => expect(claimOf('a').metadata.finalizers).toContain('kubernetes.io/pvc-protection'));
     store.delete('persistentvolumeclaims', 'default', 'a');
@@ -228,7 +286,10 @@ describe('storage object in use protection', () => {
   it('keeps a Bound volume being deleted until its claim is gone', async () => {
     loops.push(startPvBinder(store));
     const c = store.create('persistentvolumeclaims', claim('data', { storageClassName: '' }));
-    store.create('persistentvolumes', volume('pv-1', { claimRef: { namespace: 'default', name: 'data', uid: c.metadata.uid } }));
+    store.create(
+      'persistentvolumes',
+      volume('pv-1', { claimRef: { namespace: 'default', name: 'data', uid: c.metadata.uid } }),
+    );
     await eventually(() => {
       expect(volumeOf('pv-1').status.phase).toBe('Bound');
       expect(volumeOf('pv-1').metadata.finalizers).toContain('kubernetes.io/pv-protection');
@@ -244,12 +305,17 @@ describe('storage object in use protection', () => {
 
 describe('PV controller: Events on claims', () => {
   const eventsOf = (name: string): Loose[] =>
-    (JSON.parse(JSON.stringify(store.list('events', 'default'))) as Loose[]).filter((e: Loose) => e.involvedObject.name === name);
+    (JSON.parse(JSON.stringify(store.list('events', 'default'))) as Loose[]).filter(
+      (e: Loose) => e.involvedObject.name === name,
+    );
 
   it('records why a claim waits, as kube-controller-manager words it', async () => {
     // No protection loop: in a cluster its finalizer comes with the create, not as a second write.
     loops.push(startPvBinder(store, { protection: false }));
-    store.create('storage.k8s.io/storageclasses', storageClass('later', 'example.com/x', { volumeBindingMode: 'WaitForFirstConsumer' }));
+    store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('later', 'example.com/x', { volumeBindingMode: 'WaitForFirstConsumer' }),
+    );
     store.create('storage.k8s.io/storageclasses', storageClass('local', 'kubernetes.io/no-provisioner'));
     await settle();
     store.create('persistentvolumeclaims', claim('waits', { storageClassName: 'later' }));
@@ -260,16 +326,30 @@ describe('PV controller: Events on claims', () => {
     store.create('persistentvolumeclaims', claim('pod-waits', { storageClassName: 'later' }));
     await eventually(() => {
       const summary = (name: string) => eventsOf(name).map((e: Loose) => `${e.type} ${e.reason} ${e.message}`);
-      expect(summary('waits')).toEqual(['Normal WaitForFirstConsumer waiting for first consumer to be created before binding']);
-      expect(summary('no-class')).toEqual(['Normal FailedBinding no persistent volumes available for this claim and no storage class is set']);
-      expect(summary('missing-class')).toEqual(['Warning ProvisioningFailed storageclass.storage.k8s.io "nope" not found']);
-      expect(summary('in-tree')).toEqual(['Warning ProvisioningFailed no volume plugin matched name: kubernetes.io/no-provisioner']);
+      expect(summary('waits')).toEqual([
+        'Normal WaitForFirstConsumer waiting for first consumer to be created before binding',
+      ]);
+      expect(summary('no-class')).toEqual([
+        'Normal FailedBinding no persistent volumes available for this claim and no storage class is set',
+      ]);
+      expect(summary('missing-class')).toEqual([
+        'Warning ProvisioningFailed storageclass.storage.k8s.io "nope" not found',
+      ]);
+      expect(summary('in-tree')).toEqual([
+        'Warning ProvisioningFailed no volume plugin matched name: kubernetes.io/no-provisioner',
+      ]);
       expect(summary('pod-waits')).toEqual(['Normal WaitForPodScheduled waiting for pod user to be scheduled']);
     });
     const [e] = eventsOf('waits');
     expect(e).toMatchObject({
       metadata: { name: expect.stringMatching(/^waits\.[0-9a-f]{16}$/) as unknown, namespace: 'default' },
-      involvedObject: { kind: 'PersistentVolumeClaim', namespace: 'default', name: 'waits', apiVersion: 'v1', uid: claimOf('waits').metadata.uid },
+      involvedObject: {
+        kind: 'PersistentVolumeClaim',
+        namespace: 'default',
+        name: 'waits',
+        apiVersion: 'v1',
+        uid: claimOf('waits').metadata.uid,
+      },
       source: { component: 'persistentvolume-controller' },
       reportingComponent: 'persistentvolume-controller',
       reportingInstance: '',
@@ -301,7 +381,9 @@ describe('PV controller: Events on claims', () => {
     expect(eventsOf('noisy').map((e: Loose): unknown => e.count)).toEqual([25]);
     now += 300_000;
     recorder.event(c, 'Normal', 'Again', 'the same thing');
-    expect(eventsOf('noisy').map((e: Loose): unknown[] => [e.count, e.firstTimestamp, e.lastTimestamp])).toEqual([[31, '2030-01-01T00:00:00Z', '2030-01-01T00:05:00Z']]);
+    expect(eventsOf('noisy').map((e: Loose): unknown[] => [e.count, e.firstTimestamp, e.lastTimestamp])).toEqual([
+      [31, '2030-01-01T00:00:00Z', '2030-01-01T00:05:00Z'],
+    ]);
   });
 });
 

@@ -11,7 +11,11 @@ export function storageClass(name: string, provisioner: string, extra: Record<st
   return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, ...extra };
 }
 
-export function claim(name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): KubeObject {
+export function claim(
+  name: string,
+  spec: Record<string, unknown> = {},
+  metadata: Record<string, unknown> = {},
+): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -20,7 +24,11 @@ export function claim(name: string, spec: Record<string, unknown> = {}, metadata
   };
 }
 
-export function volume(name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): KubeObject {
+export function volume(
+  name: string,
+  spec: Record<string, unknown> = {},
+  metadata: Record<string, unknown> = {},
+): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
@@ -36,7 +44,11 @@ export function volume(name: string, spec: Record<string, unknown> = {}, metadat
 }
 
 /** A pod with one container `c`, and the volumes given. */
-export function pod(name: string, container: Record<string, unknown> = {}, spec: Record<string, unknown> = {}): KubeObject {
+export function pod(
+  name: string,
+  container: Record<string, unknown> = {},
+  spec: Record<string, unknown> = {},
+): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -47,10 +59,14 @@ export function pod(name: string, container: Record<string, unknown> = {}, spec:
 
 /** A pod that mounts the claim at `/data`. */
 export function podWithClaim(name: string, claimName: string, spec: Record<string, unknown> = {}): KubeObject {
-  return pod(name, { command: ['sh', '-c', 'true'], volumeMounts: [{ name: 'v', mountPath: '/data' }] }, {
-    volumes: [{ name: 'v', persistentVolumeClaim: { claimName } }],
-    ...spec,
-  });
+  return pod(
+    name,
+    { command: ['sh', '-c', 'true'], volumeMounts: [{ name: 'v', mountPath: '/data' }] },
+    {
+      volumes: [{ name: 'v', persistentVolumeClaim: { claimName } }],
+      ...spec,
+    },
+  );
 }
 
 /** A fresh temporary directory, removed by {@link removeTempDirs}. */

@@ -53,11 +53,20 @@ describe('$(VAR) expansion', () => {
 describe('matching', () => {
   it('matches label selectors and node selector terms', () => {
     const labels = { zone: 'a', disk: 'ssd', cores: '8' };
-    expect(matchesLabelSelector({ matchLabels: { zone: 'a' }, matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }] }, labels)).toBe(true);
-    expect(matchesLabelSelector({ matchExpressions: [{ key: 'disk', operator: 'NotIn', values: ['ssd'] }] }, labels)).toBe(false);
+    expect(
+      matchesLabelSelector(
+        { matchLabels: { zone: 'a' }, matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }] },
+        labels,
+      ),
+    ).toBe(true);
+    expect(
+      matchesLabelSelector({ matchExpressions: [{ key: 'disk', operator: 'NotIn', values: ['ssd'] }] }, labels),
+    ).toBe(false);
     const gt = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'cores', operator: 'Gt', values: ['4'] }] }] };
     expect(matchesNodeSelector(gt, labels, 'n1')).toBe(true);
-    const byName = { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n2'] }] }, {}] };
+    const byName = {
+      nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n2'] }] }, {}],
+    };
     expect(matchesNodeSelector(byName, labels, 'n1')).toBe(false);
     expect(matchesNodeSelector(byName, labels, 'n2')).toBe(true);
   });

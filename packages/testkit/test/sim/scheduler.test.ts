@@ -4,7 +4,18 @@ import { startPvBinder } from '../../src/sim/binder.js';
 import { registerNode, setNodeReady } from '../../src/sim/nodes.js';
 import type { Stoppable } from '../../src/sim/queue.js';
 import { startScheduler } from '../../src/sim/scheduler.js';
-import { type Loose, eventually, claim, conditionOf, get, pod, podWithClaim, settle, storageClass, volume } from './fixtures.js';
+import {
+  type Loose,
+  eventually,
+  claim,
+  conditionOf,
+  get,
+  pod,
+  podWithClaim,
+  settle,
+  storageClass,
+  volume,
+} from './fixtures.js';
 
 let store: ObjectStore;
 let loops: Stoppable[];
@@ -31,8 +42,20 @@ function provision(claimName: string, node: string): void {
       `pvc-${claimName}`,
       {
         storageClassName: spec.storageClassName,
-        claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: claimName, uid: c.metadata.uid },
-        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
+        claimRef: {
+          kind: 'PersistentVolumeClaim',
+          apiVersion: 'v1',
+          namespace: 'default',
+          name: claimName,
+          uid: c.metadata.uid,
+        },
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+            ],
+          },
+        },
       },
       { annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/local' } },
     ),
@@ -55,7 +78,13 @@ describe('scheduler', () => {
     registerNode(store, { name: 'node-b', labels: { disk: 'ssd', zone: 'z1' }, ready: false });
     registerNode(store, { name: 'node-c', labels: { disk: 'ssd', zone: 'z1' } });
     registerNode(store, { name: 'node-d', labels: { zone: 'z1' } });
-    const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1'] }] }] } } };
+    const affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1'] }] }],
+        },
+      },
+    };
     store.create('pods', pod('p', {}, { nodeSelector: { disk: 'ssd' }, affinity }));
     await eventually(() => expect(podOf('p').spec.nodeName).toBe('node-c'));
   });
@@ -91,7 +120,8 @@ describe('scheduler', () => {
     await eventually(() =>
       expect(scheduled('p')).toMatchObject({
         reason: 'Unschedulable',
-        message: '0/1 nodes are available: persistentvolumeclaim "nope" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+        message:
+          '0/1 nodes are available: persistentvolumeclaim "nope" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
       }),
     );
   });
@@ -101,7 +131,9 @@ describe('scheduler', () => {
     store.create('storage.k8s.io/storageclasses', storageClass('now', 'example.com/now'));
     store.create('persistentvolumeclaims', claim('data', { storageClassName: 'now' }));
     store.create('pods', podWithClaim('p', 'data'));
-    await eventually(() => expect(scheduled('p')?.message).toContain('pod has unbound immediate PersistentVolumeClaims'));
+    await eventually(() =>
+      expect(scheduled('p')?.message).toContain('pod has unbound immediate PersistentVolumeClaims'),
+    );
     provision('data', 'node-a');
     await eventually(() => expect(podOf('p').spec.nodeName).toBe('node-a'));
   });
@@ -111,7 +143,10 @@ describe('scheduler', () => {
     registerNode(store, { name: 'node-b', labels: { zone: 'z2' } });
     store.create(
       'storage.k8s.io/storageclasses',
-      storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'zone', values: ['z2'] }] }] }),
+      storageClass('local', 'example.com/local', {
+        volumeBindingMode: 'WaitForFirstConsumer',
+        allowedTopologies: [{ matchLabelExpressions: [{ key: 'zone', values: ['z2'] }] }],
+      }),
     );
     store.create('persistentvolumeclaims', claim('data', { storageClassName: 'local' }));
     await eventually(() => expect(claimOf('data').status.phase).toBe('Pending'));
@@ -133,8 +168,14 @@ describe('scheduler', () => {
 
   it('keeps a pod whose claim has another selected node off the other nodes', async () => {
     registerNode(store, { name: 'node-a' });
-    store.create('storage.k8s.io/storageclasses', storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer' }));
-    store.create('persistentvolumeclaims', claim('data', { storageClassName: 'local' }, { annotations: { 'volume.kubernetes.io/selected-node': 'gone' } }));
+    store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer' }),
+    );
+    store.create(
+      'persistentvolumeclaims',
+      claim('data', { storageClassName: 'local' }, { annotations: { 'volume.kubernetes.io/selected-node': 'gone' } }),
+    );
     store.create('pods', podWithClaim('p', 'data'));
     await eventually(() =>
       expect(scheduled('p')?.message).toBe(
@@ -146,11 +187,30 @@ describe('scheduler', () => {
   it('binds a local PV of a no-provisioner class on the node it lives on', async () => {
     registerNode(store, { name: 'node-a' });
     registerNode(store, { name: 'node-b' });
-    store.create('storage.k8s.io/storageclasses', storageClass('local', 'kubernetes.io/no-provisioner', { volumeBindingMode: 'WaitForFirstConsumer' }));
-    const onB = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-b'] }] }] } };
-    store.create('persistentvolumes', volume('local-b', { storageClassName: 'local', hostPath: undefined, local: { path: '/mnt/disk' }, nodeAffinity: onB }));
+    store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('local', 'kubernetes.io/no-provisioner', { volumeBindingMode: 'WaitForFirstConsumer' }),
+    );
+    const onB = {
+      required: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-b'] }] },
+        ],
+      },
+    };
+    store.create(
+      'persistentvolumes',
+      volume('local-b', {
+        storageClassName: 'local',
+        hostPath: undefined,
+        local: { path: '/mnt/disk' },
+        nodeAffinity: onB,
+      }),
+    );
     store.create('persistentvolumeclaims', claim('data', { storageClassName: 'local' }));
-    await eventually(() => expect(get(store, 'persistentvolumes', undefined, 'local-b').status.phase).toBe('Available'));
+    await eventually(() =>
+      expect(get(store, 'persistentvolumes', undefined, 'local-b').status.phase).toBe('Available'),
+    );
     store.create('pods', podWithClaim('p', 'data'));
     await eventually(() => expect(podOf('p').spec.nodeName).toBe('node-b'));
     expect(claimOf('data').spec.volumeName).toBe('local-b');
@@ -170,10 +230,15 @@ describe('scheduler', () => {
   it('selects the preset node for WaitForFirstConsumer claims of a pod with spec.nodeName', async () => {
     registerNode(store, { name: 'node-a' });
     registerNode(store, { name: 'node-b' });
-    store.create('storage.k8s.io/storageclasses', storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer' }));
+    store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('local', 'example.com/local', { volumeBindingMode: 'WaitForFirstConsumer' }),
+    );
     store.create('persistentvolumeclaims', claim('data', { storageClassName: 'local' }));
     store.create('pods', podWithClaim('p', 'data', { nodeName: 'node-b' }));
-    await eventually(() => expect(claimOf('data').metadata.annotations['volume.kubernetes.io/selected-node']).toBe('node-b'));
+    await eventually(() =>
+      expect(claimOf('data').metadata.annotations['volume.kubernetes.io/selected-node']).toBe('node-b'),
+    );
   });
 
   it('leaves pods of other schedulers alone', async () => {

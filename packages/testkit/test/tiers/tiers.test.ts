@@ -7,7 +7,10 @@ import { expect, it } from 'vitest';
 import { describeTiers } from '../../src/vitest.js';
 
 describeTiers('a cluster per test', (tier) => {
-  const claim = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'manual' } };
+  const claim = {
+    metadata: { name: 'data' },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'manual' },
+  };
 
   for (const round of [1, 2]) {
     it(`starts clean, with the namespaces asked for (round ${round})`, async () => {
@@ -18,12 +21,21 @@ describeTiers('a cluster per test', (tier) => {
       // What the other round created is gone.
       expect((await core.listPersistentVolumeClaimForAllNamespaces()).items).toEqual([]);
       expect((await storage.listStorageClass()).items).toEqual([]);
-      expect((await core.listNamespacedConfigMap({ namespace: 'team-a' })).items.map((m) => m.metadata?.name).filter((n) => n !== 'kube-root-ca.crt')).toEqual([]);
-      await storage.createStorageClass({ body: { metadata: { name: 'manual' }, provisioner: 'kubernetes.io/no-provisioner' } });
+      expect(
+        (await core.listNamespacedConfigMap({ namespace: 'team-a' })).items
+          .map((m) => m.metadata?.name)
+          .filter((n) => n !== 'kube-root-ca.crt'),
+      ).toEqual([]);
+      await storage.createStorageClass({
+        body: { metadata: { name: 'manual' }, provisioner: 'kubernetes.io/no-provisioner' },
+      });
       await core.createNamespacedPersistentVolumeClaim({ namespace: 'team-a', body: claim });
       await core.createNamespacedConfigMap({ namespace: 'team-a', body: { metadata: { name: 'left-behind' } } });
       await core.createPersistentVolume({
-        body: { metadata: { name: `pv-${round}`, finalizers: ['example.com/keep'] }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/x' } } },
+        body: {
+          metadata: { name: `pv-${round}`, finalizers: ['example.com/keep'] },
+          spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/x' } },
+        },
       });
     });
   }

@@ -10,7 +10,11 @@ function defaulted(key: string, obj: KubeObject): KubeObject {
   return obj;
 }
 
-const pod = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'p', namespace: 'default' }, spec, status: {} });
+const pod = (spec: Record<string, unknown>): KubeObject => ({
+  metadata: { name: 'p', namespace: 'default' },
+  spec,
+  status: {},
+});
 
 describe('PersistentVolumeClaim defaults', () => {
   it('sets volumeMode Filesystem and phase Pending on a new claim', () => {
@@ -19,42 +23,80 @@ describe('PersistentVolumeClaim defaults', () => {
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
       status: {},
     });
-    expect(pvc.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeMode: 'Filesystem' });
+    expect(pvc.spec).toEqual({
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '1Gi' } },
+      volumeMode: 'Filesystem',
+    });
     expect(pvc.status).toEqual({ phase: 'Pending' });
   });
 
   it('keeps an explicit Block volumeMode and a stored Bound phase', () => {
-    const pvc = defaulted('persistentvolumeclaims', { metadata: { name: 'c' }, spec: { volumeMode: 'Block' }, status: { phase: 'Bound' } });
+    const pvc = defaulted('persistentvolumeclaims', {
+      metadata: { name: 'c' },
+      spec: { volumeMode: 'Block' },
+      status: { phase: 'Bound' },
+    });
     expect(pvc.spec).toMatchObject({ volumeMode: 'Block' });
     expect(pvc.status).toEqual({ phase: 'Bound' });
   });
   it('serves the times a condition left out as null, as Go serialises a zero metav1.Time', () => {
-    const pvc = defaulted('persistentvolumeclaims', { metadata: { name: 'c' }, spec: {}, status: { conditions: [{ type: 'Resizing', status: 'True' }] } });
-    expect(pvc.status).toEqual({ phase: 'Pending', conditions: [{ type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: null }] });
+    const pvc = defaulted('persistentvolumeclaims', {
+      metadata: { name: 'c' },
+      spec: {},
+      status: { conditions: [{ type: 'Resizing', status: 'True' }] },
+    });
+    expect(pvc.status).toEqual({
+      phase: 'Pending',
+      conditions: [{ type: 'Resizing', status: 'True', lastProbeTime: null, lastTransitionTime: null }],
+    });
   });
 
   it('names a data source in both dataSource and dataSourceRef on create, apiGroup null when not given', () => {
-    const pvc: KubeObject = { metadata: { name: 'c' }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'src' } }, status: {} };
+    const pvc: KubeObject = {
+      metadata: { name: 'c' },
+      spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'src' } },
+      status: {},
+    };
     defaultsForCreate(r('persistentvolumeclaims'), pvc, { storageProtection: false });
     expect(pvc.spec).toMatchObject({
       dataSource: { apiGroup: null, kind: 'PersistentVolumeClaim', name: 'src' },
       dataSourceRef: { apiGroup: null, kind: 'PersistentVolumeClaim', name: 'src' },
     });
-    const fromRef: KubeObject = { metadata: { name: 'c' }, spec: { dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' } }, status: {} };
+    const fromRef: KubeObject = {
+      metadata: { name: 'c' },
+      spec: { dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' } },
+      status: {},
+    };
     defaultsForCreate(r('persistentvolumeclaims'), fromRef, { storageProtection: false });
-    expect((fromRef.spec as Record<string, unknown>).dataSource).toEqual({ apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' });
+    expect((fromRef.spec as Record<string, unknown>).dataSource).toEqual({
+      apiGroup: 'snapshot.storage.k8s.io',
+      kind: 'VolumeSnapshot',
+      name: 's',
+    });
   });
 });
 
 describe('PersistentVolume defaults', () => {
   it('sets reclaim policy Retain, volumeMode Filesystem, hostPath type "" and phase Pending', () => {
-    const pv = defaulted('persistentvolumes', { metadata: { name: 'v' }, spec: { hostPath: { path: '/data' } }, status: {} });
-    expect(pv.spec).toEqual({ hostPath: { path: '/data', type: '' }, persistentVolumeReclaimPolicy: 'Retain', volumeMode: 'Filesystem' });
+    const pv = defaulted('persistentvolumes', {
+      metadata: { name: 'v' },
+      spec: { hostPath: { path: '/data' } },
+      status: {},
+    });
+    expect(pv.spec).toEqual({
+      hostPath: { path: '/data', type: '' },
+      persistentVolumeReclaimPolicy: 'Retain',
+      volumeMode: 'Filesystem',
+    });
     expect(pv.status).toEqual({ phase: 'Pending' });
   });
 
   it('keeps an explicit Delete reclaim policy', () => {
-    const pv = defaulted('persistentvolumes', { metadata: { name: 'v' }, spec: { persistentVolumeReclaimPolicy: 'Delete' } });
+    const pv = defaulted('persistentvolumes', {
+      metadata: { name: 'v' },
+      spec: { persistentVolumeReclaimPolicy: 'Delete' },
+    });
     expect(pv.spec).toMatchObject({ persistentVolumeReclaimPolicy: 'Delete' });
   });
 });
@@ -78,7 +120,10 @@ describe('StorageClass defaults', () => {
 
 describe('Pod defaults', () => {
   it('fills the pod spec, container and status defaults the server returns for a minimal pod', () => {
-    const p = defaulted('pods', pod({ containers: [{ name: 'app', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] }));
+    const p = defaulted(
+      'pods',
+      pod({ containers: [{ name: 'app', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] }),
+    );
     expect(p.spec).toEqual({
       containers: [
         {
@@ -121,8 +166,15 @@ describe('Pod defaults', () => {
   });
 
   it('keeps an explicit imagePullPolicy and service account', () => {
-    const p = defaulted('pods', pod({ serviceAccountName: 'builder', containers: [{ name: 'c', image: 'nginx', imagePullPolicy: 'Never' }] }));
-    expect(p.spec).toMatchObject({ serviceAccountName: 'builder', serviceAccount: 'builder', containers: [{ imagePullPolicy: 'Never' }] });
+    const p = defaulted(
+      'pods',
+      pod({ serviceAccountName: 'builder', containers: [{ name: 'c', image: 'nginx', imagePullPolicy: 'Never' }] }),
+    );
+    expect(p.spec).toMatchObject({
+      serviceAccountName: 'builder',
+      serviceAccount: 'builder',
+      containers: [{ imagePullPolicy: 'Never' }],
+    });
   });
 
   it('takes the service account from the deprecated serviceAccount field', () => {
@@ -150,7 +202,10 @@ describe('Pod defaults', () => {
       { name: 'host', hostPath: { path: '/var/log', type: '' } },
       { name: 'cfg', configMap: { name: 'settings', defaultMode: 420 } },
       { name: 'creds', secret: { secretName: 's', defaultMode: 420 } },
-      { name: 'token', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }], defaultMode: 420 } },
+      {
+        name: 'token',
+        projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }], defaultMode: 420 },
+      },
       { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
     ]);
   });
@@ -160,24 +215,40 @@ describe('Pod defaults', () => {
       'pods',
       pod({ containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: '500m', memory: '128Mi' } } }] }),
     );
-    expect(p.spec).toMatchObject({ containers: [{ resources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '500m', memory: '128Mi' } } }] });
+    expect(p.spec).toMatchObject({
+      containers: [
+        { resources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '500m', memory: '128Mi' } } },
+      ],
+    });
     expect(p.status).toMatchObject({ qosClass: 'Guaranteed' });
   });
 
   it('classifies requests without matching limits as Burstable', () => {
     expect(podQOSClass({ containers: [{ resources: { requests: { memory: '64Mi' } } }] })).toBe('Burstable');
-    expect(podQOSClass({ containers: [{ resources: { requests: { cpu: '1' }, limits: { cpu: '1000m', memory: '1Gi' } } }] })).toBe('Burstable');
-    expect(podQOSClass({ containers: [{ resources: { requests: { 'ephemeral-storage': '1Gi' } } }] })).toBe('BestEffort');
+    expect(
+      podQOSClass({ containers: [{ resources: { requests: { cpu: '1' }, limits: { cpu: '1000m', memory: '1Gi' } } }] }),
+    ).toBe('Burstable');
+    expect(podQOSClass({ containers: [{ resources: { requests: { 'ephemeral-storage': '1Gi' } } }] })).toBe(
+      'BestEffort',
+    );
   });
 
   it('does not add default tolerations a pod already has', () => {
-    const p = defaulted('pods', pod({ containers: [{ name: 'c', image: 'nginx' }], tolerations: [{ operator: 'Exists' }] }));
+    const p = defaulted(
+      'pods',
+      pod({ containers: [{ name: 'c', image: 'nginx' }], tolerations: [{ operator: 'Exists' }] }),
+    );
     expect((p.spec as { tolerations: unknown[] }).tolerations).toEqual([{ operator: 'Exists' }]);
   });
 
   it('sets hostPort to containerPort for host-network pods', () => {
-    const p = defaulted('pods', pod({ hostNetwork: true, containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 8080 }] }] }));
-    expect(p.spec).toMatchObject({ containers: [{ ports: [{ containerPort: 8080, hostPort: 8080, protocol: 'TCP' }] }] });
+    const p = defaulted(
+      'pods',
+      pod({ hostNetwork: true, containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 8080 }] }] }),
+    );
+    expect(p.spec).toMatchObject({
+      containers: [{ ports: [{ containerPort: 8080, hostPort: 8080, protocol: 'TCP' }] }],
+    });
   });
 });
 
@@ -189,7 +260,11 @@ describe('other kinds', () => {
   });
 
   it('types a secret Opaque and folds stringData into base64 data', () => {
-    const s = defaulted('secrets', { metadata: { name: 's' }, data: { a: 'eA==' }, stringData: { b: 'hello', a: 'y' } });
+    const s = defaulted('secrets', {
+      metadata: { name: 's' },
+      data: { a: 'eA==' },
+      stringData: { b: 'hello', a: 'y' },
+    });
     expect(s).toEqual({ metadata: { name: 's' }, type: 'Opaque', data: { a: 'eQ==', b: 'aGVsbG8=' } });
   });
 
@@ -268,7 +343,17 @@ describe('defaultsForCreate', () => {
       ],
     });
     expect(p.spec).toMatchObject({
-      containers: [{ volumeMounts: [{ name: 'kube-api-access-abcde', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }],
+      containers: [
+        {
+          volumeMounts: [
+            {
+              name: 'kube-api-access-abcde',
+              readOnly: true,
+              mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+            },
+          ],
+        },
+      ],
       volumes: [{ name: 'kube-api-access-abcde', projected: { defaultMode: 420 } }],
     });
   });
@@ -282,7 +367,10 @@ describe('defaultsForUpdate', () => {
   });
 
   it('stamps lastPhaseTransitionTime when a PV status update changes the phase', () => {
-    const old: KubeObject = { metadata: { name: 'v' }, status: { phase: 'Pending', lastPhaseTransitionTime: '2025-01-01T00:00:00Z' } };
+    const old: KubeObject = {
+      metadata: { name: 'v' },
+      status: { phase: 'Pending', lastPhaseTransitionTime: '2025-01-01T00:00:00Z' },
+    };
     const changed: KubeObject = { metadata: { name: 'v' }, spec: {}, status: { phase: 'Bound' } };
     defaultsForUpdate(r('persistentvolumes'), changed, old, 'status', { now: new Date('2025-02-01T00:00:00Z') });
     expect(changed.status).toEqual({ phase: 'Bound', lastPhaseTransitionTime: '2025-02-01T00:00:00Z' });

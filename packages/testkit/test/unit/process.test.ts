@@ -20,10 +20,15 @@ describe('waitFor', () => {
     expect(value).toBe('call 3');
   });
 
-  it('names what it waited for and the probe\'s last error when time runs out', async () => {
+  it("names what it waited for and the probe's last error when time runs out", async () => {
     await expect(
-      waitFor('PVC x Bound', () => Promise.reject(new Error('persistentvolumeclaims "x" not found')), { timeoutMs: 20, intervalMs: 5 }),
-    ).rejects.toThrow('timed out after 20 ms waiting for PVC x Bound (last error: persistentvolumeclaims "x" not found)');
+      waitFor('PVC x Bound', () => Promise.reject(new Error('persistentvolumeclaims "x" not found')), {
+        timeoutMs: 20,
+        intervalMs: 5,
+      }),
+    ).rejects.toThrow(
+      'timed out after 20 ms waiting for PVC x Bound (last error: persistentvolumeclaims "x" not found)',
+    );
   });
 
   it('stops when its signal aborts', async () => {
@@ -36,16 +41,24 @@ describe('waitFor', () => {
 
 describe('startNodeProcess', () => {
   it('resolves once the child printed its ready text, and stopProcess ends it', async () => {
-    const child = await startNodeProcess('sleeper', ['-e', 'console.log("up and ready"); setInterval(() => {}, 1000)'], 'ready');
+    const child = await startNodeProcess(
+      'sleeper',
+      ['-e', 'console.log("up and ready"); setInterval(() => {}, 1000)'],
+      'ready',
+    );
     expect(child.exitCode).toBeNull();
     await stopProcess(child);
     expect(child.signalCode).toBe('SIGTERM');
     await stopProcess(child); // a second stop is a no-op
   });
 
-  it('rejects with the child\'s output when it exits before it is ready', async () => {
+  it("rejects with the child's output when it exits before it is ready", async () => {
     await expect(
-      startNodeProcess('broken', ['-e', 'console.log("loading"); console.error("config missing"); process.exit(3)'], 'ready'),
+      startNodeProcess(
+        'broken',
+        ['-e', 'console.log("loading"); console.error("config missing"); process.exit(3)'],
+        'ready',
+      ),
     ).rejects.toThrow(/broken exited \(code 3\) before it was ready:\nloading\nconfig missing/);
   });
 });

@@ -20,9 +20,16 @@ const bytesField = (field: number, value: Buffer | string): Buffer => {
 };
 const boolField = (field: number, value: boolean): Buffer => Buffer.from([...varint(field << 3), value ? 1 : 0]);
 const message = (...fields: Buffer[]): Buffer => Buffer.concat(fields);
-const entry = (field: number, key: string, value: string | Buffer): Buffer => bytesField(field, message(bytesField(1, key), bytesField(2, value)));
+const entry = (field: number, key: string, value: string | Buffer): Buffer =>
+  bytesField(field, message(bytesField(1, key), bytesField(2, value)));
 const envelope = (apiVersion: string, kind: string, raw: Buffer): Buffer =>
-  Buffer.concat([Buffer.from('k8s\0'), bytesField(1, message(bytesField(1, apiVersion), bytesField(2, kind))), bytesField(2, raw), bytesField(3, ''), bytesField(4, '')]);
+  Buffer.concat([
+    Buffer.from('k8s\0'),
+    bytesField(1, message(bytesField(1, apiVersion), bytesField(2, kind))),
+    bytesField(2, raw),
+    bytesField(3, ''),
+    bytesField(4, ''),
+  ]);
 
 function statusOf(fn: () => unknown): { code: number; message: string } {
   try {
@@ -37,8 +44,21 @@ function statusOf(fn: () => unknown): { code: number; message: string } {
 describe('protobuf request bodies', () => {
   it('decodes a ConfigMap as the JSON a client would have sent, omitempty included', () => {
     // As client-go writes it: empty strings and an empty creationTimestamp written out for the non-pointer fields.
-    const metadata = message(bytesField(1, 'cm'), bytesField(2, ''), bytesField(3, ''), entry(11, 'app', 'x'), bytesField(8, Buffer.alloc(0)), bytesField(14, 'example.com/f'));
-    const raw = message(bytesField(1, metadata), entry(2, 'a', 'b'), entry(2, 'empty', ''), entry(3, 'bin', Buffer.from([0, 1, 2])), boolField(4, false));
+    const metadata = message(
+      bytesField(1, 'cm'),
+      bytesField(2, ''),
+      bytesField(3, ''),
+      entry(11, 'app', 'x'),
+      bytesField(8, Buffer.alloc(0)),
+      bytesField(14, 'example.com/f'),
+    );
+    const raw = message(
+      bytesField(1, metadata),
+      entry(2, 'a', 'b'),
+      entry(2, 'empty', ''),
+      entry(3, 'bin', Buffer.from([0, 1, 2])),
+      boolField(4, false),
+    );
     expect(decodeProtobufObject(envelope('v1', 'ConfigMap', raw), 'ConfigMap', summarize)).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -60,10 +80,14 @@ describe('protobuf request bodies', () => {
   });
 
   it('answers 415 for a protobuf body of a kind it does not read, listing what it accepts', () => {
-    const body = { bytes: envelope('v1', 'PersistentVolumeClaim', Buffer.alloc(0)), mediaType: 'application/vnd.kubernetes.protobuf' };
+    const body = {
+      bytes: envelope('v1', 'PersistentVolumeClaim', Buffer.alloc(0)),
+      mediaType: 'application/vnd.kubernetes.protobuf',
+    };
     expect(statusOf(() => parseObjectBody(body, 'PersistentVolumeClaim'))).toEqual({
       code: 415,
-      message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml',
+      message:
+        'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml',
     });
   });
 });

@@ -12,7 +12,9 @@ describe('quantities in stored objects', () => {
       metadata: { name: `c-${String(storage).toLowerCase().replace(/\W/g, '')}`, namespace: 'default' },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } },
     });
-    expect(store.create('persistentvolumeclaims', claim('1024Mi')).spec).toMatchObject({ resources: { requests: { storage: '1Gi' } } });
+    expect(store.create('persistentvolumeclaims', claim('1024Mi')).spec).toMatchObject({
+      resources: { requests: { storage: '1Gi' } },
+    });
     let err: unknown;
     try {
       store.create('persistentvolumeclaims', claim('1Gx'));

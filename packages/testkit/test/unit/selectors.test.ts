@@ -28,7 +28,8 @@ const NAME_PART =
 const LABEL_VALUE =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
-const matches = (selector: string, labels?: Record<string, string>): boolean => matchesLabels(parseLabelSelector(selector), labels);
+const matches = (selector: string, labels?: Record<string, string>): boolean =>
+  matchesLabels(parseLabelSelector(selector), labels);
 
 describe('label selector parsing', () => {
   it('treats the empty string and blank text as selecting everything', () => {
@@ -270,27 +271,36 @@ describe('metav1.LabelSelector objects', () => {
   });
 
   it('ANDs matchLabels with matchExpressions', () => {
-    const sel = labelSelectorFromObject({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] });
+    const sel = labelSelectorFromObject({
+      matchLabels: { app: 'web' },
+      matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }],
+    });
     expect(matchesLabels(sel, { app: 'web', zone: 'a' })).toBe(true);
     expect(matchesLabels(sel, { app: 'web', zone: 'b' })).toBe(false);
   });
 
   it('rejects an unknown operator', () => {
-    expect(badRequestMessage(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] }))).toBe(
-      '"Gt" is not a valid label selector operator',
-    );
+    expect(
+      badRequestMessage(() =>
+        labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] }),
+      ),
+    ).toBe('"Gt" is not a valid label selector operator');
   });
 
   it('rejects In and NotIn without values and Exists with values', () => {
-    expect(badRequestMessage(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] }))).toBe(
-      "values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty",
-    );
-    expect(badRequestMessage(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'NotIn' }] }))).toBe(
-      "values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty",
-    );
-    expect(badRequestMessage(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }))).toBe(
-      'values: Invalid value: []string{"x"}: values set must be empty for exists and does not exist',
-    );
+    expect(
+      badRequestMessage(() =>
+        labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] }),
+      ),
+    ).toBe("values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty");
+    expect(
+      badRequestMessage(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'NotIn' }] })),
+    ).toBe("values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty");
+    expect(
+      badRequestMessage(() =>
+        labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }),
+      ),
+    ).toBe('values: Invalid value: []string{"x"}: values set must be empty for exists and does not exist');
   });
 
   it('rejects an invalid key or value under the requirement paths', () => {
@@ -342,16 +352,24 @@ describe('field selector parsing', () => {
     expect(badRequestMessage(() => parseFieldSelector('metadata.name'))).toBe(
       "invalid selector: 'metadata.name'; can't understand 'metadata.name'",
     );
-    expect(badRequestMessage(() => parseFieldSelector('b=1,a'))).toBe("invalid selector: 'b=1,a'; can't understand 'a'");
+    expect(badRequestMessage(() => parseFieldSelector('b=1,a'))).toBe(
+      "invalid selector: 'b=1,a'; can't understand 'a'",
+    );
   });
 
   it('rejects an unescaped comma or equals sign in a value, printing its code point', () => {
-    expect(badRequestMessage(() => parseFieldSelector('a=b=c'))).toBe('invalid field selector: unescaped character in value: 61');
+    expect(badRequestMessage(() => parseFieldSelector('a=b=c'))).toBe(
+      'invalid field selector: unescaped character in value: 61',
+    );
   });
 
   it('rejects an unknown escape and a trailing backslash', () => {
-    expect(badRequestMessage(() => parseFieldSelector('a=b\\x'))).toBe('invalid field selector: invalid escape sequence: \\x');
-    expect(badRequestMessage(() => parseFieldSelector('a=b\\'))).toBe('invalid field selector: invalid escape sequence: \\');
+    expect(badRequestMessage(() => parseFieldSelector('a=b\\x'))).toBe(
+      'invalid field selector: invalid escape sequence: \\x',
+    );
+    expect(badRequestMessage(() => parseFieldSelector('a=b\\'))).toBe(
+      'invalid field selector: invalid escape sequence: \\',
+    );
   });
 });
 
@@ -390,17 +408,23 @@ describe('field selector validation', () => {
   });
 
   it('rejects other pod fields with field label not supported', () => {
-    expect(badRequestMessage(() => check('pods', 'spec.containers=x'))).toBe('field label not supported: spec.containers');
+    expect(badRequestMessage(() => check('pods', 'spec.containers=x'))).toBe(
+      'field label not supported: spec.containers',
+    );
   });
 
   it('accepts spec.unschedulable for nodes and rejects metadata.namespace there', () => {
     expect(() => check('nodes', 'metadata.name=n,spec.unschedulable=true')).not.toThrow();
-    expect(badRequestMessage(() => check('nodes', 'metadata.namespace=x'))).toBe('field label not supported: metadata.namespace');
+    expect(badRequestMessage(() => check('nodes', 'metadata.namespace=x'))).toBe(
+      'field label not supported: metadata.namespace',
+    );
   });
 
   it('accepts status.phase for namespaces and type for secrets', () => {
     expect(() => check('namespaces', 'status.phase=Active,metadata.name=x')).not.toThrow();
-    expect(badRequestMessage(() => check('namespaces', 'metadata.namespace=x'))).toBe('field label not supported: metadata.namespace');
+    expect(badRequestMessage(() => check('namespaces', 'metadata.namespace=x'))).toBe(
+      'field label not supported: metadata.namespace',
+    );
     expect(() => check('secrets', 'type=Opaque,metadata.name=x,metadata.namespace=y')).not.toThrow();
     expect(badRequestMessage(() => check('secrets', 'data=x'))).toBe('field label not supported: data');
   });
@@ -412,7 +436,9 @@ describe('field selector validation', () => {
         'involvedObject.kind=Pod,involvedObject.namespace=d,involvedObject.name=p,involvedObject.uid=u,involvedObject.apiVersion=v1,involvedObject.resourceVersion=1,involvedObject.fieldPath=f,reason=r,reportingComponent=c,source=s,type=Normal,metadata.name=e,metadata.namespace=d',
       ),
     ).not.toThrow();
-    expect(badRequestMessage(() => check('events', 'regarding.name=p'))).toBe('field label not supported: regarding.name');
+    expect(badRequestMessage(() => check('events', 'regarding.name=p'))).toBe(
+      'field label not supported: regarding.name',
+    );
   });
 
   it('accepts the regarding fields and reportingController for events.k8s.io events', () => {
@@ -428,7 +454,14 @@ describe('field selector validation', () => {
   });
 
   it('accepts only metadata.name and metadata.namespace for kinds without their own conversion, such as PVCs', () => {
-    for (const key of ['persistentvolumeclaims', 'persistentvolumes', 'configmaps', 'serviceaccounts', 'storage.k8s.io/storageclasses', 'coordination.k8s.io/leases']) {
+    for (const key of [
+      'persistentvolumeclaims',
+      'persistentvolumes',
+      'configmaps',
+      'serviceaccounts',
+      'storage.k8s.io/storageclasses',
+      'coordination.k8s.io/leases',
+    ]) {
       expect(() => check(key, 'metadata.name=a,metadata.namespace=b')).not.toThrow();
     }
     expect(badRequestMessage(() => check('persistentvolumeclaims', 'status.phase=Bound'))).toBe(
@@ -448,8 +481,19 @@ describe('selectable fields of objects', () => {
   it('gives a pod its name, namespace and pod fields', () => {
     const pod: KubeObject = {
       metadata: { name: 'p', namespace: 'd' },
-      spec: { nodeName: 'n1', restartPolicy: 'Always', schedulerName: 'default-scheduler', serviceAccountName: 'sa', hostNetwork: true },
-      status: { phase: 'Running', podIP: '10.0.0.9', podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }], nominatedNodeName: 'n2' },
+      spec: {
+        nodeName: 'n1',
+        restartPolicy: 'Always',
+        schedulerName: 'default-scheduler',
+        serviceAccountName: 'sa',
+        hostNetwork: true,
+      },
+      status: {
+        phase: 'Running',
+        podIP: '10.0.0.9',
+        podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }],
+        nominatedNodeName: 'n2',
+      },
     };
     expect(fieldsOf('pods', pod)).toEqual({
       'metadata.name': 'p',
@@ -477,7 +521,11 @@ describe('selectable fields of objects', () => {
   it('selects pods by status.phase end to end', () => {
     const sel = parseFieldSelector('status.phase=Running,spec.nodeName!=');
     validateFieldSelector('pods', sel);
-    const running: KubeObject = { metadata: { name: 'a', namespace: 'd' }, spec: { nodeName: 'n' }, status: { phase: 'Running' } };
+    const running: KubeObject = {
+      metadata: { name: 'a', namespace: 'd' },
+      spec: { nodeName: 'n' },
+      status: { phase: 'Running' },
+    };
     const pending: KubeObject = { metadata: { name: 'b', namespace: 'd' }, spec: {}, status: { phase: 'Pending' } };
     expect(matchesFields(sel, fieldsOf('pods', running))).toBe(true);
     expect(matchesFields(sel, fieldsOf('pods', pending))).toBe(false);
@@ -504,17 +552,29 @@ describe('selectable fields of objects', () => {
   });
 
   it('gives a PVC only its name and namespace, and a cluster-scoped StorageClass only its name', () => {
-    expect(fieldsOf('persistentvolumeclaims', { metadata: { name: 'c', namespace: 'd' }, status: { phase: 'Bound' } })).toEqual({
+    expect(
+      fieldsOf('persistentvolumeclaims', { metadata: { name: 'c', namespace: 'd' }, status: { phase: 'Bound' } }),
+    ).toEqual({
       'metadata.name': 'c',
       'metadata.namespace': 'd',
     });
-    expect(fieldsOf('storage.k8s.io/storageclasses', { metadata: { name: 'fast' } })).toEqual({ 'metadata.name': 'fast' });
+    expect(fieldsOf('storage.k8s.io/storageclasses', { metadata: { name: 'fast' } })).toEqual({
+      'metadata.name': 'fast',
+    });
   });
 
   it('gives a core event its involved object, reason, reporting component, source and type', () => {
     const event: KubeObject = {
       metadata: { name: 'e', namespace: 'd' },
-      involvedObject: { kind: 'PersistentVolumeClaim', namespace: 'd', name: 'c', uid: 'u', apiVersion: 'v1', resourceVersion: '7', fieldPath: '' },
+      involvedObject: {
+        kind: 'PersistentVolumeClaim',
+        namespace: 'd',
+        name: 'c',
+        uid: 'u',
+        apiVersion: 'v1',
+        resourceVersion: '7',
+        fieldPath: '',
+      },
       reason: 'ProvisioningSucceeded',
       reportingComponent: 'kprov',
       source: { component: 'kprov-controller' },
@@ -538,7 +598,9 @@ describe('selectable fields of objects', () => {
   });
 
   it('falls back to the reporting component for the source of an event', () => {
-    expect(fieldsOf('events', { metadata: { name: 'e', namespace: 'd' }, reportingComponent: 'kprov' }).source).toBe('kprov');
+    expect(fieldsOf('events', { metadata: { name: 'e', namespace: 'd' }, reportingComponent: 'kprov' }).source).toBe(
+      'kprov',
+    );
   });
 
   it('gives an events.k8s.io event its regarding fields under both naming schemes', () => {

@@ -47,7 +47,10 @@ const boundPvc: KubeObject = {
     uid: 'c1',
     resourceVersion: '43',
     creationTimestamp: '2024-05-01T11:56:40Z',
-    annotations: { 'pv.kubernetes.io/bind-completed': 'yes', 'volume.kubernetes.io/storage-provisioner': 'rancher.io/local-path' },
+    annotations: {
+      'pv.kubernetes.io/bind-completed': 'yes',
+      'volume.kubernetes.io/storage-provisioner': 'rancher.io/local-path',
+    },
     finalizers: ['kubernetes.io/pvc-protection'],
   },
   spec: {
@@ -99,17 +102,49 @@ describe('PersistentVolume printer', () => {
       },
       status: { phase: 'Released', reason: 'Failed' },
     };
-    expect(cells(pvs, pv)).toEqual(['old', '0', 'RWO,ROX,RWX,RWOP', 'Retain', 'Terminating', '', 'legacy', 'gold', 'Failed', '60m', '<unset>']);
+    expect(cells(pvs, pv)).toEqual([
+      'old',
+      '0',
+      'RWO,ROX,RWX,RWOP',
+      'Retain',
+      'Terminating',
+      '',
+      'legacy',
+      'gold',
+      'Failed',
+      '60m',
+      '<unset>',
+    ]);
   });
 });
 
 describe('PersistentVolumeClaim printer', () => {
   it('prints a bound claim with the volume capacity, not the request', () => {
-    expect(cells(pvcs, boundPvc)).toEqual(['data', 'Bound', 'pvc-5f0c1b2a', '1Gi', 'RWO', 'local-path', '<unset>', '3m20s', 'Filesystem']);
+    expect(cells(pvcs, boundPvc)).toEqual([
+      'data',
+      'Bound',
+      'pvc-5f0c1b2a',
+      '1Gi',
+      'RWO',
+      'local-path',
+      '<unset>',
+      '3m20s',
+      'Filesystem',
+    ]);
   });
 
   it('leaves capacity and access modes empty until the claim names a volume', () => {
-    expect(cells(pvcs, pendingPvc)).toEqual(['pending', 'Pending', '', '', '', 'local-path', '<unset>', '5s', '<unset>']);
+    expect(cells(pvcs, pendingPvc)).toEqual([
+      'pending',
+      'Pending',
+      '',
+      '',
+      '',
+      'local-path',
+      '<unset>',
+      '5s',
+      '<unset>',
+    ]);
   });
 
   it('shows Terminating for a claim being deleted', () => {
@@ -132,7 +167,14 @@ describe('StorageClass printer', () => {
       reclaimPolicy: 'Delete',
       volumeBindingMode: 'WaitForFirstConsumer',
     };
-    expect(cells(classes, sc)).toEqual(['local-path (default)', 'rancher.io/local-path', 'Delete', 'WaitForFirstConsumer', false, '2d3h']);
+    expect(cells(classes, sc)).toEqual([
+      'local-path (default)',
+      'rancher.io/local-path',
+      'Delete',
+      'WaitForFirstConsumer',
+      false,
+      '2d3h',
+    ]);
   });
 
   it('defaults reclaim policy and binding mode, honours the beta annotation, ignores "false"', () => {
@@ -145,7 +187,14 @@ describe('StorageClass printer', () => {
       ...base,
       metadata: { name: 'fast', annotations: { 'storageclass.kubernetes.io/is-default-class': 'false' } },
     };
-    expect(cells(classes, beta)).toEqual(['beta (default)', 'example.com/fast', 'Delete', 'Immediate', true, '<unknown>']);
+    expect(cells(classes, beta)).toEqual([
+      'beta (default)',
+      'example.com/fast',
+      'Delete',
+      'Immediate',
+      true,
+      '<unknown>',
+    ]);
     expect(cells(classes, notDefault)[0]).toBe('fast');
   });
 });
@@ -188,9 +237,18 @@ describe('Pod printer', () => {
         phase: 'Running',
         podIPs: [{ ip: '10.244.0.8' }],
         conditions: [{ type: 'Ready', status: 'True' }],
-        containerStatuses: [{ name: 'main', ready: true, restartCount: 0, state: { running: { startedAt: '2024-05-01T09:00:02Z' } } }],
+        containerStatuses: [
+          { name: 'main', ready: true, restartCount: 0, state: { running: { startedAt: '2024-05-01T09:00:02Z' } } },
+        ],
       },
-      { metadata: { name: 'web', namespace: 'default', creationTimestamp: '2024-05-01T11:15:00Z', deletionTimestamp: '2024-05-01T11:59:30Z' } },
+      {
+        metadata: {
+          name: 'web',
+          namespace: 'default',
+          creationTimestamp: '2024-05-01T11:15:00Z',
+          deletionTimestamp: '2024-05-01T11:59:30Z',
+        },
+      },
     );
     const row = toTable(pods, [running], { resourceVersion: '1', now: NOW }).rows[0]!;
     expect(row.cells.slice(0, 6)).toEqual(['web', '1/1', 'Terminating', '0', '45m', '10.244.0.8']);
@@ -212,33 +270,55 @@ describe('Pod printer', () => {
     });
     expect(cells(pods, crashing).slice(0, 4)).toEqual(['p', '0/1', 'CrashLoopBackOff', '4 (45s ago)']);
 
-    const creating = pod({ phase: 'Pending', containerStatuses: [{ name: 'main', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] });
+    const creating = pod({
+      phase: 'Pending',
+      containerStatuses: [
+        { name: 'main', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } },
+      ],
+    });
     expect(cells(pods, creating).slice(0, 6)).toEqual(['p', '0/1', 'ContainerCreating', '0', '3h', '<none>']);
 
-    const failed = pod({ phase: 'Failed', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 1, reason: 'Error' } } }] });
+    const failed = pod({
+      phase: 'Failed',
+      containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 1, reason: 'Error' } } }],
+    });
     const row = toTable(pods, [failed], { resourceVersion: '1', now: NOW }).rows[0]!;
     expect(row.cells[2]).toBe('Error');
     expect(row.conditions?.[0]?.reason).toBe('Failed');
 
-    const killed = pod({ phase: 'Running', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 137, signal: 9 } } }] });
+    const killed = pod({
+      phase: 'Running',
+      containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 137, signal: 9 } } }],
+    });
     expect(cells(pods, killed)[2]).toBe('Signal:9');
   });
 
   it('shows init progress, the phase without statuses, NodeLost as Unknown, and readiness gates', () => {
     const initializing = pod(
-      { phase: 'Pending', initContainerStatuses: [{ name: 'init', ready: false, restartCount: 0, state: { running: {} } }] },
+      {
+        phase: 'Pending',
+        initContainerStatuses: [{ name: 'init', ready: false, restartCount: 0, state: { running: {} } }],
+      },
       { spec: { initContainers: [{ name: 'init' }], containers: [container] } },
     );
     expect(cells(pods, initializing).slice(1, 3)).toEqual(['0/1', 'Init:0/1']);
 
     expect(cells(pods, pod({ phase: 'Pending' })).slice(1, 4)).toEqual(['0/1', 'Pending', '0']);
 
-    const lost = pod({ phase: 'Running', reason: 'NodeLost' }, { metadata: { name: 'p', deletionTimestamp: '2024-05-01T11:00:00Z' } });
+    const lost = pod(
+      { phase: 'Running', reason: 'NodeLost' },
+      { metadata: { name: 'p', deletionTimestamp: '2024-05-01T11:00:00Z' } },
+    );
     expect(cells(pods, lost)[2]).toBe('Unknown');
 
     const gated = pod(
       { phase: 'Running', conditions: [{ type: 'example.com/ready', status: 'True' }] },
-      { spec: { containers: [container], readinessGates: [{ conditionType: 'example.com/ready' }, { conditionType: 'example.com/other' }] } },
+      {
+        spec: {
+          containers: [container],
+          readinessGates: [{ conditionType: 'example.com/ready' }, { conditionType: 'example.com/other' }],
+        },
+      },
     );
     expect(cells(pods, gated)[8]).toBe('1/2');
   });
@@ -247,7 +327,11 @@ describe('Pod printer', () => {
 describe('other printers', () => {
   it('prints nodes with status, roles and the wide node info', () => {
     const node: KubeObject = {
-      metadata: { name: 'node-1', creationTimestamp: '2024-04-01T12:00:00Z', labels: { 'node-role.kubernetes.io/control-plane': '' } },
+      metadata: {
+        name: 'node-1',
+        creationTimestamp: '2024-04-01T12:00:00Z',
+        labels: { 'node-role.kubernetes.io/control-plane': '' },
+      },
       spec: { unschedulable: true },
       status: {
         conditions: [{ type: 'Ready', status: 'True' }],
@@ -320,23 +404,46 @@ describe('other printers', () => {
 
   it('counts data keys, secrets, and prints the lease holder', () => {
     const meta = { name: 'x', creationTimestamp: '2024-05-01T11:59:00Z' };
-    expect(cells(resourceByKey('configmaps'), { metadata: meta, data: { a: '1', b: '2' }, binaryData: { c: 'AA==' } })).toEqual(['x', 3, '60s']);
-    expect(cells(resourceByKey('secrets'), { metadata: meta, type: 'Opaque', data: { a: 'MQ==' } })).toEqual(['x', 'Opaque', 1, '60s']);
-    expect(cells(resourceByKey('serviceaccounts'), { metadata: meta, secrets: [{ name: 's' }] })).toEqual(['x', 1, '60s']);
-    expect(cells(resourceByKey('namespaces'), { metadata: meta, status: { phase: 'Active' } })).toEqual(['x', 'Active', '60s']);
-    expect(cells(resourceByKey('coordination.k8s.io/leases'), { metadata: meta, spec: { holderIdentity: 'node-1' } })).toEqual([
+    expect(
+      cells(resourceByKey('configmaps'), { metadata: meta, data: { a: '1', b: '2' }, binaryData: { c: 'AA==' } }),
+    ).toEqual(['x', 3, '60s']);
+    expect(cells(resourceByKey('secrets'), { metadata: meta, type: 'Opaque', data: { a: 'MQ==' } })).toEqual([
       'x',
-      'node-1',
+      'Opaque',
+      1,
       '60s',
     ]);
+    expect(cells(resourceByKey('serviceaccounts'), { metadata: meta, secrets: [{ name: 's' }] })).toEqual([
+      'x',
+      1,
+      '60s',
+    ]);
+    expect(cells(resourceByKey('namespaces'), { metadata: meta, status: { phase: 'Active' } })).toEqual([
+      'x',
+      'Active',
+      '60s',
+    ]);
+    expect(
+      cells(resourceByKey('coordination.k8s.io/leases'), { metadata: meta, spec: { holderIdentity: 'node-1' } }),
+    ).toEqual(['x', 'node-1', '60s']);
   });
 
   it('falls back to the default Name / Created At columns for types without a printer', () => {
-    const widgets: ResourceType = { ...pods, group: 'example.com', plural: 'widgets', singular: 'widget', kind: 'Widget' };
-    const table = toTable(widgets, [{ metadata: { name: 'w', creationTimestamp: '2024-05-01T11:00:00Z' } }, { metadata: { name: 'z' } }], {
-      resourceVersion: '9',
-      now: NOW,
-    });
+    const widgets: ResourceType = {
+      ...pods,
+      group: 'example.com',
+      plural: 'widgets',
+      singular: 'widget',
+      kind: 'Widget',
+    };
+    const table = toTable(
+      widgets,
+      [{ metadata: { name: 'w', creationTimestamp: '2024-05-01T11:00:00Z' } }, { metadata: { name: 'z' } }],
+      {
+        resourceVersion: '9',
+        now: NOW,
+      },
+    );
     expect(table.columnDefinitions.map((c) => [c.name, c.type, c.format])).toEqual([
       ['Name', 'string', 'name'],
       ['Created At', 'date', ''],
@@ -366,7 +473,11 @@ describe('the Table envelope', () => {
       ['VolumeMode', 1],
     ]);
     expect(table.columnDefinitions[0]).toMatchObject({ type: 'string', format: 'name' });
-    expect(table.rows[0]!.object).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: boundPvc.metadata });
+    expect(table.rows[0]!.object).toEqual({
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: boundPvc.metadata,
+    });
   });
 
   it('includes the full object or nothing as asked, and leaves empty metadata out', () => {
@@ -436,7 +547,9 @@ describe('humanDuration', () => {
   it('reads <unknown> for a missing creationTimestamp and cuts stored times to seconds', () => {
     expect(cells(resourceByKey('namespaces'), { metadata: { name: 'n' } })[2]).toBe('<unknown>');
     // 11:58:00.999 is stored as 11:58:00, so this is 120s old: "2m", not "119s".
-    expect(cells(resourceByKey('namespaces'), { metadata: { name: 'n', creationTimestamp: '2024-05-01T11:58:00.999Z' } })[2]).toBe('2m');
+    expect(
+      cells(resourceByKey('namespaces'), { metadata: { name: 'n', creationTimestamp: '2024-05-01T11:58:00.999Z' } })[2],
+    ).toBe('2m');
   });
 });
 
@@ -473,11 +586,7 @@ describe('formatTable', () => {
         { name: 'B', priority: 0 },
         { name: 'C', priority: 0 },
       ],
-      rows: [
-        { cells: ['x', 'h', 'two\nlines', 3] },
-        { cells: ['y', 'h', null, true] },
-        { cells: ['z', 'h', '', ''] },
-      ],
+      rows: [{ cells: ['x', 'h', 'two\nlines', 3] }, { cells: ['y', 'h', null, true] }, { cells: ['z', 'h', '', ''] }],
     };
     expect(formatTable(small)).toBe(
       ['A     B        C', 'x     two...   3', `y${' '.repeat(14)}true`, `z${' '.repeat(14)}`, ''].join('\n'),

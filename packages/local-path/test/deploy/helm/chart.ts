@@ -65,11 +65,23 @@ export function loadChart(dir: string): Chart {
 
 /** Go field names of chart.Metadata for the keys of Chart.yaml; any other field of .Chart is a template error. */
 const METADATA_FIELDS: Record<string, [string, unknown]> = {
-  name: ['Name', ''], home: ['Home', ''], sources: ['Sources', null], version: ['Version', ''],
-  description: ['Description', ''], keywords: ['Keywords', null], maintainers: ['Maintainers', null], icon: ['Icon', ''],
-  apiVersion: ['APIVersion', ''], condition: ['Condition', ''], tags: ['Tags', ''], appVersion: ['AppVersion', ''],
-  deprecated: ['Deprecated', false], annotations: ['Annotations', null], kubeVersion: ['KubeVersion', ''],
-  dependencies: ['Dependencies', null], type: ['Type', ''],
+  name: ['Name', ''],
+  home: ['Home', ''],
+  sources: ['Sources', null],
+  version: ['Version', ''],
+  description: ['Description', ''],
+  keywords: ['Keywords', null],
+  maintainers: ['Maintainers', null],
+  icon: ['Icon', ''],
+  apiVersion: ['APIVersion', ''],
+  condition: ['Condition', ''],
+  tags: ['Tags', ''],
+  appVersion: ['AppVersion', ''],
+  deprecated: ['Deprecated', false],
+  annotations: ['Annotations', null],
+  kubeVersion: ['KubeVersion', ''],
+  dependencies: ['Dependencies', null],
+  type: ['Type', ''],
 };
 
 function chartObject(metadata: GoMap): GoStruct {
@@ -136,13 +148,18 @@ export function renderChart(chart: Chart, options: RenderOptions = {}): Rendered
 /** Helm's SplitManifests, then YAML: a document that parses to nothing (whitespace, comments) is dropped. */
 function splitDocuments(source: string, text: string): RenderedObject[] {
   const out: RenderedObject[] = [];
-  for (const [i, raw] of text.trim().split(/(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*/).entries()) {
+  for (const [i, raw] of text
+    .trim()
+    .split(/(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*/)
+    .entries()) {
     const doc = raw.trim();
     if (doc === '') continue;
     const parsed = parseDocument(doc, { version: '1.1', uniqueKeys: true, prettyErrors: true });
     const problems = [...parsed.errors, ...parsed.warnings];
     if (problems.length > 0) {
-      throw new Error(`${source} document ${i + 1}: ${problems.map((p) => p.message).join('; ')}\n--- rendered:\n${doc}`);
+      throw new Error(
+        `${source} document ${i + 1}: ${problems.map((p) => p.message).join('; ')}\n--- rendered:\n${doc}`,
+      );
     }
     const value: unknown = parsed.toJS();
     if (value === null || value === undefined) continue;

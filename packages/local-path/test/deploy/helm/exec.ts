@@ -31,7 +31,8 @@ export class Executor {
   execute(name: string, data: unknown): string {
     const template = this.templates.get(name);
     if (template === undefined) throw new EvalError(`no template ${JSON.stringify(name)} defined`);
-    if (this.depth >= MAX_INCLUDE_DEPTH) throw new EvalError(`rendering template ${JSON.stringify(name)}: nested too deeply (recursion?)`);
+    if (this.depth >= MAX_INCLUDE_DEPTH)
+      throw new EvalError(`rendering template ${JSON.stringify(name)}: nested too deeply (recursion?)`);
     this.depth++;
     try {
       const state = new State(this, template, data);
@@ -112,7 +113,10 @@ class State {
     const entries: [unknown, unknown][] = this.at(node.line, () => {
       if (value === undefined || value === null) return [];
       if (Array.isArray(value)) return value.map((v, i): [unknown, unknown] => [BigInt(i), v]);
-      if (isMap(value)) return Object.keys(value).sort().map((k): [unknown, unknown] => [k, value[k]]);
+      if (isMap(value))
+        return Object.keys(value)
+          .sort()
+          .map((k): [unknown, unknown] => [k, value[k]]);
       if (typeof value === 'bigint') throw notImplemented('range over an integer');
       throw new EvalError(`range can't iterate over ${formatV(value)}`);
     });
@@ -186,7 +190,9 @@ class State {
       case 'field':
         return this.evalFieldChain(dot, node.names, [], NO_FINAL);
       case 'variable':
-        return node.names.length > 0 ? this.evalFieldChain(this.variable(node.name), node.names, [], NO_FINAL) : this.variable(node.name);
+        return node.names.length > 0
+          ? this.evalFieldChain(this.variable(node.name), node.names, [], NO_FINAL)
+          : this.variable(node.name);
       case 'chain':
         return this.evalFieldChain(this.evalArg(dot, node.base), node.names, [], NO_FINAL);
       case 'pipeline':

@@ -65,9 +65,19 @@ export const FUNCTIONS: ReadonlyMap<string, TemplateFunction> = new Map<string, 
       return a.length === 1 || empty(a[1]) ? a[0] : a[1];
     },
   ],
-  ['quote', (a) => a.filter((v) => v !== null && v !== undefined).map((v) => goQuote(strval(v))).join(' ')],
+  [
+    'quote',
+    (a) =>
+      a
+        .filter((v) => v !== null && v !== undefined)
+        .map((v) => goQuote(strval(v)))
+        .join(' '),
+  ],
   ['indent', (a) => (arity('indent', a, 2), indent(toIntParam(a[0], 'indent'), toStringParam(a[1], 'indent')))],
-  ['nindent', (a) => (arity('nindent', a, 2), `\n${indent(toIntParam(a[0], 'nindent'), toStringParam(a[1], 'nindent'))}`)],
+  [
+    'nindent',
+    (a) => (arity('nindent', a, 2), `\n${indent(toIntParam(a[0], 'nindent'), toStringParam(a[1], 'nindent'))}`),
+  ],
   ['trunc', (a) => (arity('trunc', a, 2), trunc(toIntParam(a[0], 'trunc'), toStringParam(a[1], 'trunc')))],
   [
     'trimSuffix',
@@ -79,9 +89,15 @@ export const FUNCTIONS: ReadonlyMap<string, TemplateFunction> = new Map<string, 
   ],
   [
     'replace',
-    (a) => (arity('replace', a, 3), toStringParam(a[2], 'replace').replaceAll(toStringParam(a[0], 'replace'), toStringParam(a[1], 'replace'))),
+    (a) => (
+      arity('replace', a, 3),
+      toStringParam(a[2], 'replace').replaceAll(toStringParam(a[0], 'replace'), toStringParam(a[1], 'replace'))
+    ),
   ],
-  ['contains', (a) => (arity('contains', a, 2), toStringParam(a[1], 'contains').includes(toStringParam(a[0], 'contains')))],
+  [
+    'contains',
+    (a) => (arity('contains', a, 2), toStringParam(a[1], 'contains').includes(toStringParam(a[0], 'contains'))),
+  ],
   ['printf', (a) => sprintf(toStringParam(a[0], 'printf'), a.slice(1))],
   ['b64enc', (a) => (arity('b64enc', a, 1), Buffer.from(toStringParam(a[0], 'b64enc'), 'utf8').toString('base64'))],
   ['toJson', (a) => (arity('toJson', a, 1), goJson(a[0]))],
@@ -121,7 +137,6 @@ function trunc(n: number, s: string): string {
   if (n >= 0 && bytes.length > n) return bytes.subarray(0, n).toString('utf8');
   return s;
 }
-
 
 /** How the renderer parses chart templates: with these functions, pointing at this folder for anything missing. */
 export const PARSE_OPTIONS: ParseOptions = {

@@ -13,7 +13,12 @@ function toJsonData(v: unknown): unknown {
   }
   if (typeof v === 'string' || typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map(toJsonData);
-  if (isMap(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, toJsonData(v[k])]));
+  if (isMap(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, toJsonData(v[k])]),
+    );
   if (v instanceof GoStruct) throw notImplemented(`JSON of a ${v.typeName}`);
   throw notImplemented(`JSON of a JavaScript ${typeof v}`);
 }

@@ -25,7 +25,13 @@ export class Unimplemented {
 }
 
 export function isMap(v: unknown): v is GoMap {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoStruct) && !(v instanceof Unimplemented);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    !(v instanceof GoStruct) &&
+    !(v instanceof Unimplemented)
+  );
 }
 
 /** The Go type name of a value, as Go's error messages spell it. */
@@ -76,7 +82,11 @@ export function formatV(v: unknown): string {
   if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (typeof v === 'number') return formatFloat(v);
   if (Array.isArray(v)) return `[${v.map(formatV).join(' ')}]`;
-  if (isMap(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${formatV(v[k])}`).join(' ')}]`;
+  if (isMap(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${k}:${formatV(v[k])}`)
+      .join(' ')}]`;
   if (v instanceof GoStruct) return `&{${Object.values(v.fields).map(formatV).join(' ')}}`;
   throw notImplemented(`printing a ${goTypeName(v)}`);
 }
@@ -89,7 +99,15 @@ export function strval(v: unknown): string {
 /** strconv.Quote (fmt's %q of a string): Go escapes, non-printable ASCII as \x.., printable Unicode kept. */
 export function goQuote(s: string): string {
   const named: Record<string, string> = {
-    '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '\\': '\\\\', '"': '\\"',
+    '\x07': '\\a',
+    '\b': '\\b',
+    '\f': '\\f',
+    '\n': '\\n',
+    '\r': '\\r',
+    '\t': '\\t',
+    '\v': '\\v',
+    '\\': '\\\\',
+    '"': '\\"',
   };
   let out = '"';
   for (const ch of s) {

@@ -10,7 +10,11 @@ function bad(verb: string, v: unknown): string {
 function one(verb: string, v: unknown): string {
   // a map or list formats each key and element with the verb
   if (Array.isArray(v)) return `[${v.map((x) => one(verb, x)).join(' ')}]`;
-  if (isMap(v)) return `map[${Object.keys(v).sort().map((k) => `${one(verb, k)}:${one(verb, v[k])}`).join(' ')}]`;
+  if (isMap(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${one(verb, k)}:${one(verb, v[k])}`)
+      .join(' ')}]`;
   switch (verb) {
     case 'v':
       return formatV(v);
@@ -47,7 +51,10 @@ export function sprintf(format: string, args: unknown[]): string {
     out += next < args.length ? one(verb, args[next++]) : `%!${verb}(MISSING)`;
   }
   if (next < args.length) {
-    out += `%!(EXTRA ${args.slice(next).map((v) => (v === null || v === undefined ? '<nil>' : `${goTypeName(v)}=${formatV(v)}`)).join(', ')})`;
+    out += `%!(EXTRA ${args
+      .slice(next)
+      .map((v) => (v === null || v === undefined ? '<nil>' : `${goTypeName(v)}=${formatV(v)}`))
+      .join(', ')})`;
   }
   return out;
 }

@@ -14,7 +14,11 @@ export function run(source: string, data: unknown = {}): string {
 }
 
 /** Renders a chart `demo` 1.2.3 (appVersion 1.0) made of `templates` (file name to text) and `values`. */
-export function renderInline(templates: Record<string, string>, values: GoMap = {}, userValues: GoMap = {}): RenderedChart {
+export function renderInline(
+  templates: Record<string, string>,
+  values: GoMap = {},
+  userValues: GoMap = {},
+): RenderedChart {
   return renderChart(
     {
       metadata: { apiVersion: 'v2', name: 'demo', version: '1.2.3', appVersion: '1.0' },

@@ -17,8 +17,12 @@ describe('text and actions', () => {
   });
 
   it('string, raw string, char, bool and number constants; floats print as Go does', () => {
-    expect(run('{{ "a\\tb" }}|{{ `raw\\n` }}|{{ \'a\' }}|{{ true }}|{{ 1.5 }}|{{ 0x10 }}')).toBe('a\tb|raw\\n|97|true|1.5|16');
-    expect(run('{{ .big }} {{ .port }} {{ .small }}', { big: 1000000, port: 8080, small: 0.00001 })).toBe('1e+06 8080 1e-05');
+    expect(run('{{ "a\\tb" }}|{{ `raw\\n` }}|{{ \'a\' }}|{{ true }}|{{ 1.5 }}|{{ 0x10 }}')).toBe(
+      'a\tb|raw\\n|97|true|1.5|16',
+    );
+    expect(run('{{ .big }} {{ .port }} {{ .small }}', { big: 1000000, port: 8080, small: 0.00001 })).toBe(
+      '1e+06 8080 1e-05',
+    );
   });
 
   it('a missing map key is nil: plain text/template prints "<no value>", reading a field of it fails', () => {
@@ -27,7 +31,7 @@ describe('text and actions', () => {
     expect(() => run('{{ .s.x }}', { s: 'text' })).toThrow(/can't evaluate field x in type string/);
   });
 
-  it('maps and lists print as fmt\'s %v', () => {
+  it("maps and lists print as fmt's %v", () => {
     expect(run('{{ . }}', { b: [1, 'x'], a: true })).toBe('map[a:true b:[1 x]]');
   });
 });
@@ -35,7 +39,8 @@ describe('text and actions', () => {
 describe('control structures', () => {
   it('if / else if / else with Go truthiness: empty string, 0, false, nil and empty collections are false', () => {
     const t = '{{ if .a }}A{{ else if .b }}B{{ else }}C{{ end }}';
-    for (const empty of ['', 0, false, null, [], {}]) expect(run(t, { a: empty, b: empty }), JSON.stringify(empty)).toBe('C');
+    for (const empty of ['', 0, false, null, [], {}])
+      expect(run(t, { a: empty, b: empty }), JSON.stringify(empty)).toBe('C');
     expect(run(t, { a: 'x' })).toBe('A');
     expect(run(t, { b: [0] })).toBe('B');
   });

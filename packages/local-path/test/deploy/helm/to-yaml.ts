@@ -97,7 +97,9 @@ function yamlString(s: string, column: number, blockIndent: number, isKey: boole
 /** go-yaml breaks a flow scalar at a space once past column 80: refuse what would need that. */
 function checkWidth(s: string, column: number, text: string): string {
   if (s.includes(' ') && column + text.length > WIDTH) {
-    throw notImplemented(`toYaml of a string with spaces that goes past column ${WIDTH} (go-yaml folds it): ${JSON.stringify(s)}`);
+    throw notImplemented(
+      `toYaml of a string with spaces that goes past column ${WIDTH} (go-yaml folds it): ${JSON.stringify(s)}`,
+    );
   }
   return text;
 }
@@ -118,11 +120,21 @@ function literal(s: string, indent: number): string {
 const isBreak = (c: string): boolean => c === '\n' || c === '\r' || c === '\u0085' || c === '\u2028' || c === '\u2029';
 
 function isPrintable(cp: number): boolean {
-  return cp === 0x0a || (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd && cp !== 0xfeff);
+  return (
+    cp === 0x0a ||
+    (cp >= 0x20 && cp <= 0x7e) ||
+    (cp >= 0xa0 && cp <= 0xd7ff) ||
+    (cp >= 0xe000 && cp <= 0xfffd && cp !== 0xfeff)
+  );
 }
 
 /** go-yaml's yaml_emitter_analyze_scalar, for the block context. */
-function analyze(s: string): { multiline: boolean; blockPlainAllowed: boolean; singleQuotedAllowed: boolean; blockAllowed: boolean } {
+function analyze(s: string): {
+  multiline: boolean;
+  blockPlainAllowed: boolean;
+  singleQuotedAllowed: boolean;
+  blockAllowed: boolean;
+} {
   if (s === '') return { multiline: false, blockPlainAllowed: true, singleQuotedAllowed: true, blockAllowed: false };
   const cps = [...s];
   let blockIndicators = s.startsWith('---') || s.startsWith('...');
@@ -177,8 +189,10 @@ function analyze(s: string): { multiline: boolean; blockPlainAllowed: boolean; s
 }
 
 const RESOLVE_MAP = new Set(
-  ('~ null Null NULL y Y yes Yes YES on On ON true True TRUE n N no No NO off Off OFF false False FALSE ' +
-    '.nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF <<').split(' '),
+  (
+    '~ null Null NULL y Y yes Yes YES on On ON true True TRUE n N no No NO off Off OFF false False FALSE ' +
+    '.nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF <<'
+  ).split(' '),
 );
 
 /** Whether go-yaml v2 reads `s` unquoted as the same string (not null, bool, number, timestamp or base-60 float). */
@@ -188,7 +202,8 @@ function resolvesToString(s: string): boolean {
   const first = s[0]!;
   if (first === '.') return !/^\.\d+([eE][-+]?\d+)?$/.test(s);
   if (!/[-+0-9]/.test(first)) return true;
-  if (/^\d{4}-\d{1,2}-\d{1,2}(?:(?:[Tt]| +)\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d*)?(?:Z|[-+]\d{1,2}(?::\d{2})?)?)?$/.test(s)) return false;
+  if (/^\d{4}-\d{1,2}-\d{1,2}(?:(?:[Tt]| +)\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d*)?(?:Z|[-+]\d{1,2}(?::\d{2})?)?)?$/.test(s))
+    return false;
   const plain = s.replace(/_/g, '');
   if (/^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/.test(plain)) return false;
   if (/^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/.test(plain)) return false;
@@ -198,8 +213,21 @@ function resolvesToString(s: string): boolean {
 /** go-yaml's double-quoted scalar. */
 function doubleQuoted(s: string): string {
   const named: Record<string, string> = {
-    '\0': '\\0', '\x07': '\\a', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\v': '\\v', '\f': '\\f', '\r': '\\r',
-    '\x1b': '\\e', '"': '\\"', '\\': '\\\\', '\u0085': '\\N', '\u00a0': '\\_', '\u2028': '\\L', '\u2029': '\\P',
+    '\0': '\\0',
+    '\x07': '\\a',
+    '\b': '\\b',
+    '\t': '\\t',
+    '\n': '\\n',
+    '\v': '\\v',
+    '\f': '\\f',
+    '\r': '\\r',
+    '\x1b': '\\e',
+    '"': '\\"',
+    '\\': '\\\\',
+    '\u0085': '\\N',
+    '\u00a0': '\\_',
+    '\u2028': '\\L',
+    '\u2029': '\\P',
   };
   let out = '"';
   for (const c of s) {

@@ -7,7 +7,8 @@ import { isMap, type GoMap } from './go-values.js';
 /** Parses a values file: YAML 1.1 (yes/no/on/off are booleans, as for go-yaml v2), keys as strings. */
 export function parseValues(file: string, text: string): GoMap {
   const value: unknown = parse(text, { version: '1.1', uniqueKeys: true, prettyErrors: true }) ?? {};
-  if (!isMap(value)) throw new Error(`${file}: values must be a map, got ${Array.isArray(value) ? 'a list' : typeof value}`);
+  if (!isMap(value))
+    throw new Error(`${file}: values must be a map, got ${Array.isArray(value) ? 'a list' : typeof value}`);
   return asJsonData(value, file) as GoMap;
 }
 
@@ -20,7 +21,9 @@ export function asJsonData(v: unknown, where: string): unknown {
   if (isMap(v) && Object.getPrototypeOf(v) === Object.prototype) {
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asJsonData(x, `${where}.${k}`)]));
   }
-  throw notImplemented(`a values entry of type ${Object.prototype.toString.call(v)} at ${where} (e.g. a timestamp or a binary)`);
+  throw notImplemented(
+    `a values entry of type ${Object.prototype.toString.call(v)} at ${where} (e.g. a timestamp or a binary)`,
+  );
 }
 
 /**

@@ -57,7 +57,10 @@ function orDefault(name: string, value: number | undefined, fallback: number): n
  * @returns the new limiter, or undefined when there is no limit.
  * @throws RangeError when `qps` or `burst` is not a number, or `burst` is not a positive integer.
  */
-export function setClientRateLimit(kc: KubeConfig, options: ClientRateLimitOptions | null): RequestRateLimiter | undefined {
+export function setClientRateLimit(
+  kc: KubeConfig,
+  options: ClientRateLimitOptions | null,
+): RequestRateLimiter | undefined {
   const qps = options === null ? -1 : orDefault('qps', options.qps, DEFAULT_CLIENT_QPS);
   if (options === null || qps < 0) {
     registry.delete(kc);
@@ -65,9 +68,12 @@ export function setClientRateLimit(kc: KubeConfig, options: ClientRateLimitOptio
   }
   const burst = orDefault('burst', options.burst, DEFAULT_CLIENT_BURST);
   if (!Number.isInteger(burst) || burst < 1) {
-    throw new RangeError(`setClientRateLimit burst must be a positive integer (or 0 for the default ${DEFAULT_CLIENT_BURST}), got ${burst}`);
+    throw new RangeError(
+      `setClientRateLimit burst must be a positive integer (or 0 for the default ${DEFAULT_CLIENT_BURST}), got ${burst}`,
+    );
   }
-  if (!Number.isFinite(qps)) throw new RangeError(`setClientRateLimit qps must be finite, got ${qps}; use a negative qps for no limit`);
+  if (!Number.isFinite(qps))
+    throw new RangeError(`setClientRateLimit qps must be finite, got ${qps}; use a negative qps for no limit`);
   const clock = options.clock ?? realClock;
   const limiter = new TokenBucketRateLimiter({ qps, burst, clock });
   registry.set(kc, { limiter, clock, onThrottled: options.onThrottled });

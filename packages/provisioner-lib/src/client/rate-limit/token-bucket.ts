@@ -74,7 +74,9 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
   constructor(options: TokenBucketOptions) {
     const { qps, burst } = options;
     if (typeof qps !== 'number' || !Number.isFinite(qps) || qps <= 0) {
-      throw new RangeError(`TokenBucketRateLimiter qps must be a finite number > 0, got ${String(qps)}; for no limit, use no limiter`);
+      throw new RangeError(
+        `TokenBucketRateLimiter qps must be a finite number > 0, got ${String(qps)}; for no limit, use no limiter`,
+      );
     }
     if (typeof burst !== 'number' || !Number.isInteger(burst) || burst < 1) {
       throw new RangeError(`TokenBucketRateLimiter burst must be an integer >= 1, got ${String(burst)}`);

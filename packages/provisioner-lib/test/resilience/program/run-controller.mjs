@@ -11,7 +11,8 @@ import { LeaderElectionLostError, loadKubeConfig, ProvisionController } from '..
 
 const { kubeconfig, ...options } = JSON.parse(process.argv[2] ?? '{}');
 const line = (fields) => process.stdout.write(`${JSON.stringify(fields)}\n`);
-const log = (level) => (fields, msg) => line({ level, msg, ...fields, ...(fields.err instanceof Error ? { err: fields.err.message } : {}) });
+const log = (level) => (fields, msg) =>
+  line({ level, msg, ...fields, ...(fields.err instanceof Error ? { err: fields.err.message } : {}) });
 const logger = { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug'), child: () => logger };
 
 const controller = new ProvisionController({

@@ -33,13 +33,19 @@ process.exit(
             return {
               volume: {
                 metadata: { name: pvName },
-                spec: { persistentVolumeReclaimPolicy: 'Delete', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Mi' }, hostPath: { path } },
+                spec: {
+                  persistentVolumeReclaimPolicy: 'Delete',
+                  accessModes: ['ReadWriteOnce'],
+                  capacity: { storage: '1Mi' },
+                  hostPath: { path },
+                },
               },
             };
           },
           async delete(volume) {
             const path = volume.spec?.hostPath?.path;
-            if (path === undefined || !path.startsWith(`${root}/`)) throw new IgnoredError('not a volume of this provisioner');
+            if (path === undefined || !path.startsWith(`${root}/`))
+              throw new IgnoredError('not a volume of this provisioner');
             await rm(path, { recursive: true, force: true });
           },
         },

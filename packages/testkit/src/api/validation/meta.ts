@@ -71,11 +71,13 @@ export function validateOwnerReferences(refs: unknown, path: string): FieldError
     const ref = asObj(item) ?? {};
     const apiVersion = asStr(ref.apiVersion);
     const kind = asStr(ref.kind);
-    if (versionOf(apiVersion) === '') errs.push(invalidValue(`${path}.apiVersion`, apiVersion, 'version must not be empty'));
+    if (versionOf(apiVersion) === '')
+      errs.push(invalidValue(`${path}.apiVersion`, apiVersion, 'version must not be empty'));
     if (kind === '') errs.push(invalidValue(`${path}.kind`, kind, 'must not be empty'));
     if (asStr(ref.name) === '') errs.push(invalidValue(`${path}.name`, asStr(ref.name), 'must not be empty'));
     if (asStr(ref.uid) === '') errs.push(invalidValue(`${path}.uid`, asStr(ref.uid), 'must not be empty'));
-    if (apiVersion === 'v1' && kind === 'Event') errs.push(invalidValue(path, ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (apiVersion === 'v1' && kind === 'Event')
+      errs.push(invalidValue(path, ref, '/v1, Kind=Event is disallowed from being an owner'));
     if (ref.controller === true) {
       const current = `${kind}/${asStr(ref.name)}`;
       if (firstController !== '') {
@@ -99,7 +101,9 @@ function validateFinalizers(finalizers: readonly string[], path: string): FieldE
   const errs: FieldError[] = [];
   for (const f of finalizers) for (const m of isQualifiedName(f)) errs.push(invalidValue(path, f, m));
   if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
-    errs.push(invalidRaw(path, goStringSlice(finalizers), 'finalizer orphan and foregroundDeletion cannot be both set'));
+    errs.push(
+      invalidRaw(path, goStringSlice(finalizers), 'finalizer orphan and foregroundDeletion cannot be both set'),
+    );
   }
   return errs;
 }
@@ -160,7 +164,12 @@ const numberOrNull = (v: unknown): string => (typeof v === 'number' ? String(v) 
  * `ValidateObjectMetaUpdate`. The resourceVersion and generation rules are left out: the store fills both in
  * from the stored object before validating, as `rest.BeforeUpdate` does, so a client never sees them fail.
  */
-export function validateObjectMetaUpdate(newMetadata: unknown, oldMetadata: unknown, kubeFinalizers: boolean, path = 'metadata'): FieldError[] {
+export function validateObjectMetaUpdate(
+  newMetadata: unknown,
+  oldMetadata: unknown,
+  kubeFinalizers: boolean,
+  path = 'metadata',
+): FieldError[] {
   const meta = asObj(newMetadata) ?? {};
   const old = asObj(oldMetadata) ?? {};
   const errs: FieldError[] = [];
@@ -169,16 +178,30 @@ export function validateObjectMetaUpdate(newMetadata: unknown, oldMetadata: unkn
     const extra = [...new Set(finalizersOf(meta).filter((f) => !before.has(f)))].sort();
     if (extra.length > 0) {
       errs.push(
-        forbidden(`${path}.finalizers`, `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(extra)}`),
+        forbidden(
+          `${path}.finalizers`,
+          `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(extra)}`,
+        ),
       );
     }
   }
   errs.push(...immutable(`${path}.name`, asStr(meta.name), asStr(old.name), quoted));
   errs.push(...immutable(`${path}.namespace`, asStr(meta.namespace), asStr(old.namespace), quoted));
   errs.push(...immutable(`${path}.uid`, asStr(meta.uid), asStr(old.uid), quoted));
-  errs.push(...immutable(`${path}.creationTimestamp`, meta.creationTimestamp, old.creationTimestamp, (v) => goTime(v).replace(/^null$/, '0001-01-01 00:00:00 +0000 UTC')));
+  errs.push(
+    ...immutable(`${path}.creationTimestamp`, meta.creationTimestamp, old.creationTimestamp, (v) =>
+      goTime(v).replace(/^null$/, '0001-01-01 00:00:00 +0000 UTC'),
+    ),
+  );
   errs.push(...immutable(`${path}.deletionTimestamp`, meta.deletionTimestamp, old.deletionTimestamp, goTime));
-  errs.push(...immutable(`${path}.deletionGracePeriodSeconds`, meta.deletionGracePeriodSeconds, old.deletionGracePeriodSeconds, numberOrNull));
+  errs.push(
+    ...immutable(
+      `${path}.deletionGracePeriodSeconds`,
+      meta.deletionGracePeriodSeconds,
+      old.deletionGracePeriodSeconds,
+      numberOrNull,
+    ),
+  );
   errs.push(...validateLabels(meta.labels, `${path}.labels`));
   errs.push(...validateAnnotations(meta.annotations, `${path}.annotations`));
   errs.push(...validateOwnerReferences(meta.ownerReferences, `${path}.ownerReferences`));
@@ -199,9 +222,11 @@ export function validateLabelSelector(selector: unknown, path: string): FieldErr
     const values = asArr(req.values).map(asStr);
     const op = asStr(req.operator);
     if (op === 'In' || op === 'NotIn') {
-      if (values.length === 0) errs.push(required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+      if (values.length === 0)
+        errs.push(required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
     } else if (op === 'Exists' || op === 'DoesNotExist') {
-      if (values.length > 0) errs.push(forbidden(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+      if (values.length > 0)
+        errs.push(forbidden(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
     } else {
       errs.push(invalidValue(`${p}.operator`, op, 'not a valid selector operator'));
     }
@@ -212,4 +237,3 @@ export function validateLabelSelector(selector: unknown, path: string): FieldErr
   });
   return errs;
 }
-

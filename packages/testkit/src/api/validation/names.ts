@@ -51,12 +51,14 @@ export function isDNS1123Label(value: string): string[] {
 export function isDNS1123Subdomain(value: string): string[] {
   const errs: string[] = [];
   if (byteLen(value) > 253) errs.push(maxLenError(253));
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
+  if (!DNS1123_SUBDOMAIN_RE.test(value))
+    errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
   return errs;
 }
 
 const QNAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QNAME_MSG =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const QNAME_RE = new RegExp(`^${QNAME_FMT}$`);
 
 /** `IsQualifiedName`: an optional DNS-subdomain prefix and `/`, then a name part of at most 63 characters. */
@@ -91,7 +93,8 @@ const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
 export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];
   if (byteLen(value) > 63) errs.push(maxLenError(63));
-  if (!LABEL_VALUE_RE.test(value)) errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
+  if (!LABEL_VALUE_RE.test(value))
+    errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
   return errs;
 }
 
@@ -111,7 +114,13 @@ export function isConfigMapKey(value: string): string[] {
   if (byteLen(value) > 253) errs.push(maxLenError(253));
   if (!CONFIG_KEY_RE.test(value)) {
     errs.push(
-      regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", CONFIG_KEY_FMT, 'key.name', 'KEY_NAME', 'key-name'),
+      regexError(
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+        CONFIG_KEY_FMT,
+        'key.name',
+        'KEY_NAME',
+        'key-name',
+      ),
     );
   }
   return [...errs, ...chdirPrefix(value)];

@@ -27,7 +27,8 @@ export function validateNamespaceStatus(ns: Obj, old: Obj): FieldError[] {
   const errs = validateObjectMetaUpdate(ns.metadata, old.metadata, true);
   const phase = asStr(asObj(ns.status)?.phase);
   if (asStr(asObj(ns.metadata)?.deletionTimestamp) === '') {
-    if (phase !== 'Active') errs.push(invalidValue('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty"));
+    if (phase !== 'Active')
+      errs.push(invalidValue('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty"));
   } else if (phase !== 'Terminating') {
     errs.push(invalidValue('status.Phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty"));
   }
@@ -57,7 +58,8 @@ export function validateNodeUpdate(node: Obj, old: Obj): FieldError[] {
 
 function dataKeys(data: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  for (const k of Object.keys(asObj(data) ?? {})) for (const m of isConfigMapKey(k)) errs.push(invalidValue(key(path, k), k, m));
+  for (const k of Object.keys(asObj(data) ?? {}))
+    for (const m of isConfigMapKey(k)) errs.push(invalidValue(key(path, k), k, m));
   return errs;
 }
 
@@ -86,18 +88,27 @@ function immutableData(obj: Obj, old: Obj, fields: readonly string[]): FieldErro
   if (old.immutable !== true) return [];
   const errs: FieldError[] = [];
   if (obj.immutable !== true) errs.push(forbidden('immutable', 'field is immutable when `immutable` is set'));
-  for (const f of fields) if (!semanticEqual(obj[f], old[f])) errs.push(forbidden(f, 'field is immutable when `immutable` is set'));
+  for (const f of fields)
+    if (!semanticEqual(obj[f], old[f])) errs.push(forbidden(f, 'field is immutable when `immutable` is set'));
   return errs;
 }
 
 /** Validates a ConfigMap update. */
 export function validateConfigMapUpdate(cm: Obj, old: Obj): FieldError[] {
-  return [...validateObjectMetaUpdate(cm.metadata, old.metadata, true), ...immutableData(cm, old, ['data', 'binaryData']), ...validateConfigMap(cm)];
+  return [
+    ...validateObjectMetaUpdate(cm.metadata, old.metadata, true),
+    ...immutableData(cm, old, ['data', 'binaryData']),
+    ...validateConfigMap(cm),
+  ];
 }
 
 /** Validates a Secret: data keys, 1 MiB, and the per-type required keys. */
 export function validateSecret(secret: Obj): FieldError[] {
-  const errs = validateObjectMeta(secret.metadata, { nameFn: nameIsDNSSubdomain, namespaced: true, kubeFinalizers: true });
+  const errs = validateObjectMeta(secret.metadata, {
+    nameFn: nameIsDNSSubdomain,
+    namespaced: true,
+    kubeFinalizers: true,
+  });
   const data = asObj(secret.data) ?? {};
   errs.push(...dataKeys(data, 'data'));
   const size = Object.values(data).reduce<number>((n, v) => n + base64Size(v), 0);
@@ -195,7 +206,9 @@ function legacyValidateEvent(e: InternalEvent): FieldError[] {
   if (isZeroTime(e.eventTime)) {
     if (e.involvedObjectNamespace === '') {
       if (e.namespace !== '' && e.namespace !== 'default') {
-        errs.push(invalidValue('involvedObject.namespace', e.involvedObjectNamespace, 'does not match event.namespace'));
+        errs.push(
+          invalidValue('involvedObject.namespace', e.involvedObjectNamespace, 'does not match event.namespace'),
+        );
       }
     } else if (e.namespace !== e.involvedObjectNamespace) {
       errs.push(invalidValue('involvedObject.namespace', e.involvedObjectNamespace, 'does not match event.namespace'));
@@ -205,9 +218,11 @@ function legacyValidateEvent(e: InternalEvent): FieldError[] {
       errs.push(invalidValue('involvedObject.namespace', e.involvedObjectNamespace, 'does not match event.namespace'));
     }
     if (e.reportingController === '') errs.push(required('reportingController'));
-    for (const m of isQualifiedName(e.reportingController)) errs.push(invalidValue('reportingController', e.reportingController, m));
+    for (const m of isQualifiedName(e.reportingController))
+      errs.push(invalidValue('reportingController', e.reportingController, m));
     if (e.reportingInstance === '') errs.push(required('reportingInstance'));
-    if (byteLen(e.reportingInstance) > 128) errs.push(invalidValue('reportingInstance', '', 'can have at most 128 characters'));
+    if (byteLen(e.reportingInstance) > 128)
+      errs.push(invalidValue('reportingInstance', '', 'can have at most 128 characters'));
     if (e.action === '') errs.push(required('action'));
     if (byteLen(e.action) > 128) errs.push(invalidValue('action', '', 'can have at most 128 characters'));
     if (e.reason === '') errs.push(required('reason'));
@@ -241,7 +256,8 @@ export function validateEvent(ev: Obj, strict: boolean): FieldError[] {
   if (!isZeroTime(e.firstTimestamp)) errs.push(invalidValue('firstTimestamp', '', 'needs to be unset'));
   if (!isZeroTime(e.lastTimestamp)) errs.push(invalidValue('lastTimestamp', '', 'needs to be unset'));
   if (e.count !== 0) errs.push(invalidValue('count', '', 'needs to be unset'));
-  if (asStr(e.source.component) !== '' || asStr(e.source.host) !== '') errs.push(invalidValue('source', '', 'needs to be unset'));
+  if (asStr(e.source.component) !== '' || asStr(e.source.host) !== '')
+    errs.push(invalidValue('source', '', 'needs to be unset'));
   return errs;
 }
 
@@ -268,13 +284,18 @@ export function validateEventUpdate(ev: Obj, old: Obj, strict: boolean): FieldEr
     ['reportingController', e.reportingController, o.reportingController],
     ['reportingInstance', e.reportingInstance, o.reportingInstance],
   ];
-  for (const [field, now, before] of frozen) if (!semanticEqual(now, before)) errs.push(invalidValue(field, now, 'field is immutable'));
+  for (const [field, now, before] of frozen)
+    if (!semanticEqual(now, before)) errs.push(invalidValue(field, now, 'field is immutable'));
   return errs;
 }
 
 /** Validates a Lease (apimachinery metadata rules, no core finalizer rule) and its spec. */
 export function validateLease(lease: Obj): FieldError[] {
-  const errs = validateObjectMeta(lease.metadata, { nameFn: nameIsDNSSubdomain, namespaced: true, kubeFinalizers: false });
+  const errs = validateObjectMeta(lease.metadata, {
+    nameFn: nameIsDNSSubdomain,
+    namespaced: true,
+    kubeFinalizers: false,
+  });
   return [...errs, ...validateLeaseSpec(lease)];
 }
 
@@ -283,7 +304,8 @@ export function validateLeaseSpec(lease: Obj): FieldError[] {
   const spec = asObj(lease.spec) ?? {};
   const errs: FieldError[] = [];
   const duration = asNum(spec.leaseDurationSeconds);
-  if (duration !== undefined && duration <= 0) errs.push(invalidValue('spec.leaseDurationSeconds', duration, 'must be greater than 0'));
+  if (duration !== undefined && duration <= 0)
+    errs.push(invalidValue('spec.leaseDurationSeconds', duration, 'must be greater than 0'));
   const transitions = asNum(spec.leaseTransitions);
   if (transitions !== undefined && transitions < 0) {
     errs.push(invalidValue('spec.leaseTransitions', transitions, 'must be greater than or equal to 0'));

@@ -35,7 +35,8 @@ function validatePodMetadataAndSpec(pod: Obj): FieldError[] {
 export function validatePod(pod: Obj): FieldError[] {
   const errs = validatePodMetadataAndSpec(pod);
   const spec = asObj(pod.spec) ?? {};
-  if (asArr(spec.ephemeralContainers).length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+  if (asArr(spec.ephemeralContainers).length > 0)
+    errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
   if (asStr(spec.nodeName) !== '' && asArr(spec.schedulingGates).length > 0) {
     errs.push(forbidden('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
   }
@@ -44,12 +45,14 @@ export function validatePod(pod: Obj): FieldError[] {
 
 function containerUpdates(newList: unknown, oldList: unknown, path: string): { errs: FieldError[]; stop: boolean } {
   const next = asArr(newList);
-  if (next.length !== asArr(oldList).length) return { errs: [forbidden(path, 'pod updates may not add or remove containers')], stop: true };
+  if (next.length !== asArr(oldList).length)
+    return { errs: [forbidden(path, 'pod updates may not add or remove containers')], stop: true };
   const errs: FieldError[] = [];
   next.forEach((c, i) => {
     const image = asStr(asObj(c)?.image);
     if (image === '') errs.push(required(`${index(path, i)}.image`));
-    if (image.trim() !== image) errs.push(invalidValue(`${index(path, i)}.image`, image, 'must not have leading or trailing whitespace'));
+    if (image.trim() !== image)
+      errs.push(invalidValue(`${index(path, i)}.image`, image, 'must not have leading or trailing whitespace'));
   });
   return { errs, stop: false };
 }
@@ -67,22 +70,33 @@ export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
   const ads = asNum(spec.activeDeadlineSeconds);
   const oldAds = asNum(oldSpec.activeDeadlineSeconds);
   if (ads !== undefined) {
-    if (ads < 0 || ads > MAX_INT32) return [...errs, invalidValue('spec.activeDeadlineSeconds', ads, inclusiveRangeError(0, MAX_INT32))];
-    if (oldAds !== undefined && oldAds < ads) return [...errs, invalidValue('spec.activeDeadlineSeconds', ads, 'must be less than or equal to previous value')];
+    if (ads < 0 || ads > MAX_INT32)
+      return [...errs, invalidValue('spec.activeDeadlineSeconds', ads, inclusiveRangeError(0, MAX_INT32))];
+    if (oldAds !== undefined && oldAds < ads)
+      return [...errs, invalidValue('spec.activeDeadlineSeconds', ads, 'must be less than or equal to previous value')];
   } else if (oldAds !== undefined) {
-    errs.push(invalidValue('spec.activeDeadlineSeconds', undefined, 'must not update from a positive integer to nil value'));
+    errs.push(
+      invalidValue('spec.activeDeadlineSeconds', undefined, 'must not update from a positive integer to nil value'),
+    );
   }
   const tolerations = asArr(spec.tolerations).map((t) => asObj(t) ?? {});
   const changed = asArr(oldSpec.tolerations).some((t) => {
     const o = asObj(t) ?? {};
     return !tolerations.some((n) => semanticEqual({ ...o, tolerationSeconds: n.tolerationSeconds }, n));
   });
-  if (changed) errs.push(forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds'));
+  if (changed)
+    errs.push(forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds'));
   else errs.push(...validateTolerations(spec.tolerations, 'spec.tolerations'));
   const oldGates = new Set(asArr(oldSpec.schedulingGates).map((g) => asStr(asObj(g)?.name)));
   asArr(spec.schedulingGates).forEach((g, i) => {
     const name = asStr(asObj(g)?.name);
-    if (!oldGates.has(name)) errs.push(forbidden(`${index('spec.schedulingGates', i)}.name`, `only deletion is allowed, but found new scheduling gate '${name}'`));
+    if (!oldGates.has(name))
+      errs.push(
+        forbidden(
+          `${index('spec.schedulingGates', i)}.name`,
+          `only deletion is allowed, but found new scheduling gate '${name}'`,
+        ),
+      );
   });
   if (semanticEqual(spec, oldSpec)) return errs;
   const munged: Obj = structuredClone(spec);
@@ -94,7 +108,8 @@ export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
   munged.schedulingGates = oldSpec.schedulingGates;
   munged.tolerations = oldSpec.tolerations;
   const oldGrace = asNum(oldSpec.terminationGracePeriodSeconds);
-  if (oldGrace !== undefined && oldGrace < 0 && munged.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = oldGrace;
+  if (oldGrace !== undefined && oldGrace < 0 && munged.terminationGracePeriodSeconds === 1)
+    munged.terminationGracePeriodSeconds = oldGrace;
   if (!semanticEqual(munged, oldSpec)) {
     errs.push(
       forbidden(
@@ -119,7 +134,8 @@ export function validatePodStatus(pod: Obj, old: Obj): FieldError[] {
     // The real server reports these under metadata.conditions (sic).
     for (const m of isQualifiedName(type)) errs.push(invalidValue(`${index('metadata.conditions', i)}.Type`, type, m));
   });
-  if (asStr(asObj(pod.spec)?.nodeName) !== asStr(asObj(old.spec)?.nodeName)) errs.push(forbidden('status.nodeName', 'may not be changed directly'));
+  if (asStr(asObj(pod.spec)?.nodeName) !== asStr(asObj(old.spec)?.nodeName))
+    errs.push(forbidden('status.nodeName', 'may not be changed directly'));
   const qos = asStr(status.qosClass);
   if (qos !== asStr(oldStatus.qosClass)) errs.push(invalidValue('status.qosClass', qos, 'field is immutable'));
   return errs;

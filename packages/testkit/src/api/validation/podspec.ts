@@ -76,9 +76,15 @@ function validateSource(name: string, source: Obj, path: string, podName: string
     case 'nfs':
       return validateNFS(source, path);
     case 'secret':
-      return [...(asStr(source.secretName) === '' ? [required(`${path}.secretName`)] : []), ...fileMode(source.defaultMode, `${path}.defaultMode`)];
+      return [
+        ...(asStr(source.secretName) === '' ? [required(`${path}.secretName`)] : []),
+        ...fileMode(source.defaultMode, `${path}.defaultMode`),
+      ];
     case 'configMap':
-      return [...(asStr(source.name) === '' ? [required(`${path}.name`)] : []), ...fileMode(source.defaultMode, `${path}.defaultMode`)];
+      return [
+        ...(asStr(source.name) === '' ? [required(`${path}.name`)] : []),
+        ...fileMode(source.defaultMode, `${path}.defaultMode`),
+      ];
     case 'downwardAPI':
     case 'projected':
       return fileMode(source.defaultMode, `${path}.defaultMode`);
@@ -93,7 +99,13 @@ function validateSource(name: string, source: Obj, path: string, podName: string
       if (podName !== '' && volName !== '') {
         const pvcName = `${podName}-${volName}`;
         for (const m of nameIsDNSSubdomain(pvcName, false)) {
-          errs.push(invalidValue(`${path.slice(0, path.lastIndexOf('.'))}.name`, volName, `PVC name ${JSON.stringify(pvcName)}: ${m}`));
+          errs.push(
+            invalidValue(
+              `${path.slice(0, path.lastIndexOf('.'))}.name`,
+              volName,
+              `PVC name ${JSON.stringify(pvcName)}: ${m}`,
+            ),
+          );
         }
       }
       return errs;
@@ -148,9 +160,11 @@ function validatePorts(ports: unknown, path: string): FieldError[] {
     }
     const containerPort = asNum(port.containerPort) ?? 0;
     if (containerPort === 0) errs.push(required(`${p}.containerPort`));
-    else if (containerPort < 1 || containerPort > 65535) errs.push(invalidValue(`${p}.containerPort`, containerPort, inclusiveRangeError(1, 65535)));
+    else if (containerPort < 1 || containerPort > 65535)
+      errs.push(invalidValue(`${p}.containerPort`, containerPort, inclusiveRangeError(1, 65535)));
     const hostPort = asNum(port.hostPort) ?? 0;
-    if (hostPort !== 0 && (hostPort < 1 || hostPort > 65535)) errs.push(invalidValue(`${p}.hostPort`, hostPort, inclusiveRangeError(1, 65535)));
+    if (hostPort !== 0 && (hostPort < 1 || hostPort > 65535))
+      errs.push(invalidValue(`${p}.hostPort`, hostPort, inclusiveRangeError(1, 65535)));
     const protocol = asStr(port.protocol);
     if (protocol === '') errs.push(required(`${p}.protocol`));
     else if (!PROTOCOLS.includes(protocol)) errs.push(notSupported(`${p}.protocol`, protocol, PROTOCOLS));
@@ -167,7 +181,8 @@ function validateContainerCommon(ctr: Obj, volumes: Set<string>, path: string): 
   if (asStr(ctr.image) === '') errs.push(required(`${path}.image`));
   const tmp = asStr(ctr.terminationMessagePolicy);
   if (tmp === '') errs.push(required(`${path}.terminationMessagePolicy`));
-  else if (!TERMINATION_MESSAGE_POLICIES.includes(tmp)) errs.push(notSupported(`${path}.terminationMessagePolicy`, tmp, TERMINATION_MESSAGE_POLICIES));
+  else if (!TERMINATION_MESSAGE_POLICIES.includes(tmp))
+    errs.push(notSupported(`${path}.terminationMessagePolicy`, tmp, TERMINATION_MESSAGE_POLICIES));
   errs.push(...validatePorts(ctr.ports, `${path}.ports`));
   asArr(ctr.env).forEach((item, i) => {
     const envName = asStr(asObj(item)?.name);
@@ -221,7 +236,13 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
     const value = asStr(t.value);
     if (k !== '') for (const m of isQualifiedName(k)) errs.push(invalidValue(`${p}.key`, k, m));
     if (k === '' && op !== 'Exists') {
-      errs.push(invalidValue(`${p}.operator`, op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'));
+      errs.push(
+        invalidValue(
+          `${p}.operator`,
+          op,
+          'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+        ),
+      );
     }
     if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null && effect !== 'NoExecute') {
       errs.push(invalidValue(`${p}.effect`, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
@@ -230,7 +251,8 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
       const msgs = isValidLabelValue(value);
       if (msgs.length > 0) errs.push(invalidValue(`${p}.operator`, value, msgs.join(';')));
     } else if (op === 'Exists') {
-      if (value !== '') errs.push(invalidValue(`${p}.operator`, value, "value must be empty when `operator` is 'Exists'"));
+      if (value !== '')
+        errs.push(invalidValue(`${p}.operator`, value, "value must be empty when `operator` is 'Exists'"));
     } else {
       errs.push(notSupported(`${p}.operator`, op, ['Equal', 'Exists']));
     }
@@ -261,7 +283,8 @@ export function validatePodSpec(spec: Obj, podName: string): FieldError[] {
       const name = asStr(ctr.name);
       if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
       else names.add(name);
-      if (ctr.restartPolicy !== undefined && ctr.restartPolicy !== null) errs.push(forbidden(`${p}.restartPolicy`, 'may not be set for non-init containers'));
+      if (ctr.restartPolicy !== undefined && ctr.restartPolicy !== null)
+        errs.push(forbidden(`${p}.restartPolicy`, 'may not be set for non-init containers'));
     });
     errs.push(...hostPortConflicts(containers, 'spec.containers'));
   }
@@ -270,14 +293,16 @@ export function validatePodSpec(spec: Obj, podName: string): FieldError[] {
     const p = index('spec.initContainers', i);
     errs.push(...validateContainerCommon(ctr, vols.names, p));
     const restart = ctr.restartPolicy;
-    if (restart !== undefined && restart !== null && restart !== 'Always') errs.push(notSupported(`${p}.restartPolicy`, restart, ['Always']));
+    if (restart !== undefined && restart !== null && restart !== 'Always')
+      errs.push(notSupported(`${p}.restartPolicy`, restart, ['Always']));
     const name = asStr(ctr.name);
     if (allNames.has(name)) errs.push(duplicate(`${p}.name`, name));
     else if (name !== '') allNames.add(name);
     errs.push(...hostPortConflicts([ctr], 'spec.initContainers'));
     if (restart !== 'Always') {
       for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) {
-        if (ctr[f] !== undefined && ctr[f] !== null) errs.push(forbidden(`${p}.${f}`, 'may not be set for init containers without restartPolicy=Always'));
+        if (ctr[f] !== undefined && ctr[f] !== null)
+          errs.push(forbidden(`${p}.${f}`, 'may not be set for init containers without restartPolicy=Always'));
       }
     }
   });
@@ -287,14 +312,21 @@ export function validatePodSpec(spec: Obj, podName: string): FieldError[] {
         const port = asObj(item) ?? {};
         const hostPort = asNum(port.hostPort) ?? 0;
         if (hostPort !== (asNum(port.containerPort) ?? 0)) {
-          errs.push(invalidValue(`${index(`${index('spec.containers', i)}.ports`, j)}.hostPort`, hostPort, 'must match `containerPort` when `hostNetwork` is true'));
+          errs.push(
+            invalidValue(
+              `${index(`${index('spec.containers', i)}.ports`, j)}.hostPort`,
+              hostPort,
+              'must match `containerPort` when `hostNetwork` is true',
+            ),
+          );
         }
       });
     });
   }
   const restartPolicy = asStr(spec.restartPolicy);
   if (restartPolicy === '') errs.push(required('spec.restartPolicy'));
-  else if (!RESTART_POLICIES.includes(restartPolicy)) errs.push(notSupported('spec.restartPolicy', restartPolicy, RESTART_POLICIES));
+  else if (!RESTART_POLICIES.includes(restartPolicy))
+    errs.push(notSupported('spec.restartPolicy', restartPolicy, RESTART_POLICIES));
   const dnsPolicy = asStr(spec.dnsPolicy);
   if (dnsPolicy === '') errs.push(required('spec.dnsPolicy'));
   else if (!DNS_POLICIES.includes(dnsPolicy)) errs.push(notSupported('spec.dnsPolicy', dnsPolicy, DNS_POLICIES));
@@ -312,14 +344,16 @@ export function validatePodSpec(spec: Obj, podName: string): FieldError[] {
     if (v !== '') for (const m of nameIsDNSSubdomain(v, false)) errs.push(invalidValue(`spec.${field}`, v, m));
   }
   const ads = asNum(spec.activeDeadlineSeconds);
-  if (ads !== undefined && (ads < 1 || ads > MAX_INT32)) errs.push(invalidValue('spec.activeDeadlineSeconds', ads, inclusiveRangeError(1, MAX_INT32)));
+  if (ads !== undefined && (ads < 1 || ads > MAX_INT32))
+    errs.push(invalidValue('spec.activeDeadlineSeconds', ads, inclusiveRangeError(1, MAX_INT32)));
   for (const field of ['hostname', 'subdomain']) {
     const v = asStr(spec[field]);
     if (v !== '') for (const m of isDNS1123Label(v)) errs.push(invalidValue(`spec.${field}`, v, m));
   }
   errs.push(...validateTolerations(spec.tolerations, 'spec.tolerations'));
   const pcName = asStr(spec.priorityClassName);
-  if (pcName !== '') for (const m of nameIsDNSSubdomain(pcName, false)) errs.push(invalidValue('spec.priorityClassName', pcName, m));
+  if (pcName !== '')
+    for (const m of nameIsDNSSubdomain(pcName, false)) errs.push(invalidValue('spec.priorityClassName', pcName, m));
   const preemption = spec.preemptionPolicy;
   if (preemption !== undefined && preemption !== null) {
     if (preemption === '') errs.push(required('spec.preemptionPolicy'));
@@ -335,7 +369,8 @@ export function imageWhitespace(containers: unknown, path: string): FieldError[]
   const errs: FieldError[] = [];
   asArr(containers).forEach((c, i) => {
     const image = asStr(asObj(c)?.image);
-    if (image !== image.trim()) errs.push(invalidValue(`${index(path, i)}.image`, image, 'must not have leading or trailing whitespace'));
+    if (image !== image.trim())
+      errs.push(invalidValue(`${index(path, i)}.image`, image, 'must not have leading or trailing whitespace'));
   });
   return errs;
 }

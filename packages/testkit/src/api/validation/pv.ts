@@ -82,7 +82,12 @@ function validatePVSource(name: string, source: Obj, path: string): FieldError[]
     case 'csi': {
       const errs = validateCSIDriverName(asStr(source.driver), `${path}.driver`);
       if (asStr(source.volumeHandle) === '') errs.push(required(`${path}.volumeHandle`));
-      for (const ref of ['controllerPublishSecretRef', 'controllerExpandSecretRef', 'nodePublishSecretRef', 'nodeExpandSecretRef']) {
+      for (const ref of [
+        'controllerPublishSecretRef',
+        'controllerExpandSecretRef',
+        'nodePublishSecretRef',
+        'nodeExpandSecretRef',
+      ]) {
         errs.push(...validateSecretRef(source[ref], `${path}.${ref}`));
       }
       return errs;
@@ -103,11 +108,16 @@ function validatePVSpec(spec: Obj, annotations: Obj): FieldError[] {
   if (!('storage' in capacity) || capKeys.length > 1) {
     // Go prints the ResourceList with %#v; only the empty forms can be reproduced exactly.
     const empty = asObj(spec.capacity) === undefined ? 'core.ResourceList(nil)' : 'core.ResourceList{}';
-    errs.push(capKeys.length === 0 ? notSupportedRaw('spec.capacity', empty, ['storage']) : notSupported('spec.capacity', capacity, ['storage']));
+    errs.push(
+      capKeys.length === 0
+        ? notSupportedRaw('spec.capacity', empty, ['storage'])
+        : notSupported('spec.capacity', capacity, ['storage']),
+    );
   }
   for (const k of capKeys) {
     const q = parseQuantity(capacity[k]);
-    if (q !== undefined && q < 0) errs.push(invalidValue(key('spec.capacity', k), Math.ceil(q), 'must be a valid resource quantity'));
+    if (q !== undefined && q < 0)
+      errs.push(invalidValue(key('spec.capacity', k), Math.ceil(q), 'must be a valid resource quantity'));
     errs.push(...positiveQuantity(capacity[k], key('spec.capacity', k)));
   }
   const reclaim = asStr(spec.persistentVolumeReclaimPolicy);
@@ -132,7 +142,8 @@ function validatePVSpec(spec: Obj, annotations: Obj): FieldError[] {
     }
     count++;
     errs.push(...validatePVSource(name, source, `spec.${name}`));
-    if (name === 'local' && !nodeAffinitySpecified) errs.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
+    if (name === 'local' && !nodeAffinitySpecified)
+      errs.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
   }
   if (count === 0) errs.push(required('spec', 'must specify a volume type'));
   const hostPath = asObj(spec.hostPath);
@@ -140,12 +151,22 @@ function validatePVSpec(spec: Obj, annotations: Obj): FieldError[] {
     errs.push(forbidden('spec.persistentVolumeReclaimPolicy', "may not be 'recycle' for a hostPath mount of '/'"));
   }
   const className = asStr(spec.storageClassName);
-  if (className !== '') for (const m of nameIsDNSSubdomain(className, false)) errs.push(invalidValue('spec.storageClassName', className, m));
+  if (className !== '')
+    for (const m of nameIsDNSSubdomain(className, false))
+      errs.push(invalidValue('spec.storageClassName', className, m));
   if (typeof spec.volumeMode === 'string' && !VOLUME_MODES.includes(spec.volumeMode)) {
     errs.push(notSupported('spec.volumeMode', spec.volumeMode, VOLUME_MODES));
   }
-  if ('volume.beta.kubernetes.io/mount-options' in annotations && !MOUNT_OPTION_SOURCES.some((s) => spec[s] !== undefined && spec[s] !== null)) {
-    errs.push(forbidden('metadata.annotations.volume.beta.kubernetes.io/mount-options', 'may not specify mount options for this volume type'));
+  if (
+    'volume.beta.kubernetes.io/mount-options' in annotations &&
+    !MOUNT_OPTION_SOURCES.some((s) => spec[s] !== undefined && spec[s] !== null)
+  ) {
+    errs.push(
+      forbidden(
+        'metadata.annotations.volume.beta.kubernetes.io/mount-options',
+        'may not specify mount options for this volume type',
+      ),
+    );
   }
   return errs;
 }
@@ -188,9 +209,16 @@ export function validatePVUpdate(obj: Obj, old: Obj): FieldError[] {
       ),
     );
   }
-  if (!semanticEqual(spec.volumeMode, oldSpec.volumeMode)) errs.push(invalidValue('volumeMode', spec.volumeMode, 'field is immutable'));
-  if (oldSpec.nodeAffinity !== undefined && oldSpec.nodeAffinity !== null && !semanticEqual(spec.nodeAffinity, oldSpec.nodeAffinity)) {
-    errs.push(invalidValue('nodeAffinity', spec.nodeAffinity, 'field is immutable, except for updating from beta label to GA'));
+  if (!semanticEqual(spec.volumeMode, oldSpec.volumeMode))
+    errs.push(invalidValue('volumeMode', spec.volumeMode, 'field is immutable'));
+  if (
+    oldSpec.nodeAffinity !== undefined &&
+    oldSpec.nodeAffinity !== null &&
+    !semanticEqual(spec.nodeAffinity, oldSpec.nodeAffinity)
+  ) {
+    errs.push(
+      invalidValue('nodeAffinity', spec.nodeAffinity, 'field is immutable, except for updating from beta label to GA'),
+    );
   }
   return errs;
 }

@@ -21,16 +21,19 @@ function validateTypedRef(ref: Obj, path: string, withNamespace: boolean): Field
   if (apiGroup === '' && kind !== 'PersistentVolumeClaim') {
     errs.push(invalidValue(path, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"));
   }
-  if (apiGroup !== '') for (const m of isDNS1123Subdomain(apiGroup)) errs.push(invalidValue(`${path}.apiGroup`, apiGroup, m));
+  if (apiGroup !== '')
+    for (const m of isDNS1123Subdomain(apiGroup)) errs.push(invalidValue(`${path}.apiGroup`, apiGroup, m));
   const ns = asStr(ref.namespace);
-  if (withNamespace && ns !== '') for (const m of nameIsDNSLabel(ns, false)) errs.push(invalidValue(`${path}.namespace`, ns, m));
+  if (withNamespace && ns !== '')
+    for (const m of nameIsDNSLabel(ns, false)) errs.push(invalidValue(`${path}.namespace`, ns, m));
   return errs;
 }
 
 /** `ValidatePersistentVolumeClaimSpec` (also used for ephemeral volume claim templates). */
 export function validatePVCSpec(spec: Obj, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  if (asArr(spec.accessModes).length === 0) errs.push(required(`${path}.accessModes`, 'at least 1 access mode is required'));
+  if (asArr(spec.accessModes).length === 0)
+    errs.push(required(`${path}.accessModes`, 'at least 1 access mode is required'));
   errs.push(...validateLabelSelector(spec.selector, `${path}.selector`));
   errs.push(...validateAccessModeValues(spec.accessModes, `${path}.accessModes`));
   const requests = asObj(asObj(spec.resources)?.requests) ?? {};
@@ -39,7 +42,8 @@ export function validatePVCSpec(spec: Obj, path: string): FieldError[] {
   else errs.push(...positiveQuantity(requests.storage, storagePath));
   const className = spec.storageClassName;
   if (typeof className === 'string' && className !== '') {
-    for (const m of nameIsDNSSubdomain(className, false)) errs.push(invalidValue(`${path}.storageClassName`, className, m));
+    for (const m of nameIsDNSSubdomain(className, false))
+      errs.push(invalidValue(`${path}.storageClassName`, className, m));
   }
   if (typeof spec.volumeMode === 'string' && !VOLUME_MODES.includes(spec.volumeMode)) {
     errs.push(notSupported(`${path}.volumeMode`, spec.volumeMode, VOLUME_MODES));
@@ -49,9 +53,16 @@ export function validatePVCSpec(spec: Obj, path: string): FieldError[] {
   if (ds !== undefined) errs.push(...validateTypedRef(ds, `${path}.dataSource`, false));
   if (dsRef !== undefined) errs.push(...validateTypedRef(dsRef, `${path}.dataSourceRef`, true));
   if (dsRef !== undefined && asStr(dsRef.namespace) !== '') {
-    if (ds !== undefined) errs.push(invalidValue(path, `${path}.dataSource`, 'may not be specified when dataSourceRef.namespace is specified'));
+    if (ds !== undefined)
+      errs.push(
+        invalidValue(path, `${path}.dataSource`, 'may not be specified when dataSourceRef.namespace is specified'),
+      );
   } else if (ds !== undefined && dsRef !== undefined) {
-    if (asStr(ds.apiGroup) !== asStr(dsRef.apiGroup) || asStr(ds.kind) !== asStr(dsRef.kind) || asStr(ds.name) !== asStr(dsRef.name)) {
+    if (
+      asStr(ds.apiGroup) !== asStr(dsRef.apiGroup) ||
+      asStr(ds.kind) !== asStr(dsRef.kind) ||
+      asStr(ds.name) !== asStr(dsRef.name)
+    ) {
       errs.push(invalidValue(path, `${path}.dataSource`, 'must match dataSourceRef'));
     }
   }
@@ -94,7 +105,9 @@ export function validatePVCUpdate(obj: Obj, old: Obj): FieldError[] {
       errs.push(invalidValue(`metadata.annotations.${STORAGE_CLASS_ANNOTATION}`, newVal, 'field is immutable'));
     }
     const fromNil =
-      typeof newSc === 'string' && (oldSc === undefined || oldSc === null) && (!oldHasAnn || newSc === asStr(oldAnn[STORAGE_CLASS_ANNOTATION]));
+      typeof newSc === 'string' &&
+      (oldSc === undefined || oldSc === null) &&
+      (!oldHasAnn || newSc === asStr(oldAnn[STORAGE_CLASS_ANNOTATION]));
     if (fromNil) delete newClone.storageClassName;
   }
   // The store keeps the stored status on a spec update, so the old phase is the claim's phase.
@@ -105,7 +118,8 @@ export function validatePVCUpdate(obj: Obj, old: Obj): FieldError[] {
     if (oldStorage === undefined) delete newRequests.storage;
     else newRequests.storage = oldStorage;
   }
-  if (bound && newClone.volumeAttributesClassName !== undefined) newClone.volumeAttributesClassName = oldClone.volumeAttributesClassName;
+  if (bound && newClone.volumeAttributesClassName !== undefined)
+    newClone.volumeAttributesClassName = oldClone.volumeAttributesClassName;
   if (!semanticEqual(newClone, oldClone)) {
     errs.push(
       forbidden(
@@ -121,7 +135,8 @@ export function validatePVCUpdate(obj: Obj, old: Obj): FieldError[] {
   if (newSize < oldSize && newSize <= statusSize) {
     errs.push(forbidden('spec.resources.requests.storage', 'field can not be less than status.capacity'));
   }
-  if (!semanticEqual(spec.volumeMode, oldSpec.volumeMode)) errs.push(invalidValue('volumeMode', spec.volumeMode, 'field is immutable'));
+  if (!semanticEqual(spec.volumeMode, oldSpec.volumeMode))
+    errs.push(invalidValue('volumeMode', spec.volumeMode, 'field is immutable'));
   return errs;
 }
 
@@ -131,7 +146,8 @@ export function validatePVCStatus(obj: Obj): FieldError[] {
   if (asArr(asObj(obj.spec)?.accessModes).length === 0) errs.push(required('Spec.accessModes'));
   for (const [k, v] of Object.entries(asObj(asObj(obj.status)?.capacity) ?? {})) {
     const q = parseQuantity(v);
-    if (q !== undefined && q < 0) errs.push(invalidValue(key('status.capacity', k), Math.ceil(q), 'must be a valid resource quantity'));
+    if (q !== undefined && q < 0)
+      errs.push(invalidValue(key('status.capacity', k), Math.ceil(q), 'must be a valid resource quantity'));
   }
   return errs;
 }

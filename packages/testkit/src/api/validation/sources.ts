@@ -13,7 +13,16 @@ import type { Obj } from './util.js';
 export const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 /** Supported volume modes. */
 export const VOLUME_MODES = ['Block', 'Filesystem'];
-const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'];
+const HOST_PATH_TYPES = [
+  '',
+  'BlockDevice',
+  'CharDevice',
+  'Directory',
+  'DirectoryOrCreate',
+  'File',
+  'FileOrCreate',
+  'Socket',
+];
 
 /** `validatePathNoBacksteps`. */
 export function validatePathNoBacksteps(p: string, path: string): FieldError[] {
@@ -78,11 +87,14 @@ export function validateNodeSelector(selector: Obj, path: string): FieldError[] 
       const values = asArr(req.values).map(asStr);
       const op = asStr(req.operator);
       if (op === 'In' || op === 'NotIn') {
-        if (values.length === 0) errs.push(required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+        if (values.length === 0)
+          errs.push(required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
       } else if (op === 'Exists' || op === 'DoesNotExist') {
-        if (values.length > 0) errs.push(forbidden(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        if (values.length > 0)
+          errs.push(forbidden(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
       } else if (op === 'Gt' || op === 'Lt') {
-        if (values.length !== 1) errs.push(required(`${p}.values`, "must be specified single value when `operator` is 'Lt' or 'Gt'"));
+        if (values.length !== 1)
+          errs.push(required(`${p}.values`, "must be specified single value when `operator` is 'Lt' or 'Gt'"));
       } else {
         errs.push(invalidValue(`${p}.operator`, op, 'not a valid selector operator'));
       }
@@ -98,13 +110,22 @@ export function validateNodeSelector(selector: Obj, path: string): FieldError[] 
       const op = asStr(req.operator);
       if (op === 'In' || op === 'NotIn') {
         if (values.length !== 1) {
-          errs.push(required(`${p}.values`, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
+          errs.push(
+            required(
+              `${p}.values`,
+              "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+            ),
+          );
         }
       } else {
         errs.push(invalidValue(`${p}.operator`, op, 'not a valid selector operator'));
       }
-      if (asStr(req.key) !== 'metadata.name') errs.push(invalidValue(`${p}.key`, asStr(req.key), 'not a valid field selector key'));
-      else values.forEach((v, k) => isDNS1123Subdomain(v).forEach((m) => errs.push(invalidValue(index(`${p}.values`, k), v, m))));
+      if (asStr(req.key) !== 'metadata.name')
+        errs.push(invalidValue(`${p}.key`, asStr(req.key), 'not a valid field selector key'));
+      else
+        values.forEach((v, k) =>
+          isDNS1123Subdomain(v).forEach((m) => errs.push(invalidValue(index(`${p}.values`, k), v, m))),
+        );
     });
   });
   return errs;
@@ -127,6 +148,7 @@ export function validateAccessModeValues(modes: unknown, path: string): FieldErr
 /** `ValidatePositiveQuantityValue` for a quantity given as JSON. */
 export function positiveQuantity(value: unknown, path: string): FieldError[] {
   const q = parseQuantity(value);
-  if (q !== undefined && q <= 0) return [invalidValue(path, typeof value === 'number' ? String(value) : asStr(value), 'must be greater than zero')];
+  if (q !== undefined && q <= 0)
+    return [invalidValue(path, typeof value === 'number' ? String(value) : asStr(value), 'must be greater than zero')];
   return [];
 }

@@ -38,10 +38,15 @@ function validateTopologies(topologies: unknown, path: string): FieldError[] {
 
 /** Validates a StorageClass on create. */
 export function validateStorageClass(obj: Obj): FieldError[] {
-  const errs = validateObjectMeta(obj.metadata, { nameFn: nameIsDNSSubdomain, namespaced: false, kubeFinalizers: true });
+  const errs = validateObjectMeta(obj.metadata, {
+    nameFn: nameIsDNSSubdomain,
+    namespaced: false,
+    kubeFinalizers: true,
+  });
   const provisioner = asStr(obj.provisioner);
   if (provisioner === '') errs.push(required('provisioner'));
-  else for (const m of isQualifiedName(provisioner.toLowerCase())) errs.push(invalidValue('provisioner', provisioner, m));
+  else
+    for (const m of isQualifiedName(provisioner.toLowerCase())) errs.push(invalidValue('provisioner', provisioner, m));
   const params = Object.entries(asObj(obj.parameters) ?? {});
   if (params.length > 512) {
     errs.push(tooLong('parameters', 512));
@@ -54,7 +59,8 @@ export function validateStorageClass(obj: Obj): FieldError[] {
     if (size > 256 * 1024) errs.push(tooLong('parameters', 256 * 1024));
   }
   const reclaim = asStr(obj.reclaimPolicy);
-  if (reclaim !== '' && !SC_RECLAIM_POLICIES.includes(reclaim)) errs.push(notSupported('reclaimPolicy', reclaim, SC_RECLAIM_POLICIES));
+  if (reclaim !== '' && !SC_RECLAIM_POLICIES.includes(reclaim))
+    errs.push(notSupported('reclaimPolicy', reclaim, SC_RECLAIM_POLICIES));
   if (obj.volumeBindingMode === undefined || obj.volumeBindingMode === null) errs.push(required('volumeBindingMode'));
   else if (!BINDING_MODES.includes(asStr(obj.volumeBindingMode))) {
     errs.push(notSupported('volumeBindingMode', obj.volumeBindingMode, BINDING_MODES));
@@ -66,9 +72,12 @@ export function validateStorageClass(obj: Obj): FieldError[] {
 /** Validates a StorageClass update: parameters, provisioner, reclaimPolicy and volumeBindingMode are frozen. */
 export function validateStorageClassUpdate(obj: Obj, old: Obj): FieldError[] {
   const errs = validateStorageClass(obj);
-  if (!semanticEqual(obj.parameters, old.parameters)) errs.push(forbidden('parameters', 'updates to parameters are forbidden.'));
-  if (asStr(obj.provisioner) !== asStr(old.provisioner)) errs.push(forbidden('provisioner', 'updates to provisioner are forbidden.'));
-  if (asStr(obj.reclaimPolicy) !== asStr(old.reclaimPolicy)) errs.push(forbidden('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
+  if (!semanticEqual(obj.parameters, old.parameters))
+    errs.push(forbidden('parameters', 'updates to parameters are forbidden.'));
+  if (asStr(obj.provisioner) !== asStr(old.provisioner))
+    errs.push(forbidden('provisioner', 'updates to provisioner are forbidden.'));
+  if (asStr(obj.reclaimPolicy) !== asStr(old.reclaimPolicy))
+    errs.push(forbidden('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
   if (!semanticEqual(obj.volumeBindingMode, old.volumeBindingMode)) {
     errs.push(invalidValue('volumeBindingMode', obj.volumeBindingMode, 'field is immutable'));
   }

@@ -58,7 +58,11 @@ export function key(path: string, k: string): string {
 
 /** `field.NotFound` (rendered `Not found: "x"`); the type union in status.ts lacks this reason, hence the widening. */
 export function notFound(field: string, value: string): FieldError {
-  return { type: 'FieldValueNotFound' as string as FieldError['type'], field, message: `Not found: ${JSON.stringify(value)}` };
+  return {
+    type: 'FieldValueNotFound' as string as FieldError['type'],
+    field,
+    message: `Not found: ${JSON.stringify(value)}`,
+  };
 }
 
 /** `field.TooLong` with a byte limit, as kube-apiserver 1.32 words it. */
@@ -74,7 +78,11 @@ export function invalidRaw(field: string, rendered: string, detail: string): Fie
 /** A NotSupported error whose value is already rendered. */
 export function notSupportedRaw(field: string, rendered: string, supported: readonly string[]): FieldError {
   const list = supported.map((v) => JSON.stringify(v)).join(', ');
-  return { type: 'FieldValueNotSupported', field, message: `Unsupported value: ${rendered}: supported values: ${list}` };
+  return {
+    type: 'FieldValueNotSupported',
+    field,
+    message: `Unsupported value: ${rendered}: supported values: ${list}`,
+  };
 }
 
 /** Go's `%#v` of a `[]string`: `[]string{"a", "b"}`. */
@@ -108,7 +116,11 @@ function isEmpty(v: unknown): boolean {
  */
 export function semanticEqual(a: unknown, b: unknown, inQuantityMap = false): boolean {
   if (isEmpty(a) && isEmpty(b)) return true;
-  if (inQuantityMap && (typeof a === 'string' || typeof a === 'number') && (typeof b === 'string' || typeof b === 'number')) {
+  if (
+    inQuantityMap &&
+    (typeof a === 'string' || typeof a === 'number') &&
+    (typeof b === 'string' || typeof b === 'number')
+  ) {
     const qa = parseQuantity(a);
     const qb = parseQuantity(b);
     if (qa !== undefined && qb !== undefined) return qa === qb;

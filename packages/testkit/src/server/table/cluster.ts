@@ -11,7 +11,8 @@ const NODE_ROLE_LABEL = 'kubernetes.io/role';
 function nodeRoles(node: KubeObject): string[] {
   const roles = new Set<string>();
   for (const [key, value] of Object.entries(node.metadata.labels ?? {})) {
-    if (key.startsWith(NODE_ROLE_PREFIX) && key.length > NODE_ROLE_PREFIX.length) roles.add(key.slice(NODE_ROLE_PREFIX.length));
+    if (key.startsWith(NODE_ROLE_PREFIX) && key.length > NODE_ROLE_PREFIX.length)
+      roles.add(key.slice(NODE_ROLE_PREFIX.length));
     else if (key === NODE_ROLE_LABEL && value !== '') roles.add(value);
   }
   return [...roles].sort();
@@ -52,12 +53,22 @@ export const NODE_PRINTER: Printer = {
         { priority: 1 },
       ),
     ),
-    column('OS-Image', 'string', 'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).', {
-      priority: 1,
-    }),
-    column('Kernel-Version', 'string', "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", {
-      priority: 1,
-    }),
+    column(
+      'OS-Image',
+      'string',
+      'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).',
+      {
+        priority: 1,
+      },
+    ),
+    column(
+      'Kernel-Version',
+      'string',
+      "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+      {
+        priority: 1,
+      },
+    ),
     column(
       'Container-Runtime',
       'string',

@@ -2,7 +2,14 @@
 
 import { clone, type KubeObject } from '../../api/objects.js';
 import { apiVersionOf, type ResourceType } from '../../api/resources.js';
-import { CONFIG_MAP_PRINTER, LEASE_PRINTER, NAMESPACE_PRINTER, NODE_PRINTER, SECRET_PRINTER, SERVICE_ACCOUNT_PRINTER } from './cluster.js';
+import {
+  CONFIG_MAP_PRINTER,
+  LEASE_PRINTER,
+  NAMESPACE_PRINTER,
+  NODE_PRINTER,
+  SECRET_PRINTER,
+  SERVICE_ACCOUNT_PRINTER,
+} from './cluster.js';
 import { CREATION_DESCRIPTION, NAME_COLUMN, column, parseTime, str } from './common.js';
 import { EVENTS_GROUP_EVENT_PRINTER, EVENT_PRINTER } from './event.js';
 import { POD_PRINTER } from './pod.js';

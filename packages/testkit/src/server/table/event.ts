@@ -85,9 +85,14 @@ const EVENT_COLUMNS = [
     priority: 1,
   }),
   column('Message', 'string', 'A human-readable description of the status of this operation.'),
-  column('First Seen', 'string', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', {
-    priority: 1,
-  }),
+  column(
+    'First Seen',
+    'string',
+    'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)',
+    {
+      priority: 1,
+    },
+  ),
   column('Count', 'string', 'The number of times this event has occurred.', { priority: 1 }),
   column('Name', 'string', NAME_DESCRIPTION, { format: 'name', priority: 1 }),
 ];

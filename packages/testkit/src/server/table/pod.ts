@@ -7,7 +7,9 @@ import type { PrintedRow, Printer, TableRowCondition } from './types.js';
 const SUCCEEDED: TableRowCondition[] = [
   { type: 'Completed', status: 'True', reason: 'Succeeded', message: 'The pod has completed successfully.' },
 ];
-const FAILED: TableRowCondition[] = [{ type: 'Completed', status: 'True', reason: 'Failed', message: 'The pod failed.' }];
+const FAILED: TableRowCondition[] = [
+  { type: 'Completed', status: 'True', reason: 'Failed', message: 'The pod failed.' },
+];
 
 /** The newer of a running latest-restart time and a container's last termination, as the printer tracks it. */
 function later(latest: number | undefined, lastState: unknown): number | undefined {
@@ -42,7 +44,8 @@ function printPod(pod: KubeObject, now: number): PrintedRow {
   const phase = str(status.phase);
 
   let reason = str(status.reason) || phase;
-  if (conditions.map(rec).some((c) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated')) reason = 'SchedulingGated';
+  if (conditions.map(rec).some((c) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated'))
+    reason = 'SchedulingGated';
 
   const total = arr(spec.containers).length + initSpecs.filter(isRestartable).length;
   let ready = 0;
@@ -147,9 +150,14 @@ export const POD_PRINTER: Printer = {
       'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
     ),
     AGE_COLUMN,
-    column('IP', 'string', 'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', {
-      priority: 1,
-    }),
+    column(
+      'IP',
+      'string',
+      'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.',
+      {
+        priority: 1,
+      },
+    ),
     column(
       'Node',
       'string',

@@ -99,7 +99,8 @@ export const PERSISTENT_VOLUME_PRINTER: Printer = {
     const spec = rec(pv.spec);
     const status = rec(pv.status);
     const claimRef = spec.claimRef;
-    const claim = claimRef === undefined || claimRef === null ? '' : `${str(rec(claimRef).namespace)}/${str(rec(claimRef).name)}`;
+    const claim =
+      claimRef === undefined || claimRef === null ? '' : `${str(rec(claimRef).namespace)}/${str(rec(claimRef).name)}`;
     return {
       cells: [
         str(pv.metadata.name),
@@ -162,7 +163,10 @@ export const PERSISTENT_VOLUME_CLAIM_PRINTER: Printer = {
   },
 };
 
-const DEFAULT_CLASS_ANNOTATIONS = ['storageclass.kubernetes.io/is-default-class', 'storageclass.beta.kubernetes.io/is-default-class'];
+const DEFAULT_CLASS_ANNOTATIONS = [
+  'storageclass.kubernetes.io/is-default-class',
+  'storageclass.beta.kubernetes.io/is-default-class',
+];
 
 /** StorageClasses: NAME (with ` (default)`), PROVISIONER, RECLAIMPOLICY, VOLUMEBINDINGMODE, ALLOWVOLUMEEXPANSION, AGE. */
 export const STORAGE_CLASS_PRINTER: Printer = {
@@ -179,7 +183,11 @@ export const STORAGE_CLASS_PRINTER: Printer = {
       'string',
       'volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.',
     ),
-    column('AllowVolumeExpansion', 'string', 'allowVolumeExpansion shows whether the storage class allow volume expand.'),
+    column(
+      'AllowVolumeExpansion',
+      'string',
+      'allowVolumeExpansion shows whether the storage class allow volume expand.',
+    ),
     AGE_COLUMN,
   ],
   print(sc, now) {

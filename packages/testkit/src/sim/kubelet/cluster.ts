@@ -10,7 +10,8 @@ import type { ObjectStore } from '../../store/store.js';
 import type { Pod } from '../types.js';
 
 /** The resources the kubelet reads. */
-export type KubeletResource = 'pods' | 'persistentvolumeclaims' | 'persistentvolumes' | 'configmaps' | 'secrets' | 'nodes';
+export type KubeletResource =
+  'pods' | 'persistentvolumeclaims' | 'persistentvolumes' | 'configmaps' | 'secrets' | 'nodes';
 
 /** Told about a changed object (added, modified or deleted); `resource` may name one the kubelet does not read. */
 export type ClusterListener = (resource: string, object: Readonly<KubeObject>) => void;
@@ -51,7 +52,11 @@ export function storeCluster(store: ObjectStore): KubeletCluster {
     // Async only in signature: both commit before returning, as the store's own callers expect.
     async updatePodStatus(pod, status) {
       const { name, namespace, uid, resourceVersion } = pod.metadata;
-      store.update('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid, resourceVersion }, status }, { subresource: 'status' });
+      store.update(
+        'pods',
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid, resourceVersion }, status },
+        { subresource: 'status' },
+      );
     },
     async deletePod(namespace, name, uid) {
       try {

@@ -74,7 +74,14 @@ function fieldValue(pod: Pod, fieldPath: string, ctx: FieldContext): string {
   }
 }
 
-function keyValue(cluster: KubeletCluster, kind: 'configmaps' | 'secrets', namespace: string, name: string, key: string, optional: boolean): string | undefined {
+function keyValue(
+  cluster: KubeletCluster,
+  kind: 'configmaps' | 'secrets',
+  namespace: string,
+  name: string,
+  key: string,
+  optional: boolean,
+): string | undefined {
   const data = objectData(cluster, kind, namespace, name);
   const label = kind === 'configmaps' ? 'configmap' : 'secret';
   if (data === undefined) {
@@ -84,7 +91,9 @@ function keyValue(cluster: KubeletCluster, kind: 'configmaps' | 'secrets', names
   const value = data.get(key);
   if (value === undefined) {
     if (optional) return undefined;
-    throw new ContainerConfigError(`couldn't find key ${key} in ${kind === 'configmaps' ? 'ConfigMap' : 'Secret'} ${namespace}/${name}`);
+    throw new ContainerConfigError(
+      `couldn't find key ${key} in ${kind === 'configmaps' ? 'ConfigMap' : 'Secret'} ${namespace}/${name}`,
+    );
   }
   return value.toString('utf8');
 }
@@ -93,7 +102,12 @@ function keyValue(cluster: KubeletCluster, kind: 'configmaps' | 'secrets', names
  * The variables a container's spec defines (`envFrom`, then `env`), expanded but not path-mapped. Throws
  * {@link ContainerConfigError} for a missing non-optional configMap, secret or key.
  */
-export function containerEnv(cluster: KubeletCluster, pod: Pod, container: Container, ctx: FieldContext): Map<string, string> {
+export function containerEnv(
+  cluster: KubeletCluster,
+  pod: Pod,
+  container: Container,
+  ctx: FieldContext,
+): Map<string, string> {
   const namespace = pod.metadata.namespace ?? '';
   const vars = new Map<string, string>();
   for (const src of container.envFrom ?? []) {

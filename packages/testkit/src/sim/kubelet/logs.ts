@@ -9,11 +9,18 @@ import type { ContainerRecord } from './status.js';
 export type LogLookup = { buffer: LogBuffer } | { code: 400 | 404; message: string };
 
 /** Finds the output a request for `container` of `pod` means; `record` is `undefined` for a container the pod does not have. */
-export function lookupLog(pod: string, container: string, record: ContainerRecord | undefined, previous: boolean): LogLookup {
+export function lookupLog(
+  pod: string,
+  container: string,
+  record: ContainerRecord | undefined,
+  previous: boolean,
+): LogLookup {
   if (record === undefined) return { code: 404, message: `container "${container}" not found in pod "${pod}"` };
   if (previous) {
     const buffer = record.logs.length > 1 ? record.logs[0] : undefined;
-    return buffer === undefined ? { code: 400, message: `previous terminated container "${container}" in pod "${pod}" not found` } : { buffer };
+    return buffer === undefined
+      ? { code: 400, message: `previous terminated container "${container}" in pod "${pod}" not found` }
+      : { buffer };
   }
   const buffer = record.logs[record.logs.length - 1];
   if (buffer !== undefined) return { buffer };

@@ -80,7 +80,10 @@ export class LogBuffer {
 const DRAIN_MS = 200;
 
 /** Starts `argv` in its own process group; see the module comment. */
-export function startProcess(argv: readonly string[], options: { cwd: string; env: Record<string, string>; log: LogBuffer }): ContainerProcess {
+export function startProcess(
+  argv: readonly string[],
+  options: { cwd: string; env: Record<string, string>; log: LogBuffer },
+): ContainerProcess {
   const [file, ...args] = argv;
   let exited = false;
   let pid: number | undefined;
@@ -99,7 +102,12 @@ export function startProcess(argv: readonly string[], options: { cwd: string; en
   const done = new Promise<ExitInfo>((resolve) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(file ?? '', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(file ?? '', args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } catch (err) {
       exited = true;
       resolve(startError(err instanceof Error ? err.message : String(err)));

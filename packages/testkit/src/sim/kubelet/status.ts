@@ -10,7 +10,16 @@ import type { LogBuffer } from './process.js';
 export type ContainerState =
   | { waiting: { reason: string; message?: string } }
   | { running: { startedAt: string } }
-  | { terminated: { exitCode: number; reason: string; message?: string; startedAt: string; finishedAt: string; containerID?: string } };
+  | {
+      terminated: {
+        exitCode: number;
+        reason: string;
+        message?: string;
+        startedAt: string;
+        finishedAt: string;
+        containerID?: string;
+      };
+    };
 
 /** What the kubelet tracks of one container. */
 export interface ContainerRecord {
@@ -64,18 +73,23 @@ function containersReady(rt: PodRuntime): Condition {
   if (rt.phase === 'Succeeded') return cond('ContainersReady', false, 'PodCompleted');
   if (rt.phase === 'Failed') return cond('ContainersReady', false, 'PodFailed');
   const unready = rt.containers.filter((c) => c.kind !== 'init' && !isReady(c)).map((c) => c.name);
-  if (unready.length > 0) return cond('ContainersReady', false, 'ContainersNotReady', `containers with unready status: ${goList(unready)}`);
+  if (unready.length > 0)
+    return cond('ContainersReady', false, 'ContainersNotReady', `containers with unready status: ${goList(unready)}`);
   return cond('ContainersReady', true);
 }
 
 function podReady(pod: Pod, containers: Condition, existing: readonly Condition[]): Condition {
   if (containers.status !== 'True') return cond('Ready', false, containers.reason, containers.message);
-  const gates = Array.isArray(pod.spec?.readinessGates) ? (pod.spec.readinessGates as { conditionType?: string }[]) : [];
+  const gates = Array.isArray(pod.spec?.readinessGates)
+    ? (pod.spec.readinessGates as { conditionType?: string }[])
+    : [];
   const problems: string[] = [];
   for (const g of gates) {
     const c = existing.find((x) => x.type === g.conditionType);
-    if (c === undefined) problems.push(`corresponding condition of pod readiness gate "${g.conditionType ?? ''}" does not exist.`);
-    else if (c.status !== 'True') problems.push(`the status of pod readiness gate "${g.conditionType ?? ''}" is not "True", but ${c.status}`);
+    if (c === undefined)
+      problems.push(`corresponding condition of pod readiness gate "${g.conditionType ?? ''}" does not exist.`);
+    else if (c.status !== 'True')
+      problems.push(`the status of pod readiness gate "${g.conditionType ?? ''}" is not "True", but ${c.status}`);
   }
   if (problems.length > 0) return cond('Ready', false, 'ReadinessGatesNotReady', problems.join(', '));
   return cond('Ready', true);
@@ -87,7 +101,13 @@ function initialized(rt: PodRuntime): Condition {
   if (inits.length === 0) return cond('Initialized', true);
   if (rt.containers.some((c) => c.kind === 'main' && c.everStarted)) return cond('Initialized', true);
   const incomplete = inits.filter((c) => (c.kind === 'sidecar' ? !c.everStarted : !isReady(c))).map((c) => c.name);
-  if (incomplete.length > 0) return cond('Initialized', false, 'ContainersNotInitialized', `containers with incomplete status: ${goList(incomplete)}`);
+  if (incomplete.length > 0)
+    return cond(
+      'Initialized',
+      false,
+      'ContainersNotInitialized',
+      `containers with incomplete status: ${goList(incomplete)}`,
+    );
   return cond('Initialized', true);
 }
 
@@ -110,10 +130,16 @@ function containerStatus(c: ContainerRecord): Record<string, unknown> {
 export function podStatus(pod: Pod, rt: PodRuntime, now: string): Record<string, unknown> {
   const existing = pod.status?.conditions ?? [];
   const ready = containersReady(rt);
-  const mine = [cond('PodReadyToStartContainers', rt.sandboxReady), initialized(rt), podReady(pod, ready, existing), ready];
+  const mine = [
+    cond('PodReadyToStartContainers', rt.sandboxReady),
+    initialized(rt),
+    podReady(pod, ready, existing),
+    ready,
+  ];
   const conditions: Condition[] = mine.map((c) => {
     const old = existing.find((x) => x.type === c.type);
-    const lastTransitionTime = old?.status === c.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : now;
+    const lastTransitionTime =
+      old?.status === c.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : now;
     return { ...c, lastProbeTime: null, lastTransitionTime };
   });
   conditions.push(...existing.filter((c) => !KUBELET_CONDITIONS.includes(c.type)));

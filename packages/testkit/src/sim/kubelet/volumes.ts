@@ -7,7 +7,15 @@
 import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { viewOpt, type DownwardAPIFile, type KeyToPath, type PersistentVolume, type PersistentVolumeClaim, type Pod, type Volume } from '../types.js';
+import {
+  viewOpt,
+  type DownwardAPIFile,
+  type KeyToPath,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type Pod,
+  type Volume,
+} from '../types.js';
 import type { KubeletCluster } from './cluster.js';
 import type { PathMapper } from './paths.js';
 import { podMetadataField } from './fields.js';
@@ -30,7 +38,8 @@ export interface ProjectedFile {
 export type ProjectedType = 'configmap' | 'secret' | 'downward-api' | 'projected';
 
 /** A volume ready to be mounted: a host directory (or file), or content to write out per container. */
-export type ResolvedVolume = { kind: 'host'; hostPath: string } | { kind: 'projected'; type: ProjectedType; files: ProjectedFile[] };
+export type ResolvedVolume =
+  { kind: 'host'; hostPath: string } | { kind: 'projected'; type: ProjectedType; files: ProjectedFile[] };
 
 /** What volume setup needs besides the cluster and the pod. */
 export interface VolumeContext {
@@ -68,7 +77,8 @@ async function checkHostPath(hostPath: string, shown: string, type: string | und
       if (info === undefined) await mkdir(hostPath, { recursive: true, mode: 0o755 });
       return;
     case 'Directory':
-      if (info?.isDirectory() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a directory`);
+      if (info?.isDirectory() !== true)
+        throw new VolumeError(`hostPath type check failed: ${shown} is not a directory`);
       return;
     case 'FileOrCreate':
       if (info === undefined) {
@@ -83,10 +93,12 @@ async function checkHostPath(hostPath: string, shown: string, type: string | und
       if (info?.isSocket() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a socket file`);
       return;
     case 'CharDevice':
-      if (info?.isCharacterDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a character device`);
+      if (info?.isCharacterDevice() !== true)
+        throw new VolumeError(`hostPath type check failed: ${shown} is not a character device`);
       return;
     case 'BlockDevice':
-      if (info?.isBlockDevice() !== true) throw new VolumeError(`hostPath type check failed: ${shown} is not a block device`);
+      if (info?.isBlockDevice() !== true)
+        throw new VolumeError(`hostPath type check failed: ${shown} is not a block device`);
       return;
     default:
       throw new VolumeError(`hostPath type check failed: unknown type ${type ?? ''} for ${shown}`);
@@ -101,13 +113,18 @@ function pickFiles(
   what: 'configmap' | 'secret',
 ): ProjectedFile[] {
   const mode = defaultMode ?? 0o644;
-  if (items === undefined || items.length === 0) return [...data.entries()].map(([key, content]) => ({ path: key, content, mode }));
+  if (items === undefined || items.length === 0)
+    return [...data.entries()].map(([key, content]) => ({ path: key, content, mode }));
   const files: ProjectedFile[] = [];
   for (const item of items) {
     const content = data.get(item.key);
     if (content === undefined) {
       if (optional) continue;
-      throw new VolumeError(what === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `secret references non-existent secret key: ${item.key}`);
+      throw new VolumeError(
+        what === 'configmap'
+          ? `configmap references non-existent config key: ${item.key}`
+          : `secret references non-existent secret key: ${item.key}`,
+      );
     }
     files.push({ path: item.path, content, mode: item.mode ?? mode });
   }
@@ -122,7 +139,12 @@ function stringMap(value: unknown): Record<string, string> {
 }
 
 /** A ConfigMap's `data` and `binaryData`, or a Secret's `data` (base64) and `stringData`, as bytes per key. */
-export function objectData(cluster: KubeletCluster, kind: 'configmaps' | 'secrets', namespace: string, name: string): Map<string, Buffer> | undefined {
+export function objectData(
+  cluster: KubeletCluster,
+  kind: 'configmaps' | 'secrets',
+  namespace: string,
+  name: string,
+): Map<string, Buffer> | undefined {
   const obj = cluster.get(kind, namespace, name);
   if (obj === undefined) return undefined;
   const out = new Map<string, Buffer>();
@@ -136,13 +158,20 @@ export function objectData(cluster: KubeletCluster, kind: 'configmaps' | 'secret
   return out;
 }
 
-async function claimVolume(cluster: KubeletCluster, root: string, namespace: string, claimName: string): Promise<string> {
+async function claimVolume(
+  cluster: KubeletCluster,
+  root: string,
+  namespace: string,
+  claimName: string,
+): Promise<string> {
   const pvc = viewOpt<PersistentVolumeClaim>(cluster.get('persistentvolumeclaims', namespace, claimName));
   if (pvc === undefined) throw new VolumeError(`persistentvolumeclaim "${claimName}" not found`);
   const volumeName = pvc.spec?.volumeName ?? '';
   const phase = pvc.status?.phase ?? '';
   if (volumeName === '' || phase !== 'Bound') {
-    throw new VolumeError(`PVC ${namespace}/${claimName} has non-bound phase ("${phase}") or empty pvc.Spec.VolumeName ("${volumeName}")`);
+    throw new VolumeError(
+      `PVC ${namespace}/${claimName} has non-bound phase ("${phase}") or empty pvc.Spec.VolumeName ("${volumeName}")`,
+    );
   }
   const pv = viewOpt<PersistentVolume>(cluster.get('persistentvolumes', undefined, volumeName));
   if (pv === undefined) throw new VolumeError(`persistentvolume "${volumeName}" not found`);
@@ -153,10 +182,13 @@ async function claimVolume(cluster: KubeletCluster, root: string, namespace: str
   }
   if (pv.spec?.local !== undefined) {
     const hostPath = onNode(root, pv.spec.local.path);
-    if ((await statOrUndefined(hostPath)) === undefined) throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
+    if ((await statOrUndefined(hostPath)) === undefined)
+      throw new VolumeError(`path "${pv.spec.local.path}" does not exist`);
     return hostPath;
   }
-  throw new VolumeError(`persistentvolume "${volumeName}": only hostPath and local volumes can be mounted by the simulated kubelet`);
+  throw new VolumeError(
+    `persistentvolume "${volumeName}": only hostPath and local volumes can be mounted by the simulated kubelet`,
+  );
 }
 
 /** A downward API file's content (`metadata.labels` and `metadata.annotations` as sorted `key="value"` lines). */
@@ -180,8 +212,16 @@ function downwardValue(pod: Pod, file: DownwardAPIFile): string {
   }
 }
 
-function downwardFiles(pod: Pod, items: DownwardAPIFile[] | undefined, defaultMode: number | undefined): ProjectedFile[] {
-  return (items ?? []).map((f) => ({ path: f.path, content: Buffer.from(downwardValue(pod, f), 'utf8'), mode: f.mode ?? defaultMode ?? 0o644 }));
+function downwardFiles(
+  pod: Pod,
+  items: DownwardAPIFile[] | undefined,
+  defaultMode: number | undefined,
+): ProjectedFile[] {
+  return (items ?? []).map((f) => ({
+    path: f.path,
+    content: Buffer.from(downwardValue(pod, f), 'utf8'),
+    mode: f.mode ?? defaultMode ?? 0o644,
+  }));
 }
 
 function keyedFiles(
@@ -207,7 +247,9 @@ const OPENSHIFT_SERVICE_CA = 'openshift-service-ca.crt';
  * real kubelet would keep every pod in ContainerCreating.
  */
 function serviceCaOptional<T extends { name?: string; optional?: boolean }>(volumeName: string, src: T): T {
-  return src.name === OPENSHIFT_SERVICE_CA && volumeName.startsWith('kube-api-access-') ? { ...src, optional: true } : src;
+  return src.name === OPENSHIFT_SERVICE_CA && volumeName.startsWith('kube-api-access-')
+    ? { ...src, optional: true }
+    : src;
 }
 
 /**
@@ -215,14 +257,23 @@ function serviceCaOptional<T extends { name?: string; optional?: boolean }>(volu
  * secrets, downward API fields and projections. Throws {@link VolumeError} when a volume is not ready (claim not
  * bound, object missing, type check).
  */
-export async function resolveVolumes(cluster: KubeletCluster, pod: Pod, ctx: VolumeContext): Promise<Map<string, ResolvedVolume>> {
+export async function resolveVolumes(
+  cluster: KubeletCluster,
+  pod: Pod,
+  ctx: VolumeContext,
+): Promise<Map<string, ResolvedVolume>> {
   const out = new Map<string, ResolvedVolume>();
   // One volume after the other, in the pod's order, so that a failure leaves the same volumes set up as before.
   for (const v of pod.spec?.volumes ?? []) out.set(v.name, await resolveVolume(cluster, pod, v, ctx));
   return out;
 }
 
-async function resolveVolume(cluster: KubeletCluster, pod: Pod, v: Volume, ctx: VolumeContext): Promise<ResolvedVolume> {
+async function resolveVolume(
+  cluster: KubeletCluster,
+  pod: Pod,
+  v: Volume,
+  ctx: VolumeContext,
+): Promise<ResolvedVolume> {
   const namespace = pod.metadata.namespace ?? '';
   const root = ctx.root;
   const dir = podDir(root, pod.metadata.uid ?? '');
@@ -236,25 +287,44 @@ async function resolveVolume(cluster: KubeletCluster, pod: Pod, v: Volume, ctx: 
     await mkdir(hostPath, { recursive: true, mode: 0o777 });
     return { kind: 'host', hostPath };
   }
-  if (v.persistentVolumeClaim !== undefined) return { kind: 'host', hostPath: await claimVolume(cluster, root, namespace, v.persistentVolumeClaim.claimName) };
+  if (v.persistentVolumeClaim !== undefined)
+    return { kind: 'host', hostPath: await claimVolume(cluster, root, namespace, v.persistentVolumeClaim.claimName) };
   if (v.configMap !== undefined) {
-    return { kind: 'projected', type: 'configmap', files: keyedFiles(cluster, 'configmaps', namespace, v.configMap, v.configMap.defaultMode) };
+    return {
+      kind: 'projected',
+      type: 'configmap',
+      files: keyedFiles(cluster, 'configmaps', namespace, v.configMap, v.configMap.defaultMode),
+    };
   }
   if (v.secret !== undefined) {
     const s = v.secret;
-    const src = { name: s.secretName ?? '', ...(s.items === undefined ? {} : { items: s.items }), ...(s.optional === undefined ? {} : { optional: s.optional }) };
+    const src = {
+      name: s.secretName ?? '',
+      ...(s.items === undefined ? {} : { items: s.items }),
+      ...(s.optional === undefined ? {} : { optional: s.optional }),
+    };
     return { kind: 'projected', type: 'secret', files: keyedFiles(cluster, 'secrets', namespace, src, s.defaultMode) };
   }
-  if (v.downwardAPI !== undefined) return { kind: 'projected', type: 'downward-api', files: downwardFiles(pod, v.downwardAPI.items, v.downwardAPI.defaultMode) };
+  if (v.downwardAPI !== undefined)
+    return {
+      kind: 'projected',
+      type: 'downward-api',
+      files: downwardFiles(pod, v.downwardAPI.items, v.downwardAPI.defaultMode),
+    };
   if (v.projected !== undefined) {
     const mode = v.projected.defaultMode;
     const files: ProjectedFile[] = [];
     for (const src of v.projected.sources ?? []) {
-      if (src.configMap !== undefined) files.push(...keyedFiles(cluster, 'configmaps', namespace, serviceCaOptional(v.name, src.configMap), mode));
+      if (src.configMap !== undefined)
+        files.push(...keyedFiles(cluster, 'configmaps', namespace, serviceCaOptional(v.name, src.configMap), mode));
       else if (src.secret !== undefined) files.push(...keyedFiles(cluster, 'secrets', namespace, src.secret, mode));
       else if (src.downwardAPI !== undefined) files.push(...downwardFiles(pod, src.downwardAPI.items, mode));
       else if (src.serviceAccountToken !== undefined) {
-        files.push({ path: src.serviceAccountToken.path, content: Buffer.from(ctx.serviceAccountToken, 'utf8'), mode: mode ?? 0o644 });
+        files.push({
+          path: src.serviceAccountToken.path,
+          content: Buffer.from(ctx.serviceAccountToken, 'utf8'),
+          mode: mode ?? 0o644,
+        });
       } else throw new VolumeError(`volume "${v.name}": unsupported projection ${Object.keys(src).join(', ')}`);
     }
     return { kind: 'projected', type: 'projected', files };

@@ -150,7 +150,10 @@ export class PodWorker {
   private async setUp(): Promise<void> {
     let problem: string | undefined;
     try {
-      this.volumes = await resolveVolumes(this.ctx.cluster, this.pod, { root: this.ctx.root, serviceAccountToken: this.ctx.serviceAccountToken });
+      this.volumes = await resolveVolumes(this.ctx.cluster, this.pod, {
+        root: this.ctx.root,
+        serviceAccountToken: this.ctx.serviceAccountToken,
+      });
       await mkdir(this.sandbox(), { recursive: true });
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
@@ -304,7 +307,12 @@ export class PodWorker {
     const delay = Math.min(this.ctx.restartBackoffMs * 2 ** c.restartCount, this.ctx.maxRestartBackoffMs);
     c.lastState = c.state;
     const podName = `${this.pod.metadata.name ?? ''}_${this.pod.metadata.namespace ?? ''}(${this.uid})`;
-    c.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${goDuration(delay)} restarting failed container=${c.name} pod=${podName}` } };
+    c.state = {
+      waiting: {
+        reason: 'CrashLoopBackOff',
+        message: `back-off ${goDuration(delay)} restarting failed container=${c.name} pod=${podName}`,
+      },
+    };
     this.ctx.notify();
     await this.sleep(delay);
   }
@@ -318,7 +326,12 @@ export class PodWorker {
         config = await this.configure(c);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        c.state = { waiting: { reason: err instanceof ContainerConfigError ? 'CreateContainerConfigError' : 'CreateContainerError', message } };
+        c.state = {
+          waiting: {
+            reason: err instanceof ContainerConfigError ? 'CreateContainerConfigError' : 'CreateContainerError',
+            message,
+          },
+        };
         this.ctx.notify();
         await this.sleep(this.ctx.restartBackoffMs);
       }
@@ -369,7 +382,9 @@ export class PodWorker {
    * the `File` policy gives no message.
    */
   private fallbackMessage(c: ContainerRecord, exitCode: number, log: LogBuffer): string | undefined {
-    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
+    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find(
+      (x) => x.name === c.name,
+    );
     if (spec?.terminationMessagePolicy !== 'FallbackToLogsOnError' || exitCode === 0) return undefined;
     const lines = log.text().split('\n');
     if (lines.at(-1) === '') lines.pop();
@@ -380,14 +395,17 @@ export class PodWorker {
 
   /** Mounts, environment, command line and working directory of a container, paths mapped to the host. */
   private async configure(c: ContainerRecord): Promise<ContainerConfig> {
-    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
+    const spec = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])].find(
+      (x) => x.name === c.name,
+    );
     if (spec === undefined) throw new Error(`no container ${c.name}`);
     const vars = containerEnv(this.ctx.cluster, this.pod, spec, { hostIP: this.ctx.hostIP, podIP: this.rt.podIP });
     const mounts: MountMapping[] = [];
     const projected: { dir: string; files: ProjectedFile[] }[] = [];
     for (const m of spec.volumeMounts ?? []) {
       const vol = this.volumes.get(m.name);
-      if (vol === undefined) throw new ContainerConfigError(`unable to find volume "${m.name}" for container ${c.name}`);
+      if (vol === undefined)
+        throw new ContainerConfigError(`unable to find volume "${m.name}" for container ${c.name}`);
       const subPath = m.subPathExpr !== undefined ? expand(m.subPathExpr, vars) : (m.subPath ?? '');
       let base: string;
       if (vol.kind === 'host') base = vol.hostPath;
@@ -396,17 +414,26 @@ export class PodWorker {
         projected.push({ dir: base, files: vol.files });
       }
       const hostPath = subPath === '' ? base : path.join(base, path.posix.normalize(subPath));
-      if (subPath !== '' && vol.kind === 'host' && !(await exists(hostPath))) await mkdir(hostPath, { recursive: true, mode: 0o755 });
+      if (subPath !== '' && vol.kind === 'host' && !(await exists(hostPath)))
+        await mkdir(hostPath, { recursive: true, mode: 0o755 });
       mounts.push({ containerPath: m.mountPath, hostPath });
     }
     const mapper = new PathMapper(mounts);
     for (const p of projected) await writeProjected(p.dir, p.files, mapper);
-    const raw = (spec.command ?? []).length > 0 ? [...(spec.command ?? []), ...(spec.args ?? [])] : [...(spec.args ?? [])];
+    const raw =
+      (spec.command ?? []).length > 0 ? [...(spec.command ?? []), ...(spec.args ?? [])] : [...(spec.args ?? [])];
     const argv = raw.map((a) => mapper.rewrite(expand(a, vars)));
-    const env: Record<string, string> = { ...this.ctx.baseEnv, HOSTNAME: this.pod.metadata.name ?? '', HOME: this.sandbox() };
+    const env: Record<string, string> = {
+      ...this.ctx.baseEnv,
+      HOSTNAME: this.pod.metadata.name ?? '',
+      HOME: this.sandbox(),
+    };
     for (const [k, v] of vars) env[k] = mapper.rewrite(v);
     const workingDir = spec.workingDir ?? '';
-    const cwd = workingDir === '' ? this.sandbox() : (mapper.resolve(workingDir) ?? path.join(this.sandbox(), path.posix.resolve('/', workingDir)));
+    const cwd =
+      workingDir === ''
+        ? this.sandbox()
+        : (mapper.resolve(workingDir) ?? path.join(this.sandbox(), path.posix.resolve('/', workingDir)));
     await mkdir(cwd, { recursive: true });
     return { argv, env, cwd };
   }

@@ -81,11 +81,9 @@ const stop = new globalThis.AbortController();
 let running;
 try {
   const core = kit.kubeConfig.makeApiClient(k8s.CoreV1Api);
-  await kit.kubeConfig
-    .makeApiClient(k8s.StorageV1Api)
-    .createStorageClass({
-      body: { metadata: { name: 'smoke' }, provisioner: 'example.com/smoke', reclaimPolicy: 'Delete' },
-    });
+  await kit.kubeConfig.makeApiClient(k8s.StorageV1Api).createStorageClass({
+    body: { metadata: { name: 'smoke' }, provisioner: 'example.com/smoke', reclaimPolicy: 'Delete' },
+  });
   const backend = new Set();
   const controller = new lib.ProvisionController({
     kubeConfig: kit.kubeConfig,

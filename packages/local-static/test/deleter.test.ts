@@ -611,6 +611,55 @@ describeTiers(
         ).toBe(1);
       },
     );
+
+    it.skipIf(!CAN_LOOP)(
+      `create no second Job while a cleanup Job of the PV is there and not done (${NO_LOOP_REASON ?? 'loop devices available'})`,
+      async () => {
+        const e = await startEnv();
+        await e.storage.createStorageClass({ body: storageClass('raw') });
+        const dir = e.onNode(NODE, HOST_DIR);
+        mkdirSync(dir, { recursive: true });
+        symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
+        const instance = await e.start(
+          NODE,
+          {
+            useJobForCleaning: true,
+            storageClassMap: {
+              raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', 'exit 0'] }),
+            },
+          },
+          { jobImage: 'ghcr.io/kprov/local-static:test' },
+        );
+        const name = volumeName('dev1', NODE, 'raw');
+        await waitVolumes(e, [name]);
+        await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
+        // A cleanup Job of this PV left by an earlier run of the provisioner, still not done (suspended).
+        const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
+        const existing = await batch.createNamespacedJob({
+          namespace: 'default',
+          body: {
+            metadata: { name: `cleanup-${name}`, labels: { pv: name } },
+            spec: {
+              suspend: true,
+              template: {
+                spec: {
+                  restartPolicy: 'Never',
+                  containers: [{ name: 'cleaner', image: 'busybox', command: ['sh', '-c', 'exit 0'] }],
+                },
+              },
+            },
+          },
+        });
+        await release(e, 'c1', name);
+        await morePasses(instance, 4);
+        const jobs = (await batch.listNamespacedJob({ namespace: 'default' })).items;
+        expect(jobs.map((j) => j.metadata?.uid)).toEqual([existing.metadata?.uid]);
+        expect((await e.read.volume(name))?.status?.phase).toBe('Released');
+        expect(
+          metricValue(await e.metrics(instance), 'local_volume_provisioner_apiserver_requests_total{method="delete"}'),
+        ).toBeUndefined();
+      },
+    );
   },
   { tiers: ['real'] },
 );

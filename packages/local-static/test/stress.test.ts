@@ -2,7 +2,8 @@
  * The reference's stress scenario, scaled down: two nodes with three disks each, a WaitForFirstConsumer class, and
  * pods of three claims each created one after the other, more claims than disks. Each pod finds its volumes empty,
  * writes to them and is deleted with its claims once done; the released disks are cleaned and published again, so
- * every pod runs in the end.
+ * every pod runs in the end. On the testkit only, to keep the package's run short (the same path runs on the real
+ * tier in the deleter's tests).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describeTiers } from '@kprov/testkit/vitest';
@@ -40,66 +41,73 @@ function pod(name: string, claims: string[]): V1Pod {
   };
 }
 
-describeTiers('stress', () => {
-  it(`runs ${PODS} pods of ${CLAIMS} claims each on ${NODES.length} nodes of ${DISKS} disks, recycling the disks`, async () => {
-    const e = await startEnv(NODES.map((name) => ({ name })));
-    await e.storage.createStorageClass({ body: storageClass('stress') });
-    const names: string[] = [];
-    for (const node of NODES) {
-      for (let i = 0; i < DISKS; i++) {
-        e.mounts.mount(`${e.onNode(node, HOST_DIR)}/disk${i}`, 1);
-        names.push(volumeName(`disk${i}`, node, 'stress'));
+describeTiers(
+  'stress',
+  () => {
+    it(`runs ${PODS} pods of ${CLAIMS} claims each on ${NODES.length} nodes of ${DISKS} disks, recycling the disks`, async () => {
+      const e = await startEnv(NODES.map((name) => ({ name })));
+      await e.storage.createStorageClass({ body: storageClass('stress') });
+      const names: string[] = [];
+      for (const node of NODES) {
+        for (let i = 0; i < DISKS; i++) {
+          e.mounts.mount(`${e.onNode(node, HOST_DIR)}/disk${i}`, 1);
+          names.push(volumeName(`disk${i}`, node, 'stress'));
+        }
       }
-    }
-    const instances = [];
-    for (const node of NODES) instances.push(await e.start(node, { storageClassMap: { stress: classEntry(e, node) } }));
-    await waitVolumes(e, names);
+      const instances = [];
+      for (const node of NODES)
+        instances.push(await e.start(node, { storageClassMap: { stress: classEntry(e, node) } }));
+      await waitVolumes(e, names);
 
-    const done = new Set<string>();
-    const created: string[] = [];
-    const claimsOf = (p: string): string[] => Array.from({ length: CLAIMS }, (_, i) => `${p}-c${i}`);
-    await vi.waitFor(
-      async () => {
-        // One more pod at each round, while fewer than two are in flight (so the disks have to be recycled).
-        if (created.length < PODS && created.length - done.size < 2) {
-          const p = `pod-${created.length}`;
-          for (const claim of claimsOf(p)) {
-            await e.core.createNamespacedPersistentVolumeClaim({
-              namespace: 'default',
-              body: {
-                metadata: { name: claim },
-                spec: {
-                  accessModes: ['ReadWriteOnce'],
-                  storageClassName: 'stress',
-                  resources: { requests: { storage: '1Mi' } },
+      const done = new Set<string>();
+      const created: string[] = [];
+      const claimsOf = (p: string): string[] => Array.from({ length: CLAIMS }, (_, i) => `${p}-c${i}`);
+      await vi.waitFor(
+        async () => {
+          // One more pod at each round, while fewer than two are in flight (so the disks have to be recycled).
+          if (created.length < PODS && created.length - done.size < 2) {
+            const p = `pod-${created.length}`;
+            for (const claim of claimsOf(p)) {
+              await e.core.createNamespacedPersistentVolumeClaim({
+                namespace: 'default',
+                body: {
+                  metadata: { name: claim },
+                  spec: {
+                    accessModes: ['ReadWriteOnce'],
+                    storageClassName: 'stress',
+                    resources: { requests: { storage: '1Mi' } },
+                  },
                 },
-              },
-            });
+              });
+            }
+            await e.core.createNamespacedPod({ namespace: 'default', body: pod(p, claimsOf(p)) });
+            created.push(p);
           }
-          await e.core.createNamespacedPod({ namespace: 'default', body: pod(p, claimsOf(p)) });
-          created.push(p);
-        }
-        for (const p of created) {
-          if (done.has(p)) continue;
-          const phase = (await e.read.pod(p))?.status?.phase;
-          if (phase === 'Failed') throw new Error(`pod ${p} failed: a volume it got was not empty`);
-          if (phase !== 'Succeeded') continue;
-          await e.core.deleteNamespacedPod({ name: p, namespace: 'default', gracePeriodSeconds: 0 });
-          for (const claim of claimsOf(p))
-            await e.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
-          done.add(p);
-        }
-        expect(done.size).toBe(PODS);
-      },
-      { timeout: 40_000, interval: 100 },
-    );
-    let deleted = 0;
-    for (const instance of instances) {
-      deleted +=
-        metricValue(await e.metrics(instance), 'local_volume_provisioner_apiserver_requests_total{method="delete"}') ??
-        0;
-    }
-    // More claims than disks: some disks served two pods.
-    expect(deleted).toBeGreaterThanOrEqual(PODS * CLAIMS - NODES.length * DISKS);
-  }, 60_000);
-});
+          for (const p of created) {
+            if (done.has(p)) continue;
+            const phase = (await e.read.pod(p))?.status?.phase;
+            if (phase === 'Failed') throw new Error(`pod ${p} failed: a volume it got was not empty`);
+            if (phase !== 'Succeeded') continue;
+            await e.core.deleteNamespacedPod({ name: p, namespace: 'default', gracePeriodSeconds: 0 });
+            for (const claim of claimsOf(p))
+              await e.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
+            done.add(p);
+          }
+          expect(done.size).toBe(PODS);
+        },
+        { timeout: 40_000, interval: 100 },
+      );
+      let deleted = 0;
+      for (const instance of instances) {
+        deleted +=
+          metricValue(
+            await e.metrics(instance),
+            'local_volume_provisioner_apiserver_requests_total{method="delete"}',
+          ) ?? 0;
+      }
+      // More claims than disks: some disks served two pods.
+      expect(deleted).toBeGreaterThanOrEqual(PODS * CLAIMS - NODES.length * DISKS);
+    }, 60_000);
+  },
+  { tiers: ['testkit'] },
+);

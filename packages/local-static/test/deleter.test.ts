@@ -513,11 +513,12 @@ describeTiers('deleter of block volumes', () => {
       mkdirSync(dir, { recursive: true });
       symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
       const go = path.join(dir, '..', 'go');
+      const starts = path.join(dir, '..', 'starts');
       const instance = await e.start(NODE, {
         storageClassMap: {
           raw: classEntry(e, NODE, {
             volumeMode: 'Block',
-            blockCleanerCommand: ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.05; done`],
+            blockCleanerCommand: ['sh', '-c', `echo start >> ${starts}; while [ ! -e ${go} ]; do sleep 0.05; done`],
           }),
           fs: classEntry(e, NODE, {}, '/mnt/fs'),
         },
@@ -527,6 +528,7 @@ describeTiers('deleter of block volumes', () => {
       await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
       await release(e, 'c1', name);
       await vi.waitFor(() => expect(instance.provisioner.cleanupStats().running).toBe(1), WAIT);
+      await morePasses(instance, 3);
       // An admin deletes the PV while the device is being wiped: it is not published again yet; other disks are.
       await e.core.deletePersistentVolume({ name });
       e.mounts.mount(`${e.onNode(NODE, '/mnt/fs')}/disk1`);
@@ -537,6 +539,8 @@ describeTiers('deleter of block volumes', () => {
       writeFileSync(go, '');
       await waitVolumes(e, [name, other]);
       expect(instance.provisioner.cleanupStats()).toMatchObject({ running: 0, succeeded: 1, failed: 0 });
+      // Started once, however many passes saw the PV Released while it ran.
+      expect(readFileSync(starts, 'utf8')).toBe('start\n');
       expect(await volumeEvents(e, name, 'VolumeFailedDelete')).toEqual([]);
     },
   );

@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BatchV1Api, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, type V1Job, type V1PersistentVolumeSpec } from '@kubernetes/client-node';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { volumeName } from '../src/discovery/volume-name.js';
@@ -47,6 +47,40 @@ function isMountPoint(dir: string): boolean {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .some((l) => l.split(' ')[4] === dir);
+}
+
+/** A PV of `node`'s provisioner made by hand (as an admin or an older release would have), for class `className`. */
+async function ourVolume(
+  e: Env,
+  name: string,
+  localPath: string,
+  className: string,
+  extra: Partial<V1PersistentVolumeSpec> = {},
+): Promise<void> {
+  const node = await e.core.readNode({ name: NODE });
+  await e.core.createPersistentVolume({
+    body: {
+      metadata: {
+        name,
+        annotations: { 'pv.kubernetes.io/provisioned-by': `local-volume-provisioner-${NODE}-${node.metadata!.uid!}` },
+      },
+      spec: {
+        capacity: { storage: '1Mi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: className,
+        local: { path: localPath },
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] },
+            ],
+          },
+        },
+        ...extra,
+      },
+    },
+  });
 }
 
 describeTiers('deleter', () => {
@@ -223,6 +257,16 @@ describeTiers('deleter', () => {
       const [event] = await volumeEvents(e, name, 'VolumeFailedDelete');
       expect(event?.message).toContain('is not a mount point any more; not cleaning it');
     }, WAIT);
+    // Tried again at every pass, the PV kept meanwhile.
+    await vi.waitFor(async () => {
+      const text = await e.metrics(instance);
+      expect(
+        metricValue(
+          text,
+          'local_volume_provisioner_persistentvolume_delete_failed_total{mode="Filesystem",type="process"}',
+        ),
+      ).toBeGreaterThanOrEqual(2);
+    }, WAIT);
     expect(readFileSync(`${disk}/host-file`, 'utf8')).toBe('host\n');
     expect((await e.read.volume(name))?.status?.phase).toBe('Released');
 
@@ -238,6 +282,114 @@ describeTiers('deleter', () => {
     expect(readFileSync(`${outside}/sub/precious`, 'utf8')).toBe('outside\n');
     rmSync(outside, { recursive: true, force: true });
     expect(instance.provisioner.cleanupStats()).toMatchObject({ running: 0, succeeded: 1 });
+  });
+
+  it('cleans only Released volumes: not a Failed one, nor one being deleted', async () => {
+    const e = await startEnv();
+    await e.storage.createStorageClass({ body: storageClass('sc1') });
+    const dir = e.onNode(NODE, HOST_DIR);
+    for (const d of ['disk1', 'disk2']) {
+      e.mounts.mount(`${dir}/${d}`);
+      writeFileSync(`${dir}/${d}/data`, 'keep me\n');
+    }
+    const deleting = volumeName('disk1', NODE, 'sc1');
+    const failed = volumeName('disk2', NODE, 'sc1');
+    // A PV whose claim is gone, marked Failed (as kube-controller-manager does when it cannot reclaim one).
+    await ourVolume(e, failed, `${HOST_DIR}/disk2`, 'sc1', {
+      claimRef: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: 'default',
+        name: 'gone',
+        uid: '6f1d2c1e-0000-4000-8000-000000000001',
+      },
+    });
+    await vi.waitFor(async () => {
+      const pv = await e.core.readPersistentVolume({ name: failed });
+      pv.status = { phase: 'Failed', message: 'set by the test' };
+      await e.core.replacePersistentVolumeStatus({ name: failed, body: pv });
+    }, WAIT);
+    const instance = await e.start(NODE, { storageClassMap: { sc1: classEntry(e, NODE) } });
+    const before = await waitVolumes(e, [deleting, failed]);
+    // A PV deleted while bound (a finalizer holds it), then released.
+    await bind(e, 'c1', 'sc1', deleting);
+    await vi.waitFor(async () => {
+      const pv = await e.core.readPersistentVolume({ name: deleting });
+      pv.metadata!.finalizers = [...(pv.metadata?.finalizers ?? []), 'example.com/hold'];
+      await e.core.replacePersistentVolume({ name: deleting, body: pv });
+    }, WAIT);
+    await e.core.deletePersistentVolume({ name: deleting });
+    await release(e, 'c1', deleting);
+    await morePasses(instance, 3);
+    const after = await localVolumes(e);
+    expect(after.get(deleting)?.metadata?.deletionTimestamp).toBeDefined();
+    expect(after.get(deleting)?.metadata?.uid).toBe(before.get(deleting)?.metadata?.uid);
+    expect(after.get(failed)?.status?.phase).toBe('Failed');
+    expect(after.get(failed)?.metadata?.uid).toBe(before.get(failed)?.metadata?.uid);
+    for (const d of ['disk1', 'disk2']) expect(readFileSync(`${dir}/${d}/data`, 'utf8')).toBe('keep me\n');
+    const text = await e.metrics(instance);
+    expect(metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="delete"}')).toBeUndefined();
+    expect(instance.provisioner.cleanupStats()).toEqual({ running: 0, succeeded: 0, failed: 0 });
+    expect(await volumeEvents(e, failed)).toEqual([]);
+  });
+
+  it('refuses a PV of this node whose path is the discovery directory itself or not inside it', async () => {
+    const e = await startEnv();
+    await e.storage.createStorageClass({ body: storageClass('sc1') });
+    const dir = e.onNode(NODE, HOST_DIR);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${dir}/data`, 'keep me\n');
+    const instance = await e.start(NODE, { storageClassMap: { sc1: classEntry(e, NODE) } });
+    for (const [pvName, localPath] of [
+      ['at-root', HOST_DIR],
+      ['elsewhere', '/mnt/other/disk1'],
+    ] as const) {
+      await ourVolume(e, pvName, localPath, 'sc1');
+      await bind(e, `claim-${pvName}`, 'sc1', pvName);
+      await release(e, `claim-${pvName}`, pvName);
+    }
+    for (const [pvName, localPath] of [
+      ['at-root', HOST_DIR],
+      ['elsewhere', '/mnt/other/disk1'],
+    ] as const) {
+      await vi.waitFor(async () => {
+        const [event] = await volumeEvents(e, pvName, 'VolumeFailedDelete');
+        expect(event?.message).toBe(
+          `Error cleaning PV "${pvName}": path "${localPath}" is not an entry of the discovery directory ${HOST_DIR}; not cleaning it`,
+        );
+      }, WAIT);
+    }
+    await morePasses(instance);
+    expect(readFileSync(`${dir}/data`, 'utf8')).toBe('keep me\n');
+    for (const pvName of ['at-root', 'elsewhere'])
+      expect((await e.read.volume(pvName))?.status?.phase).toBe('Released');
+  });
+
+  it('cleans a Filesystem volume itself with useJobForCleaning: Jobs are for block devices', async () => {
+    const e = await startEnv();
+    await e.storage.createStorageClass({ body: storageClass('sc1') });
+    const disk = `${e.onNode(NODE, HOST_DIR)}/disk1`;
+    e.mounts.mount(disk);
+    const instance = await e.start(
+      NODE,
+      { useJobForCleaning: true, storageClassMap: { sc1: classEntry(e, NODE) } },
+      { jobImage: 'ghcr.io/kprov/local-static:test' },
+    );
+    const name = volumeName('disk1', NODE, 'sc1');
+    const first = (await waitVolumes(e, [name])).get(name)!;
+    await bind(e, 'c1', 'sc1', name);
+    writeFileSync(`${disk}/data`, 'x');
+    await release(e, 'c1', name);
+    await waitRecreated(e, name, first.metadata?.uid);
+    expect(readdirSync(disk)).toEqual([]);
+    const text = await e.metrics(instance);
+    expect(
+      metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Filesystem",type="process"}'),
+    ).toBe(1);
+    if (e.cluster.tier === 'real') {
+      const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
+      expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]);
+    }
   });
 });
 
@@ -350,6 +502,48 @@ describeTiers('deleter of block volumes', () => {
     expect((await e.read.volume(name))?.status?.phase).toBe('Released');
     expect(await localVolumes(e)).toHaveProperty('size', 2);
   });
+
+  it.skipIf(skip)(
+    `publishes a device again only once its cleaner has finished, even when its PV is deleted meanwhile (${why})`,
+    async () => {
+      const e = await startEnv();
+      await e.storage.createStorageClass({ body: storageClass('raw') });
+      await e.storage.createStorageClass({ body: storageClass('fs') });
+      const dir = e.onNode(NODE, HOST_DIR);
+      mkdirSync(dir, { recursive: true });
+      symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
+      const go = path.join(dir, '..', 'go');
+      const starts = path.join(dir, '..', 'starts');
+      const instance = await e.start(NODE, {
+        storageClassMap: {
+          raw: classEntry(e, NODE, {
+            volumeMode: 'Block',
+            blockCleanerCommand: ['sh', '-c', `echo start >> ${starts}; while [ ! -e ${go} ]; do sleep 0.05; done`],
+          }),
+          fs: classEntry(e, NODE, {}, '/mnt/fs'),
+        },
+      });
+      const name = volumeName('dev1', NODE, 'raw');
+      await waitVolumes(e, [name]);
+      await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
+      await release(e, 'c1', name);
+      await vi.waitFor(() => expect(instance.provisioner.cleanupStats().running).toBe(1), WAIT);
+      await morePasses(instance, 3);
+      // An admin deletes the PV while the device is being wiped: it is not published again yet; other disks are.
+      await e.core.deletePersistentVolume({ name });
+      e.mounts.mount(`${e.onNode(NODE, '/mnt/fs')}/disk1`);
+      const other = volumeName('disk1', NODE, 'fs');
+      await waitVolumes(e, [other]);
+      await morePasses(instance, 3);
+      expect([...(await localVolumes(e)).keys()]).toEqual([other]);
+      writeFileSync(go, '');
+      await waitVolumes(e, [name, other]);
+      expect(instance.provisioner.cleanupStats()).toMatchObject({ running: 0, succeeded: 1, failed: 0 });
+      // Started once, however many passes saw the PV Released while it ran.
+      expect(readFileSync(starts, 'utf8')).toBe('start\n');
+      expect(await volumeEvents(e, name, 'VolumeFailedDelete')).toEqual([]);
+    },
+  );
 });
 
 // Real tier only: the testkit serves no batch/v1 Jobs.
@@ -419,6 +613,55 @@ describeTiers(
         expect(
           metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Block",type="job"}'),
         ).toBe(1);
+      },
+    );
+
+    it.skipIf(!CAN_LOOP)(
+      `create no second Job while a cleanup Job of the PV is there and not done (${NO_LOOP_REASON ?? 'loop devices available'})`,
+      async () => {
+        const e = await startEnv();
+        await e.storage.createStorageClass({ body: storageClass('raw') });
+        const dir = e.onNode(NODE, HOST_DIR);
+        mkdirSync(dir, { recursive: true });
+        symlinkSync(e.mounts.loopDevice(8), `${dir}/dev1`);
+        const instance = await e.start(
+          NODE,
+          {
+            useJobForCleaning: true,
+            storageClassMap: {
+              raw: classEntry(e, NODE, { volumeMode: 'Block', blockCleanerCommand: ['sh', '-c', 'exit 0'] }),
+            },
+          },
+          { jobImage: 'ghcr.io/kprov/local-static:test' },
+        );
+        const name = volumeName('dev1', NODE, 'raw');
+        await waitVolumes(e, [name]);
+        await bind(e, 'c1', 'raw', name, { volumeMode: 'Block' });
+        // A cleanup Job of this PV left by an earlier run of the provisioner, still not done (suspended).
+        const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
+        const existing = await batch.createNamespacedJob({
+          namespace: 'default',
+          body: {
+            metadata: { name: `cleanup-${name}`, labels: { pv: name } },
+            spec: {
+              suspend: true,
+              template: {
+                spec: {
+                  restartPolicy: 'Never',
+                  containers: [{ name: 'cleaner', image: 'busybox', command: ['sh', '-c', 'exit 0'] }],
+                },
+              },
+            },
+          },
+        });
+        await release(e, 'c1', name);
+        await morePasses(instance, 4);
+        const jobs = (await batch.listNamespacedJob({ namespace: 'default' })).items;
+        expect(jobs.map((j) => j.metadata?.uid)).toEqual([existing.metadata?.uid]);
+        expect((await e.read.volume(name))?.status?.phase).toBe('Released');
+        expect(
+          metricValue(await e.metrics(instance), 'local_volume_provisioner_apiserver_requests_total{method="delete"}'),
+        ).toBeUndefined();
       },
     );
   },

@@ -4,7 +4,7 @@
  * directory in a Block class, a directory that is not a mount point, a missing StorageClass, ownerRef and alpha
  * affinity), a disk unmounted and mounted again, and two nodes with the same layout.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { volumeName } from '../src/discovery/volume-name.js';
@@ -97,12 +97,58 @@ describeTiers('discovery', () => {
     expect(after.get(name1)!.metadata?.uid).toBe(pv.metadata?.uid);
   });
 
-  it('publishes nothing for an empty or missing discovery directory, and is ready', async () => {
+  it('publishes nothing for an empty discovery directory (ready), nor for a missing one (reported)', async () => {
     const e = await startEnv();
     await e.storage.createStorageClass({ body: storageClass('sc1') });
     const instance = await e.start(NODE, { storageClassMap: { sc1: classEntry(e, NODE) } });
     await waitReady(instance);
     expect(await localVolumes(e)).toEqual(new Map());
+    const dir = e.onNode(NODE, HOST_DIR);
+    rmSync(dir, { recursive: true });
+    const reason = await waitReady(instance, /error reading directory/);
+    expect(reason).toContain(`sc1: error reading directory ${dir}`);
+    expect(await localVolumes(e)).toEqual(new Map());
+    const text = await e.metrics(instance);
+    expect(metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="create"}')).toBeUndefined();
+    expect(metricValue(text, 'local_volume_provisioner_apiserver_requests_total{method="delete"}')).toBeUndefined();
+  });
+
+  it('creates no second PV for a path that a PV of this node under another name has already', async () => {
+    const e = await startEnv();
+    await e.storage.createStorageClass({ body: storageClass('sc1') });
+    const dir = e.onNode(NODE, HOST_DIR);
+    e.mounts.mount(`${dir}/disk1`);
+    e.mounts.mount(`${dir}/disk2`);
+    const node = await e.core.readNode({ name: NODE });
+    await e.core.createPersistentVolume({
+      body: {
+        metadata: {
+          name: 'renamed',
+          annotations: { 'pv.kubernetes.io/provisioned-by': `local-volume-provisioner-${NODE}-${node.metadata!.uid!}` },
+        },
+        spec: {
+          capacity: { storage: '1Mi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Delete',
+          storageClassName: 'sc1',
+          local: { path: `${HOST_DIR}/disk1` },
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] },
+              ],
+            },
+          },
+        },
+      },
+    });
+    const instance = await e.start(NODE, { storageClassMap: { sc1: classEntry(e, NODE) } });
+    await waitVolumes(e, ['renamed', volumeName('disk2', NODE, 'sc1')]);
+    await morePasses(instance, 3);
+    expect([...(await localVolumes(e)).keys()].sort()).toEqual(['renamed', volumeName('disk2', NODE, 'sc1')].sort());
+    expect(
+      metricValue(await e.metrics(instance), 'local_volume_provisioner_apiserver_requests_total{method="create"}'),
+    ).toBe(1);
   });
 
   it('reports plain files, unmounted directories and dangling links without publishing them (not ready); namePattern leaves them out', async () => {

@@ -12,7 +12,7 @@ import { volumeName } from '../src/discovery/volume-name.js';
 import { main, type MainContext } from '../src/main.js';
 import { METRIC_NAMES } from '../src/metrics.js';
 import type { LocalStaticProvisioner } from '../src/provisioner.js';
-import { HOST_DIR, startEnv, storageClass, waitVolumes, WAIT, type Env } from './helpers.js';
+import { HOST_DIR, morePasses, startEnv, storageClass, waitReady, waitVolumes, WAIT, type Env } from './helpers.js';
 
 const NODE = 'node-1';
 
@@ -172,6 +172,49 @@ describeTiers('local-volume-provisioner', () => {
       expect(taints.map((t) => t.key)).not.toContain(key);
       expect(taints.map((t) => t.key)).toContain('example.com/other');
     }, WAIT);
+  });
+
+  it('leaves the startup taint when removal is off, and a Node without it as it is', async () => {
+    const e = await startEnv([{ name: 'node-a' }, { name: 'node-b' }]);
+    await e.storage.createStorageClass({ body: storageClass('sc1') });
+    const key = 'sig-storage-local-static-provisioner/agent-not-ready';
+    const other = { key: 'example.com/other', effect: 'NoSchedule' };
+    const taint = async (name: string, add: { key: string; effect: string }[]): Promise<void> => {
+      const node = await e.core.readNode({ name });
+      node.spec = { ...node.spec, taints: [...(node.spec?.taints ?? []), ...add] };
+      await e.core.replaceNode({ name, body: node });
+    };
+    await taint('node-a', [{ key, effect: 'NoSchedule' }, other]);
+    await taint('node-b', [other]);
+    // Only these two keys: the real tier's node controller may add and remove taints of its own.
+    const taints = async (name: string): Promise<string[]> =>
+      ((await e.core.readNode({ name })).spec?.taints ?? [])
+        .filter((t) => t.key === key || t.key === other.key)
+        .map((t) => `${t.key}:${t.effect}`);
+    const server = e.cluster.testkit?.server;
+    server?.resetRequestCounts();
+    const instances = [];
+    for (const [node, remove] of [
+      ['node-a', false],
+      ['node-b', true],
+    ] as const) {
+      mkdirSync(e.onNode(node, HOST_DIR), { recursive: true });
+      instances.push(
+        await e.start(node, {
+          storageClassMap: { sc1: { hostDir: HOST_DIR, mountDir: e.onNode(node, HOST_DIR) } },
+          removeNodeNotReadyTaint: remove,
+          provisionerNotReadyNodeTaintKey: key,
+        }),
+      );
+    }
+    for (const instance of instances) {
+      await waitReady(instance);
+      await morePasses(instance, 3);
+    }
+    expect(await taints('node-a')).toEqual([`${key}:NoSchedule`, 'example.com/other:NoSchedule']);
+    expect(await taints('node-b')).toEqual(['example.com/other:NoSchedule']);
+    // No Node was written (the testkit counts the requests).
+    if (server !== undefined) expect(server.requestCounts()['update nodes']).toBeUndefined();
   });
 });
 

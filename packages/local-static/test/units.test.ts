@@ -15,8 +15,10 @@ import { cleanupJob } from '../src/deleter/job.js';
 import { ProcTable } from '../src/deleter/proctable.js';
 import { capacityBucket, capacityQuantity, roundDownCapacity } from '../src/discovery/capacity.js';
 import { parseMountInfo } from '../src/discovery/mounts.js';
+import { pathMode } from '../src/discovery/probe.js';
+import { buildVolume, provisionerName, volumeLabels, type VolumeSpec } from '../src/discovery/volume.js';
 import { volumeName } from '../src/discovery/volume-name.js';
-import { CAN_MOUNT, Mounts } from './mounts.js';
+import { CAN_LOOP, CAN_MOUNT, Mounts } from './mounts.js';
 
 const KiB = 1024n;
 const MiB = 1024n * KiB;
@@ -200,6 +202,93 @@ describe('config', () => {
     expect(['nvme0n1', 'sdbc', 'disk2', 'x*'].map(m)).toEqual([true, true, true, true]);
     expect(['sda', 'sdb', 'disk4', 'xy', 'lost+found'].map(m)).toEqual([false, false, false, false, false]);
     expect(nameMatcher('[^l]*')('lost+found')).toBe(false);
+  });
+});
+
+describe('PV object', () => {
+  const base: VolumeSpec = {
+    name: 'local-pv-1',
+    hostPath: '/mnt/disks/dev1',
+    className: 'sc2',
+    capacity: '0',
+    volumeMode: 'Block',
+    accessMode: 'ReadWriteOnce',
+    reclaimPolicy: 'Delete',
+    mountOptions: [],
+    labels: {},
+    provisionerName: '',
+    hostname: 'test-node',
+    selector: [],
+    useAlphaAPI: false,
+  };
+
+  it('has the Block defaults of the reference: one access mode, zero capacity, no labels, owner or mount options', () => {
+    const pv = buildVolume(base);
+    expect(pv.metadata).toEqual({ name: 'local-pv-1', annotations: { 'pv.kubernetes.io/provisioned-by': '' } });
+    expect(pv.spec).toEqual({
+      capacity: { storage: '0' },
+      local: { path: '/mnt/disks/dev1' },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'sc2',
+      volumeMode: 'Block',
+      persistentVolumeReclaimPolicy: 'Delete',
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['test-node'] }] },
+          ],
+        },
+      },
+    });
+  });
+
+  it('carries the alpha affinity annotation and the Node as owner when asked', () => {
+    const node = { metadata: { name: 'test-node', uid: 'd9607e19-f88f-11e6-a518-42010a800195' } };
+    const pv = buildVolume({ ...base, useAlphaAPI: true, owner: node });
+    expect(JSON.parse(pv.metadata?.annotations?.['volume.alpha.kubernetes.io/node-affinity'] ?? '')).toEqual({
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: pv.spec?.nodeAffinity?.required?.nodeSelectorTerms,
+      },
+    });
+    expect(pv.metadata?.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Node', name: 'test-node', uid: 'd9607e19-f88f-11e6-a518-42010a800195' },
+    ]);
+    expect(provisionerName('test-node', node.metadata.uid, false)).toBe(
+      'local-volume-provisioner-test-node-d9607e19-f88f-11e6-a518-42010a800195',
+    );
+    expect(provisionerName('test-node', node.metadata.uid, true)).toBe('local-volume-provisioner-test-node');
+  });
+
+  it("takes the Node's labels listed in nodeLabelsForPV that it has, then labelsForPV", () => {
+    const node = { metadata: { labels: { zone: 'z', region: 'r', hostname: 'h', other: 'o' } } };
+    expect(
+      volumeLabels(node, ['zone', 'region', 'hostname', 'missing'], { 'local-storage-cr-name': 'foobar' }),
+    ).toEqual({ zone: 'z', region: 'r', hostname: 'h', 'local-storage-cr-name': 'foobar' });
+  });
+});
+
+describe('volume mode of a path', () => {
+  it('is Filesystem for a directory, an error naming the path otherwise', async () => {
+    const dir = temp();
+    writeFileSync(path.join(dir, 'file'), 'x');
+    await expect(pathMode(dir)).resolves.toBe('Filesystem');
+    await expect(pathMode(path.join(dir, 'missing'))).rejects.toThrow(
+      `Directory check for "${path.join(dir, 'missing')}" failed`,
+    );
+    await expect(pathMode(path.join(dir, 'file'))).rejects.toThrow('not a directory nor block device');
+  });
+
+  it.skipIf(!CAN_LOOP)('is Block for a block device and a link to one (needs loop devices)', async () => {
+    const mounts = new Mounts();
+    try {
+      const device = mounts.loopDevice(1);
+      const link = path.join(temp(), 'link');
+      symlinkSync(device, link);
+      await expect(pathMode(device)).resolves.toBe('Block');
+      await expect(pathMode(link)).resolves.toBe('Block');
+    } finally {
+      mounts.cleanup();
+    }
   });
 });
 

@@ -101,8 +101,9 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
 
   it('stays alive as a leader while its watches back off, and exits on its own when leadership is lost', async () => {
     const { cluster: c, start } = await setUp();
-    // A renew deadline longer than a few watch back-offs (800 ms, then 1.6 s...).
-    const program = start({ identity: 'leader', leaseDurationMs: 6000, renewDeadlineMs: 5000, retryPeriodMs: 500 });
+    // A renew deadline well beyond a few watch back-offs (800 ms, then 1.6 s...), even on a busy machine where a real
+    // API server's connections take a while to fail.
+    const program = start({ identity: 'leader', leaseDurationMs: 12_000, renewDeadlineMs: 10_000, retryPeriodMs: 500 });
     await program.until((p) => p.count('started') === 1, 'the program leads and has synced its informers');
 
     await c.stopApiServer();

@@ -3,7 +3,8 @@
  * provisioner name without leader election, each making and removing the directories of its own node's claims
  * in-process on that node's disk.
  */
-import { existsSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { CoreV1Api, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { ObjectReader, type Cluster } from '@kprov/testkit';
 import { currentTier, describeTiers } from '@kprov/testkit/vitest';
@@ -37,6 +38,8 @@ interface NodeModeEnv {
   storage: StorageV1Api;
   /** The provisioner of each node. */
   provisioners: Map<string, LocalPathProvisioner>;
+  /** `warn(pv, message, reason)` calls of every provisioner, with the node of the provisioner. */
+  warnings: { node: string; pv: string; message: string; reason: string }[];
   onNode: (node: string, nodePath: string) => string;
 }
 
@@ -47,6 +50,7 @@ async function nodeModeEnv(): Promise<NodeModeEnv> {
   const kc = cluster.kubeConfig;
   const config = parseConfig(configJson());
   const provisioners = new Map<string, LocalPathProvisioner>();
+  const warnings: NodeModeEnv['warnings'] = [];
   for (const node of cluster.nodes) {
     const provisioner = new LocalPathProvisioner({
       kubeConfig: kc,
@@ -58,6 +62,7 @@ async function nodeModeEnv(): Promise<NodeModeEnv> {
       serviceAccountName: 'unused',
       provisionerName: PROVISIONER_NAME,
       nodeMode: { nodeName: node.name, hostRoot: node.root },
+      warn: (pv, message, reason) => warnings.push({ node: node.name, pv: pv.metadata?.name ?? '', message, reason }),
     });
     provisioners.set(node.name, provisioner);
     const controller = new ProvisionController({
@@ -79,6 +84,7 @@ async function nodeModeEnv(): Promise<NodeModeEnv> {
     core: kc.makeApiClient(CoreV1Api),
     storage: kc.makeApiClient(StorageV1Api),
     provisioners,
+    warnings,
     onNode: (node, nodePath) => cluster.onNode(node, nodePath),
   };
 }
@@ -168,6 +174,87 @@ describeTiers('LocalPathProvisioner in node mode', () => {
       e.provisioners.get('node-3')!.delete((await getVolume(e, pvName))!, new AbortController().signal),
     ).rejects.toThrow(`ignored because the node affinity of volume ${pvName} names node node-1, not node-3`);
     expect(existsSync(dir)).toBe(true);
+  });
+
+  it("refuses to remove a forged PV's path: the base path holding a live volume", async () => {
+    const e = await nodeModeEnv();
+    await e.storage.createStorageClass({ body: storageClass() });
+    await claimOn(e, 'node-1');
+    const pvName = await waitBound(e, 'data-node-1');
+    await waitSucceeded(e, 'writer-node-1');
+    const live = e.onNode('node-1', dirOf(pvName, 'node-1'));
+
+    await e.core.createPersistentVolume({
+      body: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: {
+          name: 'forged',
+          annotations: { 'pv.kubernetes.io/provisioned-by': PROVISIONER_NAME, [PROVISIONED_ON_ANNOTATION]: 'node-1' },
+        },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Delete',
+          storageClassName: 'local-path',
+          hostPath: { path: BASE_PATH, type: 'DirectoryOrCreate' },
+          claimRef: {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            namespace: 'default',
+            name: 'none',
+            uid: randomUUID(),
+          },
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await vi.waitFor(
+      () =>
+        expect(e.warnings).toContainEqual({
+          node: 'node-1',
+          pv: 'forged',
+          reason: 'VolumeDeletionRefused',
+          message: expect.stringContaining(
+            `refusing to remove ${JSON.stringify(BASE_PATH)} for volume forged`,
+          ) as unknown,
+        }),
+      WAIT,
+    );
+    expect(e.warnings.every((w) => w.node === 'node-1')).toBe(true);
+    expect(await getVolume(e, 'forged')).toBeDefined();
+    expect(readFileSync(`${live}/test`, 'utf8')).toBe('local-path-test\n');
+  });
+
+  it('does not follow a volume directory replaced by a symbolic link: the target is kept, the PV too', async () => {
+    const e = await nodeModeEnv();
+    await e.storage.createStorageClass({ body: storageClass() });
+    await claimOn(e, 'node-1');
+    const pvName = await waitBound(e, 'data-node-1');
+    await waitSucceeded(e, 'writer-node-1');
+    const dir = e.onNode('node-1', dirOf(pvName, 'node-1'));
+    const precious = e.onNode('node-1', '/precious');
+    mkdirSync(precious);
+    writeFileSync(`${precious}/file`, 'keep');
+    renameSync(dir, `${dir}.moved`);
+    symlinkSync(precious, dir);
+
+    await e.core.deleteNamespacedPod({ name: 'writer-node-1', namespace: 'default' });
+    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'data-node-1', namespace: 'default' });
+    const message = await vi.waitFor(async () => {
+      const [event] = await eventsFor(e, 'PersistentVolume', pvName, 'VolumeFailedDelete');
+      if (event === undefined) throw new Error('no VolumeFailedDelete event yet');
+      return event.message ?? '';
+    }, WAIT);
+    expect(message).toContain('refusing');
+    expect(readFileSync(`${precious}/file`, 'utf8')).toBe('keep');
+    expect(await getVolume(e, pvName)).toBeDefined();
   });
 
   it('refuses a claim of an Immediate class with a Warning event, creating nothing', async () => {

@@ -183,7 +183,7 @@ async function initialTemplateText(
 function watchTemplate(
   options: LocalPathOptions,
   source: ConfigSource,
-  holder: { template: V1Pod },
+  holder: { template: V1Pod | undefined },
   logger: Logger,
   recorder: EventRecorder,
   intervalMs: number,
@@ -402,28 +402,42 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       source.on('changed', (snapshot, previous) => {
         if (snapshot.config !== previous.config) checkNodes(snapshot.config);
       });
+      // Node mode runs no helper pod: no template is read.
+      const nodeMode =
+        options.nodeMode && options.nodeName !== undefined
+          ? { nodeName: options.nodeName, hostRoot: options.hostRoot }
+          : undefined;
       const holder = {
-        template: loadHelperPodTemplate(
-          await initialTemplateText(options, source, kubeConfig, signal),
-          options.allowUnsafeHelperPodTemplate,
-        ),
+        template:
+          nodeMode === undefined
+            ? loadHelperPodTemplate(
+                await initialTemplateText(options, source, kubeConfig, signal),
+                options.allowUnsafeHelperPodTemplate,
+              )
+            : undefined,
       };
-      defer(
-        watchTemplate(
-          options,
-          source,
-          holder,
-          logger,
-          events,
-          templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS,
-        ),
-      );
+      if (nodeMode === undefined) {
+        defer(
+          watchTemplate(
+            options,
+            source,
+            holder,
+            logger,
+            events,
+            templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS,
+          ),
+        );
+      }
 
       const provisioner = new LocalPathProvisioner({
         kubeConfig,
         namespace: options.namespace,
         config: () => source.current().config,
-        helperPodTemplate: () => holder.template,
+        helperPodTemplate: () => {
+          if (holder.template === undefined) throw new Error('node mode runs no helper pod');
+          return holder.template;
+        },
+        nodeMode,
         serviceAccountName: options.serviceAccountName,
         provisionerName: options.provisionerName,
         configMapName: options.configmapName,
@@ -444,7 +458,9 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
           );
         },
       });
-      const leaderElection = options.leaderElection && (await leaseReadable(kubeConfig, options, logger, signal));
+      // In node mode every node's instance runs at once under the same name: no leader election.
+      const leaderElection =
+        nodeMode === undefined && options.leaderElection && (await leaseReadable(kubeConfig, options, logger, signal));
       return {
         provisionerName: options.provisionerName,
         provisioner,
@@ -464,11 +480,16 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             logger,
           });
           controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
-          controller.once(
-            'started',
-            () => void reconciler.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
+          if (nodeMode === undefined) {
+            controller.once(
+              'started',
+              () => void reconciler.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
+            );
+          }
+          logger.debug(
+            { provisioner: options.provisionerName, leaderElection, node: nodeMode?.nodeName },
+            nodeMode === undefined ? 'Provisioner started' : `Provisioner started in node mode on ${nodeMode.nodeName}`,
           );
-          logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
         },
       };
     },

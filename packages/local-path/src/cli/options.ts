@@ -235,6 +235,32 @@ const START_FLAGS: readonly FlagSpec[] = [
     ours: true,
   },
   {
+    name: 'node-mode',
+    kind: 'bool',
+    env: 'NODE_MODE',
+    defaultText: 'false',
+    usage: 'one provisioner per node (DaemonSet): only claims scheduled to --node-name, directories made in-process',
+    ours: true,
+  },
+  {
+    name: 'node-name',
+    kind: 'string',
+    env: 'NODE_NAME',
+    defaultText: '""',
+    placeholder: 'NODE',
+    usage: 'node mode: the node this process runs on (KUTTI_NODE_NAME is read too)',
+    ours: true,
+  },
+  {
+    name: 'host-root',
+    kind: 'string',
+    env: 'HOST_ROOT',
+    defaultText: '""',
+    placeholder: 'DIR',
+    usage: "node mode: where the node's root file system is mounted; empty: base paths are mounted at their own paths",
+    ours: true,
+  },
+  {
     name: 'logging-format',
     kind: 'string',
     defaultText: '"text"',
@@ -301,6 +327,12 @@ export interface LocalPathOptions {
   httpEndpoint: Endpoint | undefined;
   /** `--logging-format` (ours). */
   loggingFormat: 'text' | 'json';
+  /** `--node-mode` / `NODE_MODE` (ours): one provisioner per node; leader election is then off. */
+  nodeMode: boolean;
+  /** `--node-name` / `NODE_NAME`, else `KUTTI_NODE_NAME` (ours); never empty in node mode, else unused. */
+  nodeName: string | undefined;
+  /** `--host-root` / `HOST_ROOT` (ours): where the node's root file system is mounted; undefined (empty): `/`. */
+  hostRoot: string | undefined;
   /** `CONFIG_MOUNT_PATH`, read directly: where the ConfigMap is mounted; undefined (unset or empty): no template reload. */
   configMountPath: string | undefined;
 }
@@ -372,6 +404,7 @@ ${helpLines(START_FLAGS.filter((s) => s.ours === true))}
 
 ENVIRONMENT (read directly):
   CONFIG_MOUNT_PATH  directory of the mounted ConfigMap; if set, <dir>/helperPod.yaml is re-read every 30s
+  KUTTI_NODE_NAME    --node-name when neither the flag nor NODE_NAME is set
   KUBECONFIG, HOME   kubeconfig discovery when --kubeconfig is empty
 
 A flag wins over its environment variable. Values go as "--flag value" or "--flag=value" (one dash works too);
@@ -585,6 +618,15 @@ export function parseCommandLine(
   if (loggingFormat !== 'text' && loggingFormat !== 'json') {
     throw new UsageError(`invalid flag logging-format "${loggingFormat}": want "text" or "json"`, 'logging-format');
   }
+  const nodeMode = bool('node-mode', false);
+  // kuttiproject/provisioner-localvolume's variable, read when neither the flag nor NODE_NAME is set.
+  const nodeName = optional(values.has('node-name') ? str('node-name', '') : (env.KUTTI_NODE_NAME ?? ''));
+  if (nodeMode && nodeName === undefined) {
+    throw new UsageError(
+      'invalid empty flag node-name: --node-mode needs the name of the node it runs on (NODE_NAME, from the downward API spec.nodeName)',
+      'node-name',
+    );
+  }
   const qps = num('kube-api-qps', 5);
   const burst = num('kube-api-burst', 10);
   // client-go would build a bucket that refuses every request; a negative QPS turns the limit off, burst and all.
@@ -617,6 +659,9 @@ export function parseCommandLine(
       releaseOnCancel: bool('leader-election-release-on-cancel', true),
       httpEndpoint,
       loggingFormat,
+      nodeMode,
+      nodeName,
+      hostRoot: optional(str('host-root', '')),
       configMountPath: optional(env.CONFIG_MOUNT_PATH ?? ''),
     },
   };

@@ -7,12 +7,15 @@
 export {
   DEFAULT_CONFIGMAP_NAME,
   LocalPathProvisioner,
+  NODE_MODE_NEEDS_SELECTED_NODE,
   VOLUME_CLEANUP_SKIPPED,
   VOLUME_DELETION_REFUSED,
   VOLUME_NODE_MISMATCH,
   type HelperPodRecord,
   type LocalPathProvisionerOptions,
+  type NodeModeOptions,
 } from './provisioner.js';
+export { createVolumeDir, removeVolumeDir, VolumeDirRefusedError } from './node-dirs.js';
 export {
   DEFAULT_RECONCILE_INTERVAL_MS,
   HelperPodReconciler,
@@ -36,6 +39,7 @@ export {
   type HelperPodRunnerOptions,
 } from './helper-runner.js';
 export {
+  PROVISIONED_ON_ANNOTATION,
   SELECTED_NODE_ANNOTATION,
   affinityTermOf,
   buildPersistentVolume,

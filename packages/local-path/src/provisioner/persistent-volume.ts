@@ -11,6 +11,11 @@ import type { VolumeType } from '../volume/parameters.js';
 /** PV annotation naming the node the volume was created on (`""` in shared mode). */
 export const SELECTED_NODE_ANNOTATION = 'local.path.provisioner/selected-node';
 
+/**
+ * PV annotation naming the node whose node-mode provisioner made the volume; only that provisioner deletes it.
+ */
+export const PROVISIONED_ON_ANNOTATION = 'local.path.provisioner/provisioned-on';
+
 /** Inputs of {@link buildPersistentVolume}. */
 export interface PersistentVolumeInputs {
   readonly pvName: string;

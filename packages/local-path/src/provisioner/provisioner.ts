@@ -17,12 +17,14 @@ import {
   type KubeConfig,
   type V1Node,
   type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
   type V1Pod,
   type V1StorageClass,
 } from '@kubernetes/client-node';
 import {
   describeError,
   IgnoredError,
+  InfeasibleError,
   isNotFound,
   makeApiClient,
   ProvisioningError,
@@ -50,6 +52,7 @@ import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
 import { checkVolumePathText } from '../volume/path-safety.js';
 import { cleanPath, volumePath } from '../volume/path-pattern.js';
 import { HelperPodRunner } from './helper-runner.js';
+import { createVolumeDir, removeVolumeDir } from './node-dirs.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -59,12 +62,35 @@ import {
   LABEL_CLAIM_UID,
   LABEL_OPERATION,
 } from './helper-labels.js';
-import { affinityTermOf, buildPersistentVolume, SELECTED_NODE_ANNOTATION, volumePathOf } from './persistent-volume.js';
+import {
+  affinityTermOf,
+  buildPersistentVolume,
+  PROVISIONED_ON_ANNOTATION,
+  SELECTED_NODE_ANNOTATION,
+  volumePathOf,
+} from './persistent-volume.js';
 import { quantityToBytes } from './quantity.js';
 import { checkTeardownTarget, pathOfVolume, TeardownRefusedError, type ClaimIdentity } from './teardown-guard.js';
 
 /** Upstream's default `--configmap-name`: the ConfigMap whose `setup`/`teardown` the helper pods mount. */
 export const DEFAULT_CONFIGMAP_NAME = 'local-path-config';
+
+/** The claim annotation naming the node the scheduler selected. */
+const CLAIM_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+
+/** Node mode: one provisioner per node, handling the claims scheduled to its node, without helper pods. */
+export interface NodeModeOptions {
+  /** The node this process runs on (`NODE_NAME` from the downward API's `spec.nodeName`). */
+  readonly nodeName: string;
+  /**
+   * Where the node's root file system is seen by this process (e.g. `/host` for a hostPath of `/` mounted there);
+   * `""` (default) when the base paths are mounted at the same paths.
+   */
+  readonly hostRoot?: string | undefined;
+}
+
+/** The start of the message of a claim refused in node mode because nothing selected a node for it. */
+export const NODE_MODE_NEEDS_SELECTED_NODE = 'node mode needs volumeBindingMode WaitForFirstConsumer';
 
 /** Access modes a node-local volume supports. */
 const NODE_LOCAL_ACCESS_MODES: ReadonlySet<string> = new Set(['ReadWriteOnce', 'ReadWriteOncePod']);
@@ -99,6 +125,11 @@ export interface LocalPathProvisionerOptions {
   readonly pollIntervalMs?: number | undefined;
   /** Time source of the helper pods' waits (tests). Default the real clock. */
   readonly clock?: Clock | undefined;
+  /**
+   * Node mode: handle only the claims whose selected node is this node, and make and remove the directories
+   * in-process instead of through helper pods (`helperPodTemplate` is then not used). Default off.
+   */
+  readonly nodeMode?: NodeModeOptions | undefined;
 }
 
 /** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
@@ -157,6 +188,8 @@ export class LocalPathProvisioner implements Provisioner {
     for (const key of ['namespace', 'serviceAccountName', 'provisionerName'] as const) {
       if (options[key] === '') throw new TypeError(`LocalPathProvisioner: ${key} must not be empty`);
     }
+    if (options.nodeMode !== undefined && options.nodeMode.nodeName === '')
+      throw new TypeError('LocalPathProvisioner: nodeMode.nodeName must not be empty');
     this.options = options;
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.storage = makeApiClient(options.kubeConfig, StorageV1Api);
@@ -167,6 +200,17 @@ export class LocalPathProvisioner implements Provisioner {
       pollIntervalMs: options.pollIntervalMs,
       clock: options.clock,
     });
+  }
+
+  /**
+   * The qualifier: in node mode, only claims whose selected node is this node, and claims with no selected node at
+   * all (Immediate binding), which {@link provision} refuses with an event. Every claim otherwise.
+   */
+  shouldProvision(claim: V1PersistentVolumeClaim): boolean {
+    const nodeMode = this.options.nodeMode;
+    if (nodeMode === undefined) return true;
+    const selected = claim.metadata?.annotations?.[CLAIM_SELECTED_NODE] ?? '';
+    return selected === '' || selected === nodeMode.nodeName;
   }
 
   /** Block volumes are not supported (the controller rejects Block claims before calling {@link provision}). */
@@ -187,6 +231,16 @@ export class LocalPathProvisioner implements Provisioner {
         `${this.options.provisionerName} does not support block volume provisioning`,
         'use volumeMode Filesystem',
       );
+    }
+    const nodeMode = this.options.nodeMode;
+    if (nodeMode !== undefined) {
+      if (selectedNodeName === '') {
+        throw new InfeasibleError(
+          `${NODE_MODE_NEEDS_SELECTED_NODE}: StorageClass "${className}" binds Immediate, so no node was selected for the claim and no node's provisioner can make its volume; use a class with volumeBindingMode WaitForFirstConsumer`,
+        );
+      }
+      if (selectedNodeName !== nodeMode.nodeName)
+        throw new IgnoredError(`the claim is for node ${selectedNodeName}, not ${nodeMode.nodeName}`);
     }
     const node = selectedNodeName === '' ? undefined : await this.readSelectedNode(selectedNodeName, signal);
 
@@ -211,6 +265,12 @@ export class LocalPathProvisioner implements Provisioner {
         );
       }
     }
+    if (nodeMode !== undefined && mode === 'shared') {
+      throw hinted(
+        `StorageClass "${className}" uses sharedFileSystemPath, which node mode does not provision`,
+        'run a provisioner without --node-mode for shared classes',
+      );
+    }
     const nodeName = node?.metadata?.name ?? '';
     const base = chooseBasePath(classConfig, {
       nodeName,
@@ -234,6 +294,30 @@ export class LocalPathProvisioner implements Provisioner {
       name: pvc.metadata?.name ?? '',
       uid: pvc.metadata?.uid,
     };
+    if (nodeMode !== undefined) {
+      const volume = buildPersistentVolume({
+        pvName,
+        pvc,
+        storageClass,
+        path,
+        volumeType: resolved.volumeType,
+        mode,
+        nodeName,
+        node,
+        nodeAffinityKey: resolved.nodeAffinityKey,
+      });
+      volume.metadata!.annotations![PROVISIONED_ON_ANNOTATION] = nodeName;
+      // An unsafe pattern may leave the base path: then the parent is the base, as the setup script takes it.
+      const dirBase = path.startsWith(`${cleanPath(base.path)}/`) ? base.path : dirnameOf(path);
+      this.logger.info({ pv: pvName }, `Creating volume ${pvName} at ${nodeName}:${path}`);
+      try {
+        await createVolumeDir(nodeMode.hostRoot ?? '', dirBase, path);
+      } catch (err) {
+        throw new Error(`failed to create volume ${pvName}: ${describeError(err)}`, { cause: err });
+      }
+      this.logger.info({ pv: pvName }, `Volume ${pvName} has been created on ${nodeName}:${path}`);
+      return { volume };
+    }
     const pod = this.helperPod(
       'create',
       {
@@ -315,6 +399,7 @@ export class LocalPathProvisioner implements Provisioner {
    */
   async delete(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
+    if (this.options.nodeMode !== undefined) return this.deleteOnThisNode(volume, this.options.nodeMode, signal);
     if (volume.spec?.persistentVolumeReclaimPolicy === 'Retain') {
       this.logger.info({ pv: pvName }, `Retained volume ${pvName}`);
       return;
@@ -372,6 +457,60 @@ export class LocalPathProvisioner implements Provisioner {
     } catch (err) {
       this.logger.error({ pv: pvName }, `clean up volume ${pvName} failed: ${describeError(err)}`);
       throw err;
+    }
+    this.logger.info({ pv: pvName }, `Volume ${pvName} has been deleted on ${nodeName}:${path}`);
+  }
+
+  /**
+   * Node mode's {@link delete}: only a PV whose `local.path.provisioner/provisioned-on` annotation and node affinity
+   * both name this node (any other is left to its node's provisioner: {@link IgnoredError}); the directory passes
+   * the same checks as a teardown through a helper pod, then is removed in-process.
+   */
+  private async deleteOnThisNode(
+    volume: V1PersistentVolume,
+    nodeMode: NodeModeOptions,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const pvName = volume.metadata?.name ?? '';
+    const me = nodeMode.nodeName;
+    const owner = volume.metadata?.annotations?.[PROVISIONED_ON_ANNOTATION] ?? '';
+    if (owner !== me) {
+      throw new IgnoredError(
+        owner === ''
+          ? `volume ${pvName} has no ${PROVISIONED_ON_ANNOTATION} annotation: it was not made by a node-mode provisioner`
+          : `volume ${pvName} was provisioned on node ${owner}, not on ${me}`,
+      );
+    }
+    if (volume.spec?.persistentVolumeReclaimPolicy === 'Retain') {
+      this.logger.info({ pv: pvName }, `Retained volume ${pvName}`);
+      return;
+    }
+    const className = volume.spec?.storageClassName ?? '';
+    const classConfig = selectClassConfig(this.options.config(), className);
+    if (storageModeOf(classConfig) === 'shared')
+      throw new IgnoredError(`volume ${pvName} is of a sharedFileSystemPath class, which node mode does not handle`);
+    const path = volumePathOf(volume);
+    const nodeName = await this.nodeOfVolume(volume, signal);
+    if (nodeName !== me)
+      throw new IgnoredError(`the node affinity of volume ${pvName} names node ${nodeName}, not ${me}`);
+    const ref = volume.spec?.claimRef;
+    const claim: ClaimIdentity | undefined =
+      ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
+    let basePath: string;
+    try {
+      basePath = await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal);
+    } catch (err) {
+      if (!(err instanceof TeardownRefusedError)) throw err;
+      this.logger.error({ pv: pvName, path }, err.message);
+      this.options.warn?.(volume, err.message, VOLUME_DELETION_REFUSED);
+      throw new IgnoredError(err.message);
+    }
+    this.logger.info({ pv: pvName }, `Deleting volume ${pvName} at ${nodeName}:${path}`);
+    try {
+      await removeVolumeDir(nodeMode.hostRoot ?? '', basePath, path);
+    } catch (err) {
+      this.logger.error({ pv: pvName }, `clean up volume ${pvName} failed: ${describeError(err)}`);
+      throw new Error(`failed to delete volume ${pvName}: ${describeError(err)}`, { cause: err });
     }
     this.logger.info({ pv: pvName }, `Volume ${pvName} has been deleted on ${nodeName}:${path}`);
   }
@@ -568,4 +707,10 @@ export class LocalPathProvisioner implements Provisioner {
       throw new Error(`failed to ${action} volume ${pvName}: ${describeError(err)}`, { cause: err });
     }
   }
+}
+
+/** The parent of a clean absolute path. */
+function dirnameOf(p: string): string {
+  const i = p.lastIndexOf('/');
+  return i <= 0 ? '/' : p.slice(0, i);
 }

@@ -57,6 +57,9 @@ const DEFAULTS: LocalPathOptions = {
   releaseOnCancel: true,
   httpEndpoint: undefined,
   loggingFormat: 'text',
+  nodeMode: false,
+  nodeName: undefined,
+  hostRoot: undefined,
   configMountPath: undefined,
 };
 
@@ -186,6 +189,8 @@ describe('environment fallbacks and precedence', () => {
       false,
     ],
     ['HEALTH_PORT', 'health-port', '8181', '8282', 'healthPort', 8181, 8282],
+    ['NODE_NAME', 'node-name', 'env-node', 'flag-node', 'nodeName', 'env-node', 'flag-node'],
+    ['HOST_ROOT', 'host-root', '/env-host', '/flag-host', 'hostRoot', '/env-host', '/flag-host'],
   ];
   for (const [name, flag, envValue, flagValue, key, fromEnv, fromFlag] of cases) {
     it(`${name} backs --${flag}, and the flag wins`, () => {
@@ -439,5 +444,35 @@ describe('help and version', () => {
     expect(entry('--http-endpoint')).toContain('(default off)');
     expect(entry('--logging-format')).toContain('(default "text")');
     expect(HELP).toContain('CONFIG_MOUNT_PATH');
+  });
+});
+
+describe('node mode', () => {
+  it('needs the node name', () => {
+    const err = usageError(['start', '--node-mode']);
+    expect(err.flag).toBe('node-name');
+    expect(err.exitCode).toBe(1);
+    expect(describeUsageError(err)).toContain('Error starting daemon: invalid empty flag node-name');
+    expect(usageError(['start'], { NODE_MODE: 'true', NODE_NAME: '' }).flag).toBe('node-name');
+  });
+
+  it('NODE_MODE backs --node-mode, and the flag wins', () => {
+    expect(start(['start'], { NODE_MODE: 'true', NODE_NAME: 'n1' }).nodeMode).toBe(true);
+    expect(start(['start', '--node-mode=false'], { NODE_MODE: 'true' }).nodeMode).toBe(false);
+  });
+
+  it('takes the node name from --node-name, NODE_NAME, then KUTTI_NODE_NAME', () => {
+    expect(start(['start', '--node-mode'], { NODE_NAME: 'n1', KUTTI_NODE_NAME: 'k1' }).nodeName).toBe('n1');
+    expect(start(['start', '--node-mode'], { KUTTI_NODE_NAME: 'k1' })).toMatchObject({
+      nodeMode: true,
+      nodeName: 'k1',
+    });
+    expect(start(['start', '--node-mode', '--node-name=f1'], { KUTTI_NODE_NAME: 'k1' }).nodeName).toBe('f1');
+  });
+
+  it('lists its flags in the help', () => {
+    expect(HELP).toContain('--node-mode');
+    expect(HELP).toContain('(env NODE_NAME, default "")');
+    expect(HELP).toContain('KUTTI_NODE_NAME');
   });
 });

@@ -426,18 +426,7 @@ export class LocalPathProvisioner implements Provisioner {
         );
       }
     }
-    const ref = volume.spec?.claimRef;
-    const claim: ClaimIdentity | undefined =
-      ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
-    let basePath: string;
-    try {
-      basePath = await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal);
-    } catch (err) {
-      if (!(err instanceof TeardownRefusedError)) throw err;
-      this.logger.error({ pv: pvName, path }, err.message);
-      this.options.warn?.(volume, err.message, VOLUME_DELETION_REFUSED);
-      throw new IgnoredError(err.message);
-    }
+    const { claim, basePath } = await this.guardTeardown(volume, path, classConfig, className, nodeName, signal);
     const pod = this.helperPod(
       'delete',
       {
@@ -459,6 +448,36 @@ export class LocalPathProvisioner implements Provisioner {
       throw err;
     }
     this.logger.info({ pv: pvName }, `Volume ${pvName} has been deleted on ${nodeName}:${path}`);
+  }
+
+  /**
+   * The checks every teardown passes before anything is removed ({@link checkTeardown}); a refused path is logged,
+   * reported on the PV as a `VolumeDeletionRefused` Warning and ends the delete as an {@link IgnoredError}, so the PV
+   * is kept. Resolves with the claim the PV was bound to and the base path the volume lies in.
+   */
+  private async guardTeardown(
+    volume: V1PersistentVolume,
+    path: string,
+    classConfig: StorageClassConfig,
+    className: string,
+    nodeName: string,
+    signal: AbortSignal,
+  ): Promise<{ claim: ClaimIdentity | undefined; basePath: string }> {
+    const pvName = volume.metadata?.name ?? '';
+    const ref = volume.spec?.claimRef;
+    const claim: ClaimIdentity | undefined =
+      ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
+    try {
+      return {
+        claim,
+        basePath: await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal),
+      };
+    } catch (err) {
+      if (!(err instanceof TeardownRefusedError)) throw err;
+      this.logger.error({ pv: pvName, path }, err.message);
+      this.options.warn?.(volume, err.message, VOLUME_DELETION_REFUSED);
+      throw new IgnoredError(err.message);
+    }
   }
 
   /**
@@ -493,18 +512,7 @@ export class LocalPathProvisioner implements Provisioner {
     const nodeName = await this.nodeOfVolume(volume, signal);
     if (nodeName !== me)
       throw new IgnoredError(`the node affinity of volume ${pvName} names node ${nodeName}, not ${me}`);
-    const ref = volume.spec?.claimRef;
-    const claim: ClaimIdentity | undefined =
-      ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
-    let basePath: string;
-    try {
-      basePath = await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal);
-    } catch (err) {
-      if (!(err instanceof TeardownRefusedError)) throw err;
-      this.logger.error({ pv: pvName, path }, err.message);
-      this.options.warn?.(volume, err.message, VOLUME_DELETION_REFUSED);
-      throw new IgnoredError(err.message);
-    }
+    const { basePath } = await this.guardTeardown(volume, path, classConfig, className, nodeName, signal);
     this.logger.info({ pv: pvName }, `Deleting volume ${pvName} at ${nodeName}:${path}`);
     try {
       await removeVolumeDir(nodeMode.hostRoot ?? '', basePath, path);

@@ -105,7 +105,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     this.logger = o.logger.child({ provisioner: o.provisionerName });
     this.knownNames = new Set([o.provisionerName, ...o.additionalProvisionerNames]);
     // The writes of every provision (the PV, its two Events) go through the lean client; Events at low priority
-    // under a client-side rate limit, as client-go's single event writer never competes with the workers.
+    // (one at a time while PV writes are in flight, and last for rate-limit tokens), as client-go's single event
+    // writer never competes with the workers.
     this.client = o.client ?? makeProvisionControllerClient(o.kubeConfig);
     this.metrics = createControllerMetrics(o.metrics);
     this.ownRecorder = o.eventRecorder === undefined;

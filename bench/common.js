@@ -135,13 +135,16 @@ export function pidsMentioning(text) {
  * Starts a real control plane (the testkit's `startControlPlane`: etcd, kube-apiserver and kube-controller-manager
  * from `$KUBEBUILDER_ASSETS`, no scheduler) with kube-controller-manager's client limit raised to `kcmQps`, so that
  * its PV controller (which binds the provisioned PVs) keeps up with a burst. Resolves with its administrator's
- * kubeconfig, `serverCpuMs()` (kube-apiserver + etcd, from /proc), `kcmCpuMs()` and `stop()`.
+ * kubeconfig, `serverCpuMs()` (kube-apiserver + etcd, from /proc), `kcmCpuMs()` and `stop()`. `pvBinder: false` turns
+ * kube-controller-manager's PV binder off (the claims stay Pending and the PVs Available).
  */
-export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, track } = {}) {
+export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, pvBinder = true, track } = {}) {
   const cp = await testkit.startControlPlane({
     scheduler: false,
     controllerManagerQps: { qps: kcmQps, burst: kcmBurst },
     verbosity: 1,
+    // Without its PV binder, kube-controller-manager leaves the claims Pending, as the testkit's --no-binder does.
+    ...(pvBinder ? {} : { extraArgs: { controllerManager: ['--controllers=-persistentvolume-binder-controller'] } }),
   });
   track?.add(cp);
   const procs = pidsMentioning(cp.dataDir);

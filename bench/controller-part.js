@@ -33,13 +33,11 @@ const BASELINE_JS = fileURLToPath(new URL('./baseline.js', import.meta.url));
 export const DEFAULT_AGENT_CREATES = 1000;
 
 /**
- * Without the binder, the claim carries what the binder would add for an Immediate class of an external provisioner
- * (kube-controller-manager's PV controller does the same), which is what tells the provisioner to act.
+ * The class and provisioner name of the claims a controller process provisions, untimed, before its run with pending
+ * claims (see `warmup` in controller.js); the timed controller leaves them alone (not its provisioner name).
  */
-const PROVISIONER_ANNOTATIONS = {
-  'volume.kubernetes.io/storage-provisioner': PROVISIONER_NAME,
-  'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER_NAME,
-};
+const WARMUP_PROVISIONER = 'bench.kprov.dev/warmup';
+const WARMUP_CLASS = 'bench-warmup';
 
 /** Buffers a child's IPC messages by type, so none is missed between waits. */
 function messagesOf(child) {
@@ -95,14 +93,17 @@ export async function controllerPart(tier, options, ctx) {
   const { log } = ctx;
   const say = (m) => log(`${tier}: ${m}`);
 
-  /** A fresh server for one setting, warmed up, stopped and removed afterwards. */
-  async function withServer(name, fn) {
+  /**
+   * A fresh server for one setting, warmed up, stopped and removed afterwards. `pvBinder` (real tier): whether
+   * kube-controller-manager binds the PVs (the testkit's binder follows `--binder`).
+   */
+  async function withServer(name, fn, { pvBinder = true } = {}) {
     if (ctx.aborted()) throw new Error('stopped');
     const dir = await mkdtemp(join(ctx.tmpRoot, `${tier}-${name}-`));
     let server;
     if (tier === 'real') {
       say(`${name}: starting a control plane`);
-      server = await startRealServer({ track: ctx.live });
+      server = await startRealServer({ pvBinder, track: ctx.live });
     } else {
       const s = await startServer(dir, { binder: options.binder, track: ctx.live });
       server = {
@@ -163,15 +164,27 @@ export async function controllerPart(tier, options, ctx) {
     return { agent: agentKind, inFlight, creates, ...median, repeats: reps };
   }
 
-  function claimBody(name) {
-    const annotations = options.binder && tier === 'testkit' ? {} : { annotations: PROVISIONER_ANNOTATIONS };
+  /**
+   * Without the binder, the claim carries what the binder would add for an Immediate class of an external
+   * provisioner (kube-controller-manager's PV controller does the same), which is what tells the provisioner to act.
+   */
+  function claimBody(name, storageClassName = STORAGE_CLASS, provisionerName = PROVISIONER_NAME) {
+    const annotations =
+      options.binder && tier === 'testkit'
+        ? {}
+        : {
+            annotations: {
+              'volume.kubernetes.io/storage-provisioner': provisionerName,
+              'volume.beta.kubernetes.io/storage-provisioner': provisionerName,
+            },
+          };
     return {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name, namespace: 'default', ...annotations },
       spec: {
         accessModes: ['ReadWriteOnce'],
-        storageClassName: STORAGE_CLASS,
+        storageClassName,
         resources: { requests: { storage: '1Gi' } },
       },
     };
@@ -199,6 +212,27 @@ export async function controllerPart(tier, options, ctx) {
     const created = new Map();
     /** With `backlog`, the first burst's claims, created before the controller process starts. */
     let pending;
+    const warmup = backlog ? options.warmup : 0;
+    if (warmup > 0) {
+      // Claims for the controller process to provision untimed before its timed run, so that the run with pending
+      // claims measures warm code, as the raw creates it is compared with do.
+      await storage.createStorageClass({
+        body: {
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          metadata: { name: WARMUP_CLASS },
+          provisioner: WARMUP_PROVISIONER,
+          reclaimPolicy: 'Delete',
+          volumeBindingMode: 'Immediate',
+        },
+      });
+      await pool(warmup, options.createConcurrency, (i) =>
+        core.createNamespacedPersistentVolumeClaim({
+          namespace: 'default',
+          body: claimBody(`warmup-${i}`, WARMUP_CLASS, WARMUP_PROVISIONER),
+        }),
+      );
+    }
     if (backlog) {
       const uids = new Set();
       const createStart = now();
@@ -223,6 +257,7 @@ export async function controllerPart(tier, options, ctx) {
           threadiness,
           ...(limit ?? {}),
           ...(backlog ? { backlog: bursts[0] } : {}),
+          ...(warmup > 0 ? { warmup: { claims: warmup, provisionerName: WARMUP_PROVISIONER } } : {}),
         }),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -494,13 +529,19 @@ export async function controllerPart(tier, options, ctx) {
     } else {
       // On a real control plane the raw PV creates run on the server of the backlog run, right after it (the
       // controller first, so that its informers list only its own claims).
-      ({ backlog, raw } = await withServer(`backlog-${t}`, async (kc, server) => {
-        say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
-        const c = await controllerRun(kc, server, t, [options.claims], undefined, 0, true);
-        say(`threadiness ${t}: raw PV creates, shared agent`);
-        const r = await rawRun(kc, server, t, 'shared', 'raw');
-        return { backlog: c, raw: r };
-      }));
+      // kube-controller-manager's PV binder is off on that server, as the testkit's binder is: binding the PVs as
+      // they come is work of the server that the raw PV creates do not have.
+      ({ backlog, raw } = await withServer(
+        `backlog-${t}`,
+        async (kc, server) => {
+          say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
+          const c = await controllerRun(kc, server, t, [options.claims], undefined, 0, true);
+          say(`threadiness ${t}: raw PV creates, shared agent`);
+          const r = await rawRun(kc, server, t, 'shared', 'raw');
+          return { backlog: c, raw: r };
+        },
+        { pvBinder: false },
+      ));
       controller = await withServer(`threadiness-${t}`, async (kc, server) => {
         say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
         return controllerRun(kc, server, t, bursts);
@@ -736,7 +777,7 @@ export const CONTROLLER_HEADINGS = {
 export function controllerMarkdown(part, options, meta) {
   const server =
     part.tier === 'real'
-      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates). The raw PV creates follow the run with pending claims on the same server`
+      ? `a real control plane from \`$KUBEBUILDER_ASSETS\` (etcd, kube-apiserver and kube-controller-manager; \`startControlPlane\` with kube-controller-manager's client limit raised to 1,000 QPS / burst 2,000, no scheduler), a fresh one for each threadiness and each extra run, warmed up with ${options.warmup} untimed ConfigMap creates. Claims are created with the storage-provisioner annotations kube-controller-manager would add, so it is out of the PVC→PV path (it binds the PVs afterwards, which the controller sees as updates), except on the server of the run with pending claims, whose kube-controller-manager runs without its PV binder (`--controllers=-persistentvolume-binder-controller`): the raw PV creates that follow that run on the same server have no binding to pay for either, and the testkit runs without its binder too`
       : `\`kprov-testkit serve --no-scheduler --no-kubelet\`, a fresh child process for each raw setting and each controller run, warmed up with ${options.warmup} untimed ConfigMap creates. ${options.binder ? 'PV binder **on**' : 'PV binder **off** (`--no-binder`): claims are created with the storage-provisioner annotations the binder would add, and stay Pending'}`;
   return [
     CONTROLLER_HEADINGS[part.tier],

@@ -1,6 +1,7 @@
 // The controller under test, in its own process (forked by run.js with IPC and --expose-gc), so that its memory,
 // CPU time and API requests are its own. Configuration comes in KPROV_BENCH_CONFIG (JSON):
-// { kubeconfig, threadiness, qps?, burst? } (qps/burst: a client-side rate limit, setClientRateLimit).
+// { kubeconfig, threadiness, qps?, burst?, backlog?, warmup? } (qps/burst: a client-side rate limit,
+// setClientRateLimit; backlog: claims pending before the start, timed from run(); warmup: { claims, provisionerName }).
 //
 // It imports only client-node and the library (bench/lean.js), as a provisioner binary would: not the testkit.
 //
@@ -86,6 +87,36 @@ const metrics = {
   gauge: () => noop,
   histogram: () => noop,
 };
+
+// With `warmup`, a controller of another provisioner name first provisions that many claims of its own class, untimed,
+// and stops (its Events written): the timed controller then runs on warm code, as the raw creates it is compared with
+// do. Its requests, logs and metrics are not counted.
+if (config.warmup !== undefined) {
+  const quiet = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
+  quiet.child = () => quiet;
+  const warm = new lib.ProvisionController({
+    kubeConfig: kc,
+    provisionerName: config.warmup.provisionerName,
+    provisioner,
+    threadiness: config.threadiness,
+    leaderElection: false,
+    logger: quiet,
+  });
+  const stopWarm = new globalThis.AbortController();
+  let warmed = 0;
+  const allWarm = new Promise((resolve) =>
+    warm.on('provisioned', () => {
+      warmed += 1;
+      if (warmed >= config.warmup.claims) resolve();
+    }),
+  );
+  const warmRun = warm.run(stopWarm.signal);
+  await Promise.race([allWarm, warmRun]);
+  stopWarm.abort();
+  await warmRun;
+  requests.clear();
+  provisionCalled.clear();
+}
 
 const controller = new lib.ProvisionController({
   kubeConfig: kc,

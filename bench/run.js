@@ -31,7 +31,8 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
                            (default 10000; 0: skip it)
   --idle-s S               after that run, S seconds idle with RSS sampled every second (default 30; 0: none)
   --create-concurrency N   PVC creates in flight from the load generator (default 32)
-  --warmup N               untimed ConfigMap creates on each fresh server before timing (default 300)
+  --warmup N               untimed ConfigMap creates on each fresh server before timing, and untimed provisions
+                           of the controller process before its run with pending claims (default 300)
   --raw-repeats N          raw runs per setting on one server; the median is reported (default 3)
   --timeout-s S            give up on a controller run after S seconds (default 60 + claims/50)
   --binder                 run the testkit PV binder (default off: claims are created with the

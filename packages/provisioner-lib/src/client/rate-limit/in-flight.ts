@@ -53,7 +53,9 @@ export class InFlightRequests {
     this.#low += 1;
     return this.#once(() => {
       this.#low -= 1;
-      this.#wake();
+      // With `normal` requests in flight only one `low` request may start: wake the oldest, not all of them.
+      if (this.#normal > 0) this.#waiting.shift()?.();
+      else this.#wake();
     });
   }
 

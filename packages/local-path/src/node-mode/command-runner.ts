@@ -73,7 +73,8 @@ export function runCommand(run: CommandRun): Promise<void> {
       return;
     }
     let output = '';
-    let settled: Error | null | undefined;
+    // How it ended: an error, or null for success; unset while it runs.
+    const state: { result?: Error | null } = {};
     const child = spawn(file, args, {
       cwd: '/',
       env: { ...run.env },
@@ -87,8 +88,8 @@ export function runCommand(run: CommandRun): Promise<void> {
     child.stdout.on('data', append);
     child.stderr.on('data', append);
     const finish = (err: Error | null): void => {
-      if (settled !== undefined) return;
-      settled = err;
+      if (state.result !== undefined) return;
+      state.result = err;
       killGroup(child.pid);
       clearTimeout(timer);
       run.signal?.removeEventListener('abort', onAbort);
@@ -101,12 +102,12 @@ export function runCommand(run: CommandRun): Promise<void> {
     child.on('error', (err) => {
       finish(new CommandFailedError(`${file} could not be started: ${describeError(err)}`, []));
       // A process that never started may not emit 'close'.
-      if (child.pid === undefined) reject(settled as Error);
+      if (child.pid === undefined && state.result) reject(state.result);
     });
     child.on('close', (code, signalName) => {
       const lines = lastLines(output);
       if (lines.length > 0) logger.info({ output: lines }, `Output of the ${run.action} command`);
-      if (settled === undefined) {
+      if (state.result === undefined) {
         if (code === 0) finish(null);
         else {
           const how = code === null ? `was killed by ${signalName ?? 'a signal'}` : `exited with code ${code}`;
@@ -114,8 +115,8 @@ export function runCommand(run: CommandRun): Promise<void> {
           finish(new CommandFailedError(`the ${run.action} command ${how}; ${tail}`, lines));
         }
       }
-      if (settled === null) resolve();
-      else reject(settled as Error);
+      if (state.result) reject(state.result);
+      else resolve();
     });
   });
 }

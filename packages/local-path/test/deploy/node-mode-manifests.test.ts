@@ -77,7 +77,9 @@ describe(NODE_MODE, () => {
     ])
       expect(names(manifests.byFile.get(NODE_MODE)!, kind), kind).toEqual(names(main, kind));
     expect(ds().metadata?.name).toBe(main.find((d) => d.kind === 'Deployment')?.metadata?.name);
-    expect(only<IConfigMap>(NODE_MODE, 'ConfigMap').data).toEqual(main.find((d) => d.kind === 'ConfigMap')?.data);
+    expect(only<IConfigMap>(NODE_MODE, 'ConfigMap').data).toEqual(
+      (main.find((d) => d.kind === 'ConfigMap') as IConfigMap | undefined)?.data,
+    );
     expectUsableConfigMapData(only<IConfigMap>(NODE_MODE, 'ConfigMap').data ?? {});
     expect(only<IStorageClass>(NODE_MODE, 'StorageClass').volumeBindingMode).toBe('WaitForFirstConsumer');
   });

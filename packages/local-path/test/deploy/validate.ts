@@ -143,8 +143,14 @@ export function containerOf(deployment: IDeployment | IDaemonSet): IContainer {
   return containers[0]!;
 }
 
-/** The container's command and args as local-path-provisioner parses them (downward API values filled in). */
-export function startOptions(deployment: IDeployment, extraEnv: Record<string, string> = {}): LocalPathOptions {
+/**
+ * The container's command and args as local-path-provisioner parses them (downward API values filled in:
+ * `metadata.namespace`, and `spec.nodeName` as `node-1`).
+ */
+export function startOptions(
+  deployment: IDeployment | IDaemonSet,
+  extraEnv: Record<string, string> = {},
+): LocalPathOptions {
   const container = containerOf(deployment);
   const [program, ...argv] = container.command ?? [];
   expect(program, "the command is upstream's binary name, on the image's PATH").toBe('local-path-provisioner');

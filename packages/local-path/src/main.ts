@@ -62,6 +62,8 @@ import {
 import { loadHelperPodTemplate } from './helper-pod/template.js';
 import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
 import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
+import { NodeOrphanReconciler } from './node-mode/orphan-reconciler.js';
+import type { NodeScripts } from './node-mode/scripts.js';
 
 /**
  * Event writes in flight per worker thread: a provisioned claim records two Events (`Provisioning`,
@@ -244,6 +246,37 @@ function watchTemplate(
   };
 }
 
+/** A file's text, or `undefined` when it does not exist. */
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Node mode's `setup` and `teardown` scripts: the ConfigMap's keys (ConfigMap source), else the files `setup` and
+ * `teardown` next to the `--config` file (the mounted ConfigMap, read at each use, so an edit applies to the next
+ * volume); none with an inline `--config` (or `--kutti-root-path`): the built-in behaviour.
+ */
+function nodeScripts(options: LocalPathOptions, source: ConfigSource): () => Promise<NodeScripts> {
+  return async () => {
+    if (source instanceof ConfigMapConfigSource) {
+      const { setup, teardown } = source.current();
+      return { setup, teardown };
+    }
+    const config = options.config;
+    if (config === undefined || !config.endsWith('.json')) return {};
+    const dir = path.dirname(config);
+    return {
+      setup: await readIfExists(path.join(dir, 'setup')),
+      teardown: await readIfExists(path.join(dir, 'teardown')),
+    };
+  };
+}
+
 /** Node names a config's `nodePathMap`s list (every class), without {@link DEFAULT_PATH_FOR_NON_LISTED_NODES}. */
 function listedNodes(config: Config): Set<string> {
   const names = new Set<string>();
@@ -405,7 +438,12 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       // Node mode runs no helper pod: no template is read.
       const nodeMode =
         options.nodeMode && options.nodeName !== undefined
-          ? { nodeName: options.nodeName, hostRoot: options.hostRoot }
+          ? {
+              nodeName: options.nodeName,
+              hostRoot: options.hostRoot,
+              scripts: nodeScripts(options, source),
+              kutti: options.kuttiRootPath !== undefined,
+            }
           : undefined;
       const holder = {
         template:
@@ -480,12 +518,21 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             logger,
           });
           controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
-          if (nodeMode === undefined) {
-            controller.once(
-              'started',
-              () => void reconciler.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
-            );
-          }
+          const orphans =
+            nodeMode === undefined
+              ? reconciler
+              : new NodeOrphanReconciler({
+                  kubeConfig,
+                  provisioner,
+                  nodeName: nodeMode.nodeName,
+                  hostRoot: nodeMode.hostRoot ?? '',
+                  config: () => source.current().config,
+                  logger,
+                });
+          controller.once(
+            'started',
+            () => void orphans.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
+          );
           logger.debug(
             { provisioner: options.provisionerName, leaderElection, node: nodeMode?.nodeName },
             nodeMode === undefined ? 'Provisioner started' : `Provisioner started in node mode on ${nodeMode.nodeName}`,

@@ -261,6 +261,16 @@ const START_FLAGS: readonly FlagSpec[] = [
     ours: true,
   },
   {
+    name: 'kutti-root-path',
+    kind: 'string',
+    env: 'KUTTI_ROOT_PATH',
+    defaultText: '""',
+    placeholder: 'DIR',
+    usage:
+      "node mode: kuttiproject/provisioner-localvolume's root path: the config is this one base path for every node, and kutti's PVs are deleted by their node",
+    ours: true,
+  },
+  {
     name: 'logging-format',
     kind: 'string',
     defaultText: '"text"',
@@ -333,6 +343,13 @@ export interface LocalPathOptions {
   nodeName: string | undefined;
   /** `--host-root` / `HOST_ROOT` (ours): where the node's root file system is mounted; undefined (empty): `/`. */
   hostRoot: string | undefined;
+  /**
+   * `--kutti-root-path` / `KUTTI_ROOT_PATH` (ours): kuttiproject/provisioner-localvolume's root path. Node mode only,
+   * not with `--config`: {@link LocalPathOptions.config} is then the inline config of this one base path for every
+   * node, and the PVs kutti made (its annotations, folder `<root>/<PV name>`) are deleted by their node's provisioner.
+   * Undefined (empty, default): off.
+   */
+  kuttiRootPath: string | undefined;
   /** `CONFIG_MOUNT_PATH`, read directly: where the ConfigMap is mounted; undefined (unset or empty): no template reload. */
   configMountPath: string | undefined;
 }
@@ -627,6 +644,26 @@ export function parseCommandLine(
       'node-name',
     );
   }
+  const kuttiRootPath = optional(str('kutti-root-path', ''));
+  let config = optional(str('config', ''));
+  if (kuttiRootPath !== undefined) {
+    if (!nodeMode)
+      throw new UsageError('invalid flag kutti-root-path: it needs --node-mode (NODE_MODE)', 'kutti-root-path');
+    if (config !== undefined) {
+      throw new UsageError(
+        'invalid flag kutti-root-path: give either --config or --kutti-root-path (KUTTI_ROOT_PATH), not both',
+        'kutti-root-path',
+      );
+    }
+    const cleaned = kuttiRootPath.replace(/\/+$/, '');
+    if (!kuttiRootPath.startsWith('/') || cleaned === '' || /(^|\/)\.\.?(\/|$)|\/\//.test(kuttiRootPath)) {
+      throw new UsageError(
+        `invalid flag kutti-root-path "${kuttiRootPath}": want a clean absolute path other than /`,
+        'kutti-root-path',
+      );
+    }
+    config = JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [cleaned] }] });
+  }
   const qps = num('kube-api-qps', 5);
   const burst = num('kube-api-burst', 10);
   // client-go would build a bucket that refuses every request; a negative QPS turns the limit off, burst and all.
@@ -636,7 +673,7 @@ export function parseCommandLine(
     kind: 'start',
     options: {
       debug: bool('debug', false),
-      config: optional(str('config', '')),
+      config,
       provisionerName,
       namespace,
       helperImage,
@@ -662,6 +699,7 @@ export function parseCommandLine(
       nodeMode,
       nodeName,
       hostRoot: optional(str('host-root', '')),
+      kuttiRootPath,
       configMountPath: optional(env.CONFIG_MOUNT_PATH ?? ''),
     },
   };

@@ -15,7 +15,6 @@ export {
   type LocalPathProvisionerOptions,
   type NodeModeOptions,
 } from './provisioner.js';
-export { createVolumeDir, removeVolumeDir, VolumeDirRefusedError } from './node-dirs.js';
 export {
   DEFAULT_RECONCILE_INTERVAL_MS,
   HelperPodReconciler,

@@ -52,7 +52,9 @@ import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
 import { checkVolumePathText } from '../volume/path-safety.js';
 import { cleanPath, volumePath } from '../volume/path-pattern.js';
 import { HelperPodRunner } from './helper-runner.js';
-import { createVolumeDir, removeVolumeDir } from './node-dirs.js';
+import { kuttiNodeOf } from '../node-mode/kutti.js';
+import { NodeVolumes } from '../node-mode/node-volumes.js';
+import type { NodeScripts } from '../node-mode/scripts.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -87,6 +89,17 @@ export interface NodeModeOptions {
    * `""` (default) when the base paths are mounted at the same paths.
    */
   readonly hostRoot?: string | undefined;
+  /**
+   * The ConfigMap's `setup` and `teardown` scripts now, run as child processes unless they are the stock ones
+   * (`setupCommand`/`teardownCommand` of the config win, as in default mode). Default none: the built-in behaviour.
+   */
+  readonly scripts?: (() => NodeScripts | Promise<NodeScripts>) | undefined;
+  /**
+   * kuttiproject/provisioner-localvolume compatibility: also delete the PVs kutti made on this node (annotations
+   * `kuttiproject.org/provisionedBy` and `kuttiproject.org/provisionedOn`, folder `<base path>/<PV name>`). Default
+   * false.
+   */
+  readonly kutti?: boolean | undefined;
 }
 
 /** The start of the message of a claim refused in node mode because nothing selected a node for it. */
@@ -181,6 +194,8 @@ export class LocalPathProvisioner implements Provisioner {
   private readonly unsaved = new Map<string, { pod: string; since: number }>();
   private readonly logger: Logger;
   private readonly options: LocalPathProvisionerOptions;
+  /** Node mode's directories on this node; `undefined` in default mode. */
+  readonly nodeVolumes: NodeVolumes | undefined;
 
   constructor(options: LocalPathProvisionerOptions) {
     if ((options.kubeConfig as KubeConfig | undefined) === undefined)
@@ -200,6 +215,15 @@ export class LocalPathProvisioner implements Provisioner {
       pollIntervalMs: options.pollIntervalMs,
       clock: options.clock,
     });
+    this.nodeVolumes =
+      options.nodeMode === undefined
+        ? undefined
+        : new NodeVolumes({
+            hostRoot: options.nodeMode.hostRoot ?? '',
+            config: options.config,
+            scripts: options.nodeMode.scripts,
+            logger: this.logger,
+          });
   }
 
   /**
@@ -294,7 +318,7 @@ export class LocalPathProvisioner implements Provisioner {
       name: pvc.metadata?.name ?? '',
       uid: pvc.metadata?.uid,
     };
-    if (nodeMode !== undefined) {
+    if (this.nodeVolumes !== undefined) {
       const volume = buildPersistentVolume({
         pvName,
         pvc,
@@ -311,8 +335,20 @@ export class LocalPathProvisioner implements Provisioner {
       const dirBase = path.startsWith(`${cleanPath(base.path)}/`) ? base.path : dirnameOf(path);
       this.logger.info({ pv: pvName }, `Creating volume ${pvName} at ${nodeName}:${path}`);
       try {
-        await createVolumeDir(nodeMode.hostRoot ?? '', dirBase, path);
+        await this.nodeVolumes.setUp(
+          {
+            record: { pvName, claim: claimId, path, basePath: base.path, node: nodeName, storageClassName: className },
+            dirBase,
+            sizeBytes: quantityToBytes(storage),
+            volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
+            user: resolved.user,
+            group: resolved.group,
+            perm: resolved.perm,
+          },
+          signal,
+        );
       } catch (err) {
+        if (signal.aborted) throw err;
         throw new Error(`failed to create volume ${pvName}: ${describeError(err)}`, { cause: err });
       }
       this.logger.info({ pv: pvName }, `Volume ${pvName} has been created on ${nodeName}:${path}`);
@@ -365,6 +401,7 @@ export class LocalPathProvisioner implements Provisioner {
    */
   async volumeSaved(volume: V1PersistentVolume): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
+    await this.nodeVolumes?.saved(pvName);
     const pod = this.unsaved.get(pvName)?.pod;
     if (pod === undefined) return;
     this.unsaved.delete(pvName);
@@ -399,7 +436,8 @@ export class LocalPathProvisioner implements Provisioner {
    */
   async delete(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
-    if (this.options.nodeMode !== undefined) return this.deleteOnThisNode(volume, this.options.nodeMode, signal);
+    if (this.nodeVolumes !== undefined && this.options.nodeMode !== undefined)
+      return this.deleteOnThisNode(volume, this.options.nodeMode, this.nodeVolumes, signal);
     if (volume.spec?.persistentVolumeReclaimPolicy === 'Retain') {
       this.logger.info({ pv: pvName }, `Retained volume ${pvName}`);
       return;
@@ -462,6 +500,7 @@ export class LocalPathProvisioner implements Provisioner {
     className: string,
     nodeName: string,
     signal: AbortSignal,
+    allowPvNameFolder = false,
   ): Promise<{ claim: ClaimIdentity | undefined; basePath: string }> {
     const pvName = volume.metadata?.name ?? '';
     const ref = volume.spec?.claimRef;
@@ -470,7 +509,10 @@ export class LocalPathProvisioner implements Provisioner {
     try {
       return {
         claim,
-        basePath: await this.checkTeardown({ pvName, path, classConfig, className, nodeName, claim }, signal),
+        basePath: await this.checkTeardown(
+          { pvName, path, classConfig, className, nodeName, claim, allowPvNameFolder },
+          signal,
+        ),
       };
     } catch (err) {
       if (!(err instanceof TeardownRefusedError)) throw err;
@@ -481,18 +523,22 @@ export class LocalPathProvisioner implements Provisioner {
   }
 
   /**
-   * Node mode's {@link delete}: only a PV whose `local.path.provisioner/provisioned-on` annotation and node affinity
-   * both name this node (any other is left to its node's provisioner: {@link IgnoredError}); the directory passes
-   * the same checks as a teardown through a helper pod, then is removed in-process.
+   * Node mode's {@link delete}: only a PV whose `local.path.provisioner/provisioned-on` annotation (with
+   * `nodeMode.kutti`, else kutti's `kuttiproject.org/provisionedOn`) and node affinity both name this node (any other
+   * is left to its node's provisioner: {@link IgnoredError}); the directory passes the same checks as a teardown
+   * through a helper pod, then is removed in-process or by the teardown script.
    */
   private async deleteOnThisNode(
     volume: V1PersistentVolume,
     nodeMode: NodeModeOptions,
+    nodeVolumes: NodeVolumes,
     signal: AbortSignal,
   ): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
     const me = nodeMode.nodeName;
-    const owner = volume.metadata?.annotations?.[PROVISIONED_ON_ANNOTATION] ?? '';
+    const ours = volume.metadata?.annotations?.[PROVISIONED_ON_ANNOTATION];
+    const kutti = ours === undefined && nodeMode.kutti === true ? kuttiNodeOf(volume) : undefined;
+    const owner = ours ?? kutti ?? '';
     if (owner !== me) {
       throw new IgnoredError(
         owner === ''
@@ -512,14 +558,33 @@ export class LocalPathProvisioner implements Provisioner {
     const nodeName = await this.nodeOfVolume(volume, signal);
     if (nodeName !== me)
       throw new IgnoredError(`the node affinity of volume ${pvName} names node ${nodeName}, not ${me}`);
-    const { basePath } = await this.guardTeardown(volume, path, classConfig, className, nodeName, signal);
+    const { basePath } = await this.guardTeardown(
+      volume,
+      path,
+      classConfig,
+      className,
+      nodeName,
+      signal,
+      kutti !== undefined,
+    );
     this.logger.info({ pv: pvName }, `Deleting volume ${pvName} at ${nodeName}:${path}`);
     try {
-      await removeVolumeDir(nodeMode.hostRoot ?? '', basePath, path);
+      await nodeVolumes.tearDown(
+        {
+          pvName,
+          path,
+          basePath,
+          sizeBytes: quantityToBytes(volume.spec?.capacity?.storage),
+          volumeMode: volume.spec?.volumeMode ?? 'Filesystem',
+        },
+        signal,
+      );
     } catch (err) {
+      if (signal.aborted) throw err;
       this.logger.error({ pv: pvName }, `clean up volume ${pvName} failed: ${describeError(err)}`);
       throw new Error(`failed to delete volume ${pvName}: ${describeError(err)}`, { cause: err });
     }
+    await nodeVolumes.forget(pvName, basePath);
     this.logger.info({ pv: pvName }, `Volume ${pvName} has been deleted on ${nodeName}:${path}`);
   }
 
@@ -534,6 +599,21 @@ export class LocalPathProvisioner implements Provisioner {
       { ...record, classConfig, className: record.storageClassName, nodeName: record.node },
       signal,
     );
+    if (this.nodeVolumes !== undefined) {
+      this.logger.info(
+        { pv: record.pvName },
+        `Deleting the directory of interrupted volume ${record.pvName} at ${record.node}:${record.path}`,
+      );
+      await this.nodeVolumes.tearDown(
+        { pvName: record.pvName, path: record.path, basePath, sizeBytes: 0, volumeMode: 'Filesystem' },
+        signal,
+      );
+      this.logger.info(
+        { pv: record.pvName },
+        `Volume ${record.pvName} has been deleted on ${record.node}:${record.path}`,
+      );
+      return;
+    }
     const pod = this.helperPod(
       'delete',
       {
@@ -567,6 +647,7 @@ export class LocalPathProvisioner implements Provisioner {
       className: string;
       nodeName: string;
       claim: ClaimIdentity | undefined;
+      allowPvNameFolder?: boolean;
     },
     signal: AbortSignal,
   ): Promise<string> {
@@ -606,6 +687,7 @@ export class LocalPathProvisioner implements Provisioner {
       claim: target.claim,
       pathPattern,
       allowUnsafePathPattern,
+      allowPvNameFolder: target.allowPvNameFolder,
       otherVolumes,
     });
   }

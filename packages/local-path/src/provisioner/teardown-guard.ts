@@ -50,6 +50,11 @@ export interface TeardownTarget {
   readonly pathPattern?: string | undefined;
   /** The class's `allowUnsafePathPattern`. */
   readonly allowUnsafePathPattern?: boolean | undefined;
+  /**
+   * Also accept the folder named after the PV alone (`<base>/<pv name>`): the shape of the volumes of
+   * kuttiproject/provisioner-localvolume, for the PVs it made. Default false.
+   */
+  readonly allowPvNameFolder?: boolean | undefined;
   /** The paths of every other PV. */
   readonly otherVolumes: readonly { readonly name: string; readonly path: string }[];
 }
@@ -110,7 +115,9 @@ export function checkTeardownTarget(target: TeardownTarget): string {
     throw refuse('the PV names no claim (spec.claimRef), so no directory of it can be told');
   const folder = path.slice(base.length + 1);
   const expected = expectedFolder(target, claim);
-  const matches = typeof expected === 'string' ? folder === expected : expected(folder, base);
+  const matches =
+    (target.allowPvNameFolder === true && folder === target.pvName) ||
+    (typeof expected === 'string' ? folder === expected : expected(folder, base));
   if (!matches) {
     const shape =
       typeof expected === 'string'

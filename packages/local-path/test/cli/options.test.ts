@@ -60,6 +60,7 @@ const DEFAULTS: LocalPathOptions = {
   nodeMode: false,
   nodeName: undefined,
   hostRoot: undefined,
+  kuttiRootPath: undefined,
   configMountPath: undefined,
 };
 
@@ -470,7 +471,32 @@ describe('node mode', () => {
     expect(start(['start', '--node-mode', '--node-name=f1'], { KUTTI_NODE_NAME: 'k1' }).nodeName).toBe('f1');
   });
 
+  it("KUTTI_ROOT_PATH (--kutti-root-path) is kutti's root path: the one base path of every node", () => {
+    const options = start(['start', '--node-mode'], { KUTTI_NODE_NAME: 'k1', KUTTI_ROOT_PATH: '/kutti/vols/' });
+    expect(options.kuttiRootPath).toBe('/kutti/vols/');
+    expect(JSON.parse(options.config!)).toEqual({
+      nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: ['/kutti/vols'] }],
+    });
+    expect(start(['start', '--node-mode', '--node-name=n', '--kutti-root-path=/v']).kuttiRootPath).toBe('/v');
+  });
+
+  it('refuses KUTTI_ROOT_PATH without node mode, with --config, or when it is not a clean absolute path', () => {
+    expect(usageError(['start'], { KUTTI_ROOT_PATH: '/kutti/vols' }).message).toBe(
+      'invalid flag kutti-root-path: it needs --node-mode (NODE_MODE)',
+    );
+    const both = usageError(['start', '--node-mode', '--node-name=n', '--config=/etc/config/config.json'], {
+      KUTTI_ROOT_PATH: '/kutti/vols',
+    });
+    expect(both.message).toContain('give either --config or --kutti-root-path');
+    for (const bad of ['kutti', '/', '/a/../b', '/a//b', '/a/./b']) {
+      expect(usageError(['start', '--node-mode', '--node-name=n', `--kutti-root-path=${bad}`]).flag).toBe(
+        'kutti-root-path',
+      );
+    }
+  });
+
   it('lists its flags in the help', () => {
+    expect(HELP).toContain('KUTTI_ROOT_PATH');
     expect(HELP).toContain('--node-mode');
     expect(HELP).toContain('(env NODE_NAME, default "")');
     expect(HELP).toContain('KUTTI_NODE_NAME');

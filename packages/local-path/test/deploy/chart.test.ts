@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseManifests } from '@kprov/testkit';
 import ValidationError from '@kubernetes-models/validate/runtime/validation_error';
 import type { IConfigMap, ISecret, IServiceAccount } from 'kubernetes-models/v1';
-import type { IDeployment } from 'kubernetes-models/apps/v1';
+import type { IDaemonSet, IDeployment } from 'kubernetes-models/apps/v1';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type {
   IClusterRole,
@@ -27,7 +27,9 @@ import type { GoMap } from './helm/go-values.js';
 import {
   CLUSTER_GRANTS,
   NAMESPACE_GRANTS,
+  NODE_MODE_CLUSTER_GRANTS,
   OBJECT_NAME,
+  allowsPodCreate,
   containerOf,
   expectAllowed,
   expectUsableConfigMapData,
@@ -219,6 +221,44 @@ describe('the chart with its default values', () => {
     const other = new Rendered(renderChart(chart, { releaseName: 'storage', namespace: NAMESPACE }));
     expect(other.deployment.metadata?.name).toBe('storage-local-path-provisioner');
     expect(other.only<IStorageClass>('StorageClass').provisioner).toBe('cluster.local/storage-local-path-provisioner');
+  });
+});
+
+describe('mode: node', () => {
+  it('renders a DaemonSet in node mode instead of the Deployment, and no Role: no pod may be created', () => {
+    const r = render({ mode: 'node' });
+    r.expectValid();
+    expect(r.kinds()).toEqual(
+      [...BASE_KINDS.filter((k) => !['Deployment', 'Role', 'RoleBinding'].includes(k)), 'DaemonSet'].sort(),
+    );
+    const account = r.only<IServiceAccount>('ServiceAccount');
+    const { cluster, namespaced } = grantedRules(
+      r.objects,
+      { name: account.metadata!.name!, namespace: NAMESPACE },
+      NAMESPACE,
+    );
+    expectAllowed(cluster, NODE_MODE_CLUSTER_GRANTS);
+    expect(allowsPodCreate([...cluster, ...namespaced])).toBe(false);
+    expect(r.result.notes).toContain('Node mode: a DaemonSet');
+  });
+
+  it("the DaemonSet's command is node mode with NODE_NAME from spec.nodeName and each hostPath at its own path", () => {
+    const r = render({ mode: 'node', nodeMode: { hostPaths: ['/opt/local-path-provisioner', '/data1'] } });
+    r.expectValid();
+    const ds = r.only<IDaemonSet>('DaemonSet');
+    const options = startOptions(ds);
+    expect(options).toMatchObject({ nodeMode: true, nodeName: 'node-1', config: '/etc/config/config.json' });
+    expect(options.hostRoot).toBeUndefined();
+    const env = containerOf(ds).env ?? [];
+    expect(env.find((e) => e.name === 'NODE_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('spec.nodeName');
+    const mounts = Object.fromEntries((containerOf(ds).volumeMounts ?? []).map((m) => [m.name, m.mountPath]));
+    const volumes = ds.spec!.template.spec!.volumes ?? [];
+    for (const p of ['/opt/local-path-provisioner', '/data1']) {
+      const volume = volumes.find((v) => v.hostPath?.path === p);
+      expect(volume?.hostPath?.type).toBe('DirectoryOrCreate');
+      expect(mounts[volume!.name]).toBe(p);
+    }
+    expect(ds.spec?.selector.matchLabels).toEqual(ds.spec?.template.metadata?.labels && ds.spec.selector.matchLabels);
   });
 });
 
@@ -558,7 +598,7 @@ const UPSTREAM_COMMENTED = [
   'deletionRetryCount',
 ];
 /** Our additions. */
-const OUR_VALUES = ['leaderElection.enabled'];
+const OUR_VALUES = ['leaderElection.enabled', 'mode', 'nodeMode.hostPaths'];
 
 const TEMPLATES = [
   'NOTES.txt',
@@ -566,6 +606,7 @@ const TEMPLATES = [
   'clusterrole.yaml',
   'clusterrolebinding.yaml',
   'configmap.yaml',
+  'daemonset.yaml',
   'deployment.yaml',
   'pdb.yaml',
   'registry-secret.yaml',

@@ -14,7 +14,7 @@ import {
   ServiceAccount,
   type IContainer,
 } from 'kubernetes-models/v1';
-import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
+import { DaemonSet, Deployment, type IDaemonSet, type IDeployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import {
   ClusterRole,
@@ -43,6 +43,7 @@ export const validate = manifestValidator([
   Role,
   RoleBinding,
   Deployment,
+  DaemonSet,
   ConfigMap,
   Pod,
   StorageClass,
@@ -69,6 +70,16 @@ export const CLUSTER_GRANTS: [string, string, string[]][] = [
   ['', 'pods', ['get', 'list', 'watch']],
   ['', 'pods/log', ['get']],
 ];
+
+/** What node mode does cluster-wide: the same, without helper pod logs. */
+export const NODE_MODE_CLUSTER_GRANTS: [string, string, string[]][] = CLUSTER_GRANTS.filter(
+  ([, r]) => r !== 'pods/log',
+);
+
+/** Whether any of `rules` lets the account create pods (node mode never should). */
+export function allowsPodCreate(rules: IPolicyRule[]): boolean {
+  return rulesAllow(rules, '', 'pods', 'create');
+}
 
 /** What it does in its own namespace: helper pods and the leader election Lease. */
 export const NAMESPACE_GRANTS: [string, string, string[]][] = [
@@ -125,22 +136,33 @@ export function expectUsableConfigMapData(d: Record<string, string>, allowUnsafe
   }
 }
 
-/** The Deployment's single container. */
-export function containerOf(deployment: IDeployment): IContainer {
+/** The Deployment's (or DaemonSet's) single container. */
+export function containerOf(deployment: IDeployment | IDaemonSet): IContainer {
   const containers = deployment.spec?.template.spec?.containers ?? [];
   expect(containers, 'one container').toHaveLength(1);
   return containers[0]!;
 }
 
-/** The container's command and args as local-path-provisioner parses them (downward API values filled in). */
-export function startOptions(deployment: IDeployment, extraEnv: Record<string, string> = {}): LocalPathOptions {
+/**
+ * The container's command and args as local-path-provisioner parses them (downward API values filled in:
+ * `metadata.namespace`, and `spec.nodeName` as `node-1`).
+ */
+export function startOptions(
+  deployment: IDeployment | IDaemonSet,
+  extraEnv: Record<string, string> = {},
+): LocalPathOptions {
   const container = containerOf(deployment);
   const [program, ...argv] = container.command ?? [];
   expect(program, "the command is upstream's binary name, on the image's PATH").toBe('local-path-provisioner');
   const env: Record<string, string | undefined> = {};
   for (const e of container.env ?? []) {
     const field = e.valueFrom?.fieldRef?.fieldPath;
-    env[e.name] = field === 'metadata.namespace' ? (deployment.metadata?.namespace ?? 'default') : e.value;
+    env[e.name] =
+      field === 'metadata.namespace'
+        ? (deployment.metadata?.namespace ?? 'default')
+        : field === 'spec.nodeName'
+          ? 'node-1'
+          : e.value;
   }
   const parsed = parseCommandLine([...argv, ...(container.args ?? [])], { ...env, ...extraEnv });
   if (parsed.kind !== 'start')

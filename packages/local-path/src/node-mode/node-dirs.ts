@@ -48,12 +48,13 @@ function below(base: string, dir: string): string {
 }
 
 /**
- * Creates the volume directory `dir` (a node path below `base`) with mode 0777, as `mkdir -m 0777 -p`. The base path
- * is created first when missing (as the helper pod's `DirectoryOrCreate` mount does); the deepest existing part of
- * `dir` must resolve to where it names below the resolved base path, so a symbolic link left below the base path
- * (in a retained volume, say) cannot send the volume elsewhere.
+ * The checks before a volume directory `dir` (a node path below `base`) is made, by {@link createVolumeDir} or a
+ * setup script: the base path is created when missing (as the helper pod's `DirectoryOrCreate` mount does); the
+ * deepest existing part of `dir` must resolve to where it names below the resolved base path, so a symbolic link left
+ * below the base path (in a retained volume, say) cannot send the volume elsewhere. Resolves with whether `dir`
+ * exists already.
  */
-export async function createVolumeDir(hostRoot: string, base: string, dir: string): Promise<void> {
+export async function checkVolumeDirCreate(hostRoot: string, base: string, dir: string): Promise<boolean> {
   const rest = below(base, dir);
   const hostBase = onHost(hostRoot, path.posix.normalize(base));
   await mkdir(hostBase, { recursive: true, mode: 0o755 });
@@ -65,24 +66,42 @@ export async function createVolumeDir(hostRoot: string, base: string, dir: strin
   if (real !== realBase + existing) {
     throw new VolumeDirRefusedError(`refusing ${dir}: ${base}${existing} resolves to ${real || 'nothing'}`);
   }
-  const target = hostBase + rest;
+  return existing === rest && rest !== '';
+}
+
+/**
+ * Creates the volume directory `dir` (a node path below `base`) with mode 0777, as `mkdir -m 0777 -p`, after the
+ * checks of {@link checkVolumeDirCreate}.
+ */
+export async function createVolumeDir(hostRoot: string, base: string, dir: string): Promise<void> {
+  await checkVolumeDirCreate(hostRoot, base, dir);
+  const target = onHost(hostRoot, path.posix.normalize(base)) + below(base, dir);
   await mkdir(target, { recursive: true, mode: 0o777 });
   // The umask applies to mkdir's mode.
   await chmod(target, 0o777);
 }
 
 /**
- * Removes the volume directory `dir` (a node path below `base`) and everything in it, as `rm -rf`; nothing to do
- * when it is gone. Refused when `dir` resolves anywhere else than where it names below the resolved base path (a
- * symbolic link on the way, or the directory itself a link).
+ * The checks before the volume directory `dir` (a node path below `base`) is removed, by {@link removeVolumeDir} or
+ * a teardown script: refused when `dir` resolves anywhere else than where it names below the resolved base path (a
+ * symbolic link on the way, or the directory itself a link). Resolves with whether `dir` exists.
  */
-export async function removeVolumeDir(hostRoot: string, base: string, dir: string): Promise<void> {
+export async function checkVolumeDirRemove(hostRoot: string, base: string, dir: string): Promise<boolean> {
   const rest = below(base, dir);
   const hostBase = onHost(hostRoot, path.posix.normalize(base));
   const target = hostBase + rest;
-  if (!(await exists(target))) return;
+  if (!(await exists(target))) return false;
   const want = (await realOrEmpty(hostBase)) + rest;
   const real = await realOrEmpty(target);
   if (real !== want) throw new VolumeDirRefusedError(`refusing ${dir}: it resolves to ${real || 'nothing'}`);
-  await rm(target, { recursive: true, force: true });
+  return true;
+}
+
+/**
+ * Removes the volume directory `dir` (a node path below `base`) and everything in it, as `rm -rf`, after the checks
+ * of {@link checkVolumeDirRemove}; nothing to do when it is gone.
+ */
+export async function removeVolumeDir(hostRoot: string, base: string, dir: string): Promise<void> {
+  if (!(await checkVolumeDirRemove(hostRoot, base, dir))) return;
+  await rm(onHost(hostRoot, path.posix.normalize(base)) + below(base, dir), { recursive: true, force: true });
 }

@@ -1,0 +1,41 @@
+/**
+ * Node mode: one provisioner per node that makes and removes its node's volume directories itself, with the
+ * checks, scripts, owner patterns, pending records and orphan reconciler of that, and what it reads of
+ * kuttiproject/provisioner-localvolume.
+ *
+ * @module
+ */
+export {
+  checkVolumeDirCreate,
+  checkVolumeDirRemove,
+  createVolumeDir,
+  onHost,
+  removeVolumeDir,
+  VolumeDirRefusedError,
+} from './node-dirs.js';
+export { CommandFailedError, CommandTimeoutError, runCommand, type CommandRun } from './command-runner.js';
+export {
+  isStockScript,
+  normaliseScript,
+  planScript,
+  scriptCall,
+  type NodeScripts,
+  type ScriptCallInputs,
+  type ScriptPlan,
+} from './scripts.js';
+export { applyFileMode, FileModeError } from './file-mode.js';
+export { applyOwner, type OwnerValues } from './owner.js';
+export { listPending, PENDING_DIR, removePending, writePending, type PendingRecord } from './pending.js';
+export { NodeVolumes, type NodeSetup, type NodeTeardown, type NodeVolumesOptions } from './node-volumes.js';
+export {
+  basePathsOf,
+  NodeOrphanReconciler,
+  type NodeOrphanReconcilerOptions,
+  type NodeReconcileReport,
+} from './orphan-reconciler.js';
+export {
+  KUTTI_PROVISIONED_BY_ANNOTATION,
+  KUTTI_PROVISIONED_ON_ANNOTATION,
+  KUTTI_PROVISIONER_NAME,
+  kuttiNodeOf,
+} from './kutti.js';

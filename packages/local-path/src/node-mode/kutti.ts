@@ -1,0 +1,24 @@
+/**
+ * What node mode reads of kuttiproject/provisioner-localvolume (v0.2.2), so that its PVs are deleted by the
+ * provisioner of the node that holds them after a switch: its provisioner name, and the annotations it writes on
+ * each PV (`kuttiproject.org/provisionedBy`, `kuttiproject.org/provisionedOn`). Its volumes are `<root path>/<PV
+ * name>` directories.
+ *
+ * @module
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+
+/** kutti's provisioner name (StorageClass `provisioner`, PV `pv.kubernetes.io/provisioned-by`). */
+export const KUTTI_PROVISIONER_NAME = 'kuttiproject/provisioner-localvolume';
+/** PV annotation kutti writes: its provisioner name. */
+export const KUTTI_PROVISIONED_BY_ANNOTATION = 'kuttiproject.org/provisionedBy';
+/** PV annotation kutti writes: the node the directory was made on. */
+export const KUTTI_PROVISIONED_ON_ANNOTATION = 'kuttiproject.org/provisionedOn';
+
+/** The node a PV made by kutti was made on (its annotations, as kutti checks them); `undefined` for any other PV. */
+export function kuttiNodeOf(volume: V1PersistentVolume): string | undefined {
+  const annotations = volume.metadata?.annotations ?? {};
+  if (annotations[KUTTI_PROVISIONED_BY_ANNOTATION] !== KUTTI_PROVISIONER_NAME) return undefined;
+  const node = annotations[KUTTI_PROVISIONED_ON_ANNOTATION] ?? '';
+  return node === '' ? undefined : node;
+}

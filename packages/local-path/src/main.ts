@@ -510,17 +510,16 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
           failedDeleteThreshold: options.deletionRetryCount,
         },
         beforeRun: (controller) => {
-          const reconciler = new HelperPodReconciler({
-            kubeConfig,
-            namespace: options.namespace,
-            provisioner,
-            timeoutSeconds: () => source.current().config.cmdTimeoutSeconds,
-            logger,
-          });
           controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
           const orphans =
             nodeMode === undefined
-              ? reconciler
+              ? new HelperPodReconciler({
+                  kubeConfig,
+                  namespace: options.namespace,
+                  provisioner,
+                  timeoutSeconds: () => source.current().config.cmdTimeoutSeconds,
+                  logger,
+                })
               : new NodeOrphanReconciler({
                   kubeConfig,
                   provisioner,

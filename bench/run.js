@@ -13,7 +13,7 @@ import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './contr
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
 import { memoryLimitedNode, parseMemoryLimit } from './memory-limit.js';
-import { LOCAL_PATH_HEADING, localPathMarkdown } from './local-path-report.js';
+import { LOCAL_PATH_HEADINGS, localPathMarkdown } from './local-path-report.js';
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
 
@@ -316,14 +316,24 @@ const meta = {
   options,
 };
 
-const localPathSection = runLocalPath
-  ? localPathMarkdown(localPathRuns, meta, { ...options.localPath, createConcurrency: options.createConcurrency })
-  : undefined;
+const localPathSections = new Map(
+  (runLocalPath ? options.localPath.tiers : [])
+    .filter((tier) => localPathRuns.some((r) => r.tier === tier))
+    .map((tier) => [
+      LOCAL_PATH_HEADINGS[tier],
+      localPathMarkdown(
+        localPathRuns.filter((r) => r.tier === tier),
+        meta,
+        { ...options.localPath, createConcurrency: options.createConcurrency },
+        tier,
+      ),
+    ]),
+);
 const controllerSections = new Map(
   controllerParts.map((part) => [CONTROLLER_HEADINGS[part.tier], controllerMarkdown(part, options, meta)]),
 );
 for (const section of controllerSections.values()) process.stdout.write(`\n${section}\n`);
-if (localPathSection !== undefined) process.stdout.write(`\n${localPathSection}\n`);
+for (const section of localPathSections.values()) process.stdout.write(`\n${section}\n`);
 
 if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
   await mkdir(RESULTS, { recursive: true });
@@ -335,7 +345,13 @@ if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
   );
   await writeLatest(
     join(RESULTS, 'latest.md'),
-    new Map([...controllerSections, [LOCAL_PATH_HEADING, localPathRuns.length > 0 ? localPathSection : undefined]]),
+    // Every section in a fixed order; those of parts and tiers not run are kept from the file.
+    new Map(
+      [...Object.values(CONTROLLER_HEADINGS), ...Object.values(LOCAL_PATH_HEADINGS)].map((heading) => [
+        heading,
+        controllerSections.get(heading) ?? localPathSections.get(heading),
+      ]),
+    ),
   );
   log(`wrote ${json} and bench/results/latest.md (${meta.durationS.toFixed(0)} s)`);
 }

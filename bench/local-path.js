@@ -236,7 +236,8 @@ export async function localPathRun(setting, env) {
         : `timed out: ${volumes.filter((v) => !pvDeleted.has(v)).length} PVs and ${dirsLeft} directories left`,
     );
 
-    // Per claim: delete response → PV deleted (the teardown helper pod ran before the PV is deleted).
+    // Per claim: delete response → PV deleted (the teardown helper pod, or the node's provisioner, removed the
+    // directory before the PV is deleted).
     const deleteByVolume = new Map();
     for (const [uid, v] of volumeOf) {
       const t = deleteSent.get(claimName.get(uid));

@@ -133,14 +133,21 @@ export function pidsMentioning(text) {
 
 /**
  * Starts a real control plane (the testkit's `startControlPlane`: etcd, kube-apiserver and kube-controller-manager
- * from `$KUBEBUILDER_ASSETS`, no scheduler) with kube-controller-manager's client limit raised to `kcmQps`, so that
- * its PV controller (which binds the provisioned PVs) keeps up with a burst. Resolves with its administrator's
- * kubeconfig, `serverCpuMs()` (kube-apiserver + etcd, from /proc), `kcmCpuMs()` and `stop()`. `pvBinder: false` turns
- * kube-controller-manager's PV binder off (the claims stay Pending and the PVs Available).
+ * from `$KUBEBUILDER_ASSETS`, and kube-scheduler with `scheduler`) with kube-controller-manager's client limit raised
+ * to `kcmQps`, so that its PV controller (which binds the provisioned PVs) keeps up with a burst. Resolves with its
+ * administrator's kubeconfig, `serverCpuMs()` (kube-apiserver + etcd, from /proc), `kcmCpuMs()`, `pids` (`server`:
+ * kube-apiserver and etcd, `kcm`, `scheduler`) and `stop()`. `pvBinder: false` turns kube-controller-manager's PV
+ * binder off (the claims stay Pending and the PVs Available).
  */
-export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, pvBinder = true, track } = {}) {
+export async function startRealServer({
+  kcmQps = 1000,
+  kcmBurst = 2000,
+  scheduler = false,
+  pvBinder = true,
+  track,
+} = {}) {
   const cp = await testkit.startControlPlane({
-    scheduler: false,
+    scheduler,
     controllerManagerQps: { qps: kcmQps, burst: kcmBurst },
     verbosity: 1,
     // Without its PV binder, kube-controller-manager leaves the claims Pending, as the testkit's --no-binder does.
@@ -155,6 +162,8 @@ export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, pvBinder
   return {
     kubeconfig: cp.kubeconfigPath,
     url: cp.url,
+    dataDir: cp.dataDir,
+    pids: { server, kcm, scheduler: pidsOf(/kube-scheduler$/) },
     serverCpuMs: () => sum(server),
     kcmCpuMs: () => sum(kcm),
     async stop() {
@@ -162,4 +171,15 @@ export async function startRealServer({ kcmQps = 1000, kcmBurst = 2000, pvBinder
       track?.delete(cp);
     },
   };
+}
+
+/** Resident set size of another process in MiB, from /proc (`VmRSS`), or NaN where there is none. */
+export function procRssMiB(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb === undefined ? NaN : Number(kb) / 1024;
+  } catch {
+    return NaN;
+  }
 }

@@ -1,5 +1,6 @@
 // What users deploy, read from packages/local-path/deploy/local-path-storage.yaml: the local-path-config ConfigMap
-// (config.json, setup, teardown, helperPod.yaml) and the local-path StorageClass, so the bench runs those.
+// (config.json, setup, teardown, helperPod.yaml), the ServiceAccount its helper pods run as (a real
+// kube-apiserver refuses pods of a missing one) and the local-path StorageClass, so the bench runs those.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ const localPathRequire = createRequire(join(ROOT, 'packages/local-path/package.j
 const yaml = await import(pathToFileURL(localPathRequire.resolve('yaml')).href);
 
 /**
- * The namespace, ConfigMap and StorageClass of the deploy manifest, plus the base path its `config.json` gives
+ * The namespace, ConfigMap, ServiceAccount and StorageClass of the deploy manifest, plus the base path its `config.json` gives
  * every node (`DEFAULT_PATH_FOR_NON_LISTED_NODES`) and the `mkdir -m` mode of its setup script.
  */
 export async function deployObjects() {
@@ -24,9 +25,10 @@ export async function deployObjects() {
     .filter((o) => o !== null);
   const configMap = docs.find((o) => o.kind === 'ConfigMap' && o.metadata?.name === 'local-path-config');
   const storageClass = docs.find((o) => o.kind === 'StorageClass' && o.metadata?.name === 'local-path');
-  if (configMap === undefined || storageClass === undefined) {
+  const serviceAccount = docs.find((o) => o.kind === 'ServiceAccount');
+  if (configMap === undefined || storageClass === undefined || serviceAccount === undefined) {
     throw new Error(
-      `${DEPLOY_YAML} lacks the ConfigMap local-path-config or the StorageClass local-path; the local-path bench runs what it deploys`,
+      `${DEPLOY_YAML} lacks the ConfigMap local-path-config, the StorageClass local-path or a ServiceAccount; the local-path bench runs what it deploys`,
     );
   }
   const namespace = configMap.metadata.namespace;
@@ -42,5 +44,5 @@ export async function deployObjects() {
     throw new Error(
       `${DEPLOY_YAML}: the setup script has no "mkdir -m MODE", which the bench checks every directory against`,
     );
-  return { namespace, configMap, storageClass, basePath, dirMode: Number.parseInt(mode, 8) };
+  return { namespace, configMap, serviceAccount, storageClass, basePath, dirMode: Number.parseInt(mode, 8) };
 }

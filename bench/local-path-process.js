@@ -1,5 +1,5 @@
 // The local-path-provisioner binary (packages/local-path/dist/cli.js) as a child process, started as its
-// Deployment would start it, plus the flags a bench must pin down.
+// Deployment would start it (or, in node mode, as one pod of its DaemonSet), plus the flags a bench must pin down.
 import { spawn } from 'node:child_process';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
@@ -13,9 +13,10 @@ const TAIL_LINES = 40;
  * The command line: the ConfigMap of `namespace` as config source, `--worker-threads`, client-side rate limit
  * `--kube-api-qps`/`--kube-api-burst` given explicitly (so a change of their defaults cannot change what is
  * measured), leader election off (one replica; the election is not what is measured), and the health server on a
- * free port so that runs never clash over 8080.
+ * free port so that runs never clash over 8080. With `nodeMode` (`{ nodeName, hostRoot }`): `--node-mode`, the
+ * node's name, and the folder standing for that node's root file system as `--host-root`.
  */
-export function provisionerArgs({ kubeconfig, namespace, workers, qps, burst }) {
+export function provisionerArgs({ kubeconfig, namespace, workers, qps, burst, nodeMode }) {
   return [
     'start',
     '--kubeconfig',
@@ -27,6 +28,9 @@ export function provisionerArgs({ kubeconfig, namespace, workers, qps, burst }) 
     `--kube-api-burst=${burst}`,
     '--leader-election=false',
     '--health-port=0',
+    ...(nodeMode === undefined
+      ? []
+      : ['--node-mode', '--node-name', nodeMode.nodeName, '--host-root', nodeMode.hostRoot]),
   ];
 }
 

@@ -1,15 +1,17 @@
-// One local-path run of `pnpm bench`: a fresh `kprov-testkit serve` (binder, scheduler and kubelet on, a few nodes
-// rooted in a temporary folder), the deploy manifest's ConfigMap and StorageClass, the local-path-provisioner
-// binary as a child process, then `claims` PVCs through real helper pods, checked on disk, then deleted.
-// See bench/README.md.
+// One local-path run of `pnpm bench`: a fresh server (`kprov-testkit serve` with binder, scheduler and kubelet on,
+// or a real control plane with the testkit's kubelet; a few nodes rooted in a temporary folder), the deploy
+// manifest's ConfigMap, ServiceAccount and StorageClass, the local-path-provisioner binary as a child process (helper
+// mode: one, through real helper pods; node mode: one per node, `--node-mode`, directories made in-process), then
+// `claims` PVCs, checked on disk, then deleted. See bench/README.md.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkDirectories, remainingDirectories } from './local-path-disk.js';
 import { deployObjects } from './local-path-deploy.js';
 import { startProvisioner } from './local-path-process.js';
+import { startLocalPathServer } from './local-path-server.js';
 import { cpuMeter } from './cpu.js';
 import { latencyProbe } from './probe.js';
-import { k8s, lib, loadKubeConfig, now, percentile, pool, startServer } from './common.js';
+import { k8s, lib, loadKubeConfig, now, percentile, pool } from './common.js';
 import { watchCollection } from './watch.js';
 import { until } from './until.js';
 
@@ -35,14 +37,15 @@ function latencies(from, to) {
 /**
  * Runs one setting and resolves with its figures. `env` carries what the driver owns: `tmpRoot` (the run's folder
  * goes under it and is removed afterwards), `track` (a Set every child process is added to, for cleanup on Ctrl-C),
- * `log`, `aborted()`. `setting`: `{ claims, workers, qps, burst, nodes, createConcurrency, warmup, timeoutMs }`.
+ * `log`, `aborted()`. `setting`: `{ tier, mode, claims, workers, qps, burst, nodes, createConcurrency, warmup,
+ * timeoutMs }`, `tier` being `testkit` or `real` and `mode` `helper` (helper pods) or `node` (node mode).
  */
 export async function localPathRun(setting, env) {
-  const { claims, workers, nodes: nodeCount, createConcurrency, timeoutMs } = setting;
-  const label = `local-path ${claims} PVCs, ${workers} workers`;
+  const { tier, mode, claims, workers, nodes: nodeCount, createConcurrency, timeoutMs } = setting;
+  const label = `local-path ${tier} ${mode} mode ${claims} PVCs, ${workers} workers`;
   const log = (m) => env.log(`${label}: ${m}`);
   const deploy = await deployObjects();
-  const dir = await mkdtemp(join(env.tmpRoot, `local-path-${claims}-${workers}-`));
+  const dir = await mkdtemp(join(env.tmpRoot, `local-path-${tier}-${mode}-${claims}-${workers}-`));
   const nodes = Array.from({ length: nodeCount }, (_, i) => ({
     name: `node-${i + 1}`,
     root: join(dir, 'nodes', `node-${i + 1}`),
@@ -52,17 +55,9 @@ export async function localPathRun(setting, env) {
   const stoppers = [];
   try {
     if (env.aborted()) throw new Error('stopped');
-    const server = await startServer(dir, {
-      binder: true,
-      scheduler: true,
-      kubelet: true,
-      nodes: nodes.map((n) => `${n.name}=${n.root}`),
-      track: env.track,
-    });
-    stoppers.push(async () => {
-      await server.stop();
-      env.track.delete(server.child);
-    });
+    if (tier === 'real') log('starting a control plane and the kubelet');
+    const server = await startLocalPathServer(tier, { dir, nodes, track: env.track });
+    stoppers.push(() => server.stop());
     const kc = loadKubeConfig(server.kubeconfig);
     stoppers.push(() =>
       lib
@@ -82,12 +77,14 @@ export async function localPathRun(setting, env) {
     }
     await core.createNamespace({ body: { metadata: { name: deploy.namespace } } });
     await core.createNamespacedConfigMap({ namespace: deploy.namespace, body: deploy.configMap });
+    await core.createNamespacedServiceAccount({ namespace: deploy.namespace, body: deploy.serviceAccount });
     await storage.createStorageClass({ body: deploy.storageClass });
 
-    // What the driver sees: claims Bound, PVs deleted, helper pods run (and how they ended).
+    // What the driver sees: claims Bound, PVs created and deleted, helper pods run (and how they ended).
     const bound = new Map();
     const volumeOf = new Map();
     const pvs = new Map();
+    const pvAdded = new Map();
     const pvDeleted = new Map();
     const helperPods = new Map();
     const watchErrors = [];
@@ -107,7 +104,11 @@ export async function localPathRun(setting, env) {
         onError('PV watch')(type, pv);
         const name = pv?.metadata?.name;
         if (type === 'DELETED') pvDeleted.set(name, now());
-        else if (type !== 'ERROR') pvs.set(name, pv);
+        else if (type !== 'ERROR') {
+          pvs.set(name, pv);
+          const claimUid = pv?.spec?.claimRef?.uid;
+          if (claimUid !== undefined && !pvAdded.has(claimUid)) pvAdded.set(claimUid, now());
+        }
       }),
       await watchCollection(kc, `/api/v1/namespaces/${deploy.namespace}/pods`, (type, pod) => {
         onError('helper pod watch')(type, pod);
@@ -131,16 +132,31 @@ export async function localPathRun(setting, env) {
     });
 
     if (env.aborted()) throw new Error('stopped');
-    const provisioner = await startProvisioner(
-      { kubeconfig: server.kubeconfig, namespace: deploy.namespace, workers, qps: setting.qps, burst: setting.burst },
-      env.track,
-    );
+    // Helper mode: one provisioner for every node. Node mode: one per node, its root as the node's file system.
+    const common = {
+      kubeconfig: server.kubeconfig,
+      namespace: deploy.namespace,
+      workers,
+      qps: setting.qps,
+      burst: setting.burst,
+    };
+    const provisioners = [];
     stoppers.push(async () => {
-      await provisioner.stop();
-      env.track.delete(provisioner.child);
+      for (const p of provisioners) {
+        await p.stop();
+        env.track.delete(p.child);
+      }
     });
-    log(`provisioner started (pid ${provisioner.child.pid})`);
-    const meter = cpuMeter({ server: server.child.pid, provisioner: provisioner.child.pid });
+    const perProcess =
+      mode === 'node' ? nodes.map((n) => ({ ...common, nodeMode: { nodeName: n.name, hostRoot: n.root } })) : [common];
+    await Promise.all(
+      perProcess.map(async (settings) => provisioners.push(await startProvisioner(settings, env.track))),
+    );
+    log(`${provisioners.length} provisioner(s) started (pid ${provisioners.map((p) => p.child.pid).join(', ')})`);
+    const meter = cpuMeter(
+      { ...server.pids, provisioner: provisioners.map((p) => p.child.pid) },
+      { shellsOf: server.shellsOf },
+    );
     const probe = latencyProbe(() => core.readNamespace({ name: 'default' }));
 
     // ---- provisioning -------------------------------------------------------------------------------------
@@ -220,7 +236,8 @@ export async function localPathRun(setting, env) {
         : `timed out: ${volumes.filter((v) => !pvDeleted.has(v)).length} PVs and ${dirsLeft} directories left`,
     );
 
-    // Per claim: delete response → PV deleted (the teardown helper pod ran before the PV is deleted).
+    // Per claim: delete response → PV deleted (the teardown helper pod, or the node's provisioner, removed the
+    // directory before the PV is deleted).
     const deleteByVolume = new Map();
     for (const [uid, v] of volumeOf) {
       const t = deleteSent.get(claimName.get(uid));
@@ -240,11 +257,14 @@ export async function localPathRun(setting, env) {
     );
     const complete = allBound && allGone && dirsLeft === 0 && watchErrors.length === 0;
     return {
+      tier,
+      mode,
       claims,
       workers,
       qps: setting.qps,
       burst: setting.burst,
       nodes: nodeCount,
+      provisioners: provisioners.length,
       leaderElection: false,
       complete,
       bound: bound.size,
@@ -252,6 +272,7 @@ export async function localPathRun(setting, env) {
         spanMs: lastBound - firstCreated,
         perSecond: (bound.size / (lastBound - firstCreated)) * 1000,
         latencyMs: latencies(created, bound),
+        pvLatencyMs: latencies(created, pvAdded),
         cpu: provisionCpu,
         serverLagMs: provisionLag,
       },
@@ -275,7 +296,7 @@ export async function localPathRun(setting, env) {
         runMs: latencies(helperAdded, helperDone),
       },
       watchErrors,
-      provisionerOutputTail: complete ? [] : provisioner.tail(),
+      provisionerOutputTail: complete ? [] : provisioners.flatMap((p) => p.tail()),
     };
   } finally {
     for (const stop of stoppers.reverse()) await stop();

@@ -1,6 +1,7 @@
-// `pnpm bench`: ProvisionController throughput, latency, API requests and memory against `kprov-testkit serve`,
-// next to the server's raw PV create throughput at the same concurrency; then the local-path provisioner binary
-// through real helper pods (local-path.js). See bench/README.md.
+// `pnpm bench`: ProvisionController throughput, latency, API requests and memory against `kprov-testkit serve`
+// (and a real control plane), next to the server's raw PV create throughput at the same concurrency; then the
+// local-path provisioner binary through real helper pods and in node mode, on the same servers (local-path.js).
+// See bench/README.md.
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -12,7 +13,7 @@ import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './contr
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
 import { memoryLimitedNode, parseMemoryLimit } from './memory-limit.js';
-import { LOCAL_PATH_HEADING, localPathMarkdown } from './local-path-report.js';
+import { LOCAL_PATH_HEADINGS, localPathMarkdown } from './local-path-report.js';
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
 
@@ -44,12 +45,16 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
                            run the controller process in a memory cgroup limited to M (512M, 1G), as a
                            container with that memory limit; needs root (default: no limit)
 
-local-path part (the local-path-provisioner binary, real helper pods; see bench/README.md):
+local-path part (the local-path-provisioner binary, through real helper pods and in node mode; see bench/README.md):
+  --lp-tiers LIST          testkit, real or both, comma-separated (default testkit, and real with KUBEBUILDER_ASSETS)
+  --lp-modes LIST          helper (one provisioner, helper pods), node (one --node-mode provisioner per node) or
+                           both, comma-separated (default helper,node)
   --lp-claims LIST         PVCs per run, comma-separated (default 100,1000)
-  --lp-workers LIST        --worker-threads values, comma-separated (default 4,16; 4 is upstream's default)
+  --lp-workers LIST        --worker-threads values, comma-separated (default 4,16; 4 is upstream's default); in
+                           node mode every node's provisioner gets it
   --lp-qps Q               --kube-api-qps of the provisioner (default -1: no client-side limit)
   --lp-burst N             --kube-api-burst of the provisioner (default 10, its own default)
-  --lp-nodes N             simulated nodes the claims are spread over (default 3)
+  --lp-nodes N             simulated nodes the claims are spread over, and node-mode provisioners (default 3)
   --lp-timeout-s S         give up on provisioning, and on deletion, after S seconds each
                            (default 60 + claims/5)
   (--create-concurrency and --warmup apply here too)
@@ -109,6 +114,8 @@ try {
       'lp-burst': { type: 'string' },
       'lp-nodes': { type: 'string' },
       'lp-timeout-s': { type: 'string' },
+      'lp-tiers': { type: 'string' },
+      'lp-modes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -117,6 +124,7 @@ try {
     process.exit(0);
   }
   const claims = positiveInt('claims', values.claims, 1000);
+  const defaultTiers = realTierAvailable ? 'testkit,real' : 'testkit';
   options = {
     claims,
     threadiness: (values.threadiness ?? '4,16').split(',').map((t) => positiveInt('threadiness', t.trim(), 4)),
@@ -130,7 +138,7 @@ try {
     controllerNodeArgs: (values['controller-node-args'] ?? '').split(' ').filter((a) => a !== ''),
     controllerMemoryLimit:
       values['controller-memory-limit'] === undefined ? undefined : parseMemoryLimit(values['controller-memory-limit']),
-    tiers: (values.tiers ?? (realTierAvailable ? 'testkit,real' : 'testkit')).split(',').map((t) => t.trim()),
+    tiers: (values.tiers ?? defaultTiers).split(',').map((t) => t.trim()),
     latencyClaims: nonNegativeInt('latency-claims', values['latency-claims'], 100),
     qpsClaims: nonNegativeInt('qps-claims', values['qps-claims'], 100),
     qps: finiteNumber('qps', values.qps, 5),
@@ -139,6 +147,8 @@ try {
     idleS: nonNegativeInt('idle-s', values['idle-s'], 30),
     only: values.only,
     localPath: {
+      tiers: (values['lp-tiers'] ?? defaultTiers).split(',').map((t) => t.trim()),
+      modes: (values['lp-modes'] ?? 'helper,node').split(',').map((m) => m.trim()),
       claims: (values['lp-claims'] ?? '100,1000').split(',').map((c) => positiveInt('lp-claims', c.trim(), 100)),
       workers: (values['lp-workers'] ?? '4,16').split(',').map((w) => positiveInt('lp-workers', w.trim(), 4)),
       qps: finiteNumber('lp-qps', values['lp-qps'], -1),
@@ -148,10 +158,18 @@ try {
         values['lp-timeout-s'] === undefined ? undefined : positiveInt('lp-timeout-s', values['lp-timeout-s'], 0),
     },
   };
-  for (const tier of options.tiers) {
-    if (tier !== 'testkit' && tier !== 'real') throw new Error(`--tiers takes testkit and real, got "${tier}"`);
-    if (tier === 'real' && !realTierAvailable)
-      throw new Error('--tiers real needs KUBEBUILDER_ASSETS (see docs/testkit.md)');
+  for (const [flag, tiers] of [
+    ['tiers', options.tiers],
+    ['lp-tiers', options.localPath.tiers],
+  ]) {
+    for (const tier of tiers) {
+      if (tier !== 'testkit' && tier !== 'real') throw new Error(`--${flag} takes testkit and real, got "${tier}"`);
+      if (tier === 'real' && !realTierAvailable)
+        throw new Error(`--${flag} real needs KUBEBUILDER_ASSETS (see docs/testkit.md)`);
+    }
+  }
+  for (const mode of options.localPath.modes) {
+    if (mode !== 'helper' && mode !== 'node') throw new Error(`--lp-modes takes helper and node, got "${mode}"`);
   }
   if (options.only !== undefined && options.only !== 'controller' && options.only !== 'local-path') {
     throw new Error(`--only must be "controller" or "local-path", got "${options.only}"; leave it out to run both`);
@@ -218,39 +236,44 @@ try {
     controllerParts.push(part);
   }
   const lp = options.localPath;
-  for (const claims of runLocalPath ? lp.claims : []) {
-    for (const workers of lp.workers) {
-      if (aborted) throw new Error('stopped');
-      log(`local-path: ${claims} PVCs, ${workers} workers`);
-      const timeoutMs = (lp.timeoutS ?? Math.ceil(60 + claims / 5)) * 1000;
-      const setting = {
+  const lpSettings = [];
+  for (const tier of runLocalPath ? lp.tiers : [])
+    for (const claims of lp.claims)
+      for (const workers of lp.workers) for (const mode of lp.modes) lpSettings.push({ tier, claims, workers, mode });
+  for (const { tier, claims, workers, mode } of lpSettings) {
+    if (aborted) throw new Error('stopped');
+    const name = `local-path on ${tier === 'real' ? 'a real control plane' : 'the testkit'}, ${mode === 'node' ? 'node mode' : 'helper pods'}, ${claims} PVCs, ${workers} workers`;
+    log(name);
+    const timeoutMs = (lp.timeoutS ?? Math.ceil(60 + claims / 5)) * 1000;
+    const setting = {
+      tier,
+      mode,
+      claims,
+      workers,
+      qps: lp.qps,
+      burst: lp.burst,
+      nodes: lp.nodes,
+      createConcurrency: options.createConcurrency,
+      warmup: options.warmup,
+      timeoutMs,
+    };
+    const result = await localPathRun(setting, { tmpRoot, track: live, log, aborted: () => aborted }).catch((err) => {
+      if (aborted) throw err;
+      const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
+      log(`${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`);
+      return {
+        tier,
+        mode,
         claims,
         workers,
         qps: lp.qps,
         burst: lp.burst,
-        nodes: lp.nodes,
-        createConcurrency: options.createConcurrency,
-        warmup: options.warmup,
-        timeoutMs,
+        complete: false,
+        error: `${err instanceof Error ? err.message : String(err)}${cause}`,
       };
-      const result = await localPathRun(setting, { tmpRoot, track: live, log, aborted: () => aborted }).catch((err) => {
-        if (aborted) throw err;
-        const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
-        log(
-          `local-path ${claims} PVCs, ${workers} workers failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`,
-        );
-        return {
-          claims,
-          workers,
-          qps: lp.qps,
-          burst: lp.burst,
-          complete: false,
-          error: `${err instanceof Error ? err.message : String(err)}${cause}`,
-        };
-      });
-      if (!result.complete) failed = true;
-      localPathRuns.push(result);
-    }
+    });
+    if (!result.complete) failed = true;
+    localPathRuns.push(result);
   }
 } catch (err) {
   failed = true;
@@ -294,14 +317,24 @@ const meta = {
   options,
 };
 
-const localPathSection = runLocalPath
-  ? localPathMarkdown(localPathRuns, meta, { ...options.localPath, createConcurrency: options.createConcurrency })
-  : undefined;
+const localPathSections = new Map(
+  (runLocalPath ? options.localPath.tiers : [])
+    .filter((tier) => localPathRuns.some((r) => r.tier === tier))
+    .map((tier) => [
+      LOCAL_PATH_HEADINGS[tier],
+      localPathMarkdown(
+        localPathRuns.filter((r) => r.tier === tier),
+        meta,
+        { ...options.localPath, createConcurrency: options.createConcurrency },
+        tier,
+      ),
+    ]),
+);
 const controllerSections = new Map(
   controllerParts.map((part) => [CONTROLLER_HEADINGS[part.tier], controllerMarkdown(part, options, meta)]),
 );
 for (const section of controllerSections.values()) process.stdout.write(`\n${section}\n`);
-if (localPathSection !== undefined) process.stdout.write(`\n${localPathSection}\n`);
+for (const section of localPathSections.values()) process.stdout.write(`\n${section}\n`);
 
 if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
   await mkdir(RESULTS, { recursive: true });
@@ -313,7 +346,13 @@ if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
   );
   await writeLatest(
     join(RESULTS, 'latest.md'),
-    new Map([...controllerSections, [LOCAL_PATH_HEADING, localPathRuns.length > 0 ? localPathSection : undefined]]),
+    // Every section in a fixed order; those of parts and tiers not run are kept from the file.
+    new Map(
+      [...Object.values(CONTROLLER_HEADINGS), ...Object.values(LOCAL_PATH_HEADINGS)].map((heading) => [
+        heading,
+        controllerSections.get(heading) ?? localPathSections.get(heading),
+      ]),
+    ),
   );
   log(`wrote ${json} and bench/results/latest.md (${meta.durationS.toFixed(0)} s)`);
 }

@@ -1,20 +1,57 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { realClock, type Clock, type TimerHandle } from '../../clock/clock.js';
 import type { RequestPriority } from './token-bucket.js';
 
 /**
- * The requests of one KubeConfig in flight, by priority: a `low` request (an Event write) starts while no `normal`
- * request is in flight, or while no other `low` one is. So while the workers write PVs, Events go one at a time,
- * as client-go's single event-writing goroutine sends them, and the server spends its time on the writes the Events
- * are about; once the PV writes are through, the Events that trail go at the recorder's full concurrency.
+ * How long a `low` request (an Event write) waits for the `normal` requests in flight (PV writes) before it goes
+ * anyway, in ms: 1 s. A burst of provisions that ends within it has its Events written after its PVs.
+ */
+export const LOW_PRIORITY_HOLD_MS = 1000;
+
+/** Options of {@link InFlightRequests}. */
+export interface InFlightRequestsOptions {
+  /**
+   * How long a `low` request waits while `normal` requests are in flight before it may start, one at a time.
+   * @defaultValue {@link LOW_PRIORITY_HOLD_MS}
+   */
+  holdMs?: number;
+  /** @defaultValue {@link realClock} */
+  clock?: Clock;
+}
+
+/** A `low` request waiting to start. */
+interface Waiter {
+  /** When it first asked to start, on the clock. */
+  readonly since: number;
+  readonly wake: () => void;
+}
+
+/**
+ * The requests of one KubeConfig in flight, by priority. A `low` request (an Event write) starts at once while no
+ * `normal` request is in flight. While some are (the workers are writing PVs), it waits: for them to be through, or
+ * for {@link InFlightRequestsOptions.holdMs} to pass, and then it goes one at a time, as client-go's single
+ * event-writing goroutine sends Events. So the server spends a burst's time on the writes the Events are about,
+ * the Events of a short burst follow its PVs, and under steady load they trail by at most the hold; once the PV
+ * writes are through, the Events that wait go at the recorder's full concurrency.
  *
  * The client-side rate limit (the token bucket) orders requests that wait for a token; this orders the ones that
  * would not wait at all, which is every request when there is no client-side limit (the library's default).
  */
 export class InFlightRequests {
+  readonly #holdMs: number;
+  readonly #clock: Clock;
   #normal = 0;
   #low = 0;
-  /** `low` requests waiting to start, first come, first served. */
-  readonly #waiting: (() => void)[] = [];
+  /** `low` requests waiting to start, oldest first. */
+  readonly #waiting: Waiter[] = [];
+  /** Wakes the oldest waiter when its hold is over. */
+  #timer: TimerHandle | undefined;
+
+  /** @param options - see {@link InFlightRequestsOptions}. */
+  constructor(options: InFlightRequestsOptions = {}) {
+    this.#holdMs = options.holdMs ?? LOW_PRIORITY_HOLD_MS;
+    this.#clock = options.clock ?? realClock;
+  }
 
   /** Requests in flight now, by priority. */
   get inFlight(): { normal: number; low: number } {
@@ -31,37 +68,74 @@ export class InFlightRequests {
       this.#normal += 1;
       return this.#once(() => {
         this.#normal -= 1;
-        if (this.#normal === 0) this.#wake();
+        if (this.#normal === 0) this.#wakeAll();
       });
     }
-    while (this.#normal > 0 && this.#low > 0) {
+    const since = this.#clock.now();
+    while (!this.#mayStartLow(since)) {
       signal?.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
         const onAbort = (): void => {
-          const i = this.#waiting.indexOf(wake);
+          const i = this.#waiting.indexOf(waiter);
           if (i !== -1) this.#waiting.splice(i, 1);
           reject(signal?.reason as Error);
         };
-        const wake = (): void => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
+        const waiter: Waiter = {
+          since,
+          wake: () => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          },
         };
         signal?.addEventListener('abort', onAbort, { once: true });
-        this.#waiting.push(wake);
+        this.#enqueue(waiter);
+        this.#arm();
       });
     }
     this.#low += 1;
     return this.#once(() => {
       this.#low -= 1;
-      // With `normal` requests in flight only one `low` request may start: wake the oldest, not all of them.
-      if (this.#normal > 0) this.#waiting.shift()?.();
-      else this.#wake();
+      if (this.#normal === 0) this.#wakeAll();
+      else this.#wakeOldestIfDue();
     });
   }
 
-  /** Lets the waiting `low` requests check again (each one that may start does; the rest wait on). */
-  #wake(): void {
-    for (const wake of this.#waiting.splice(0)) wake();
+  #mayStartLow(since: number): boolean {
+    return this.#normal === 0 || (this.#low === 0 && this.#clock.now() - since >= this.#holdMs);
+  }
+
+  /** Queues `waiter` in the order the requests first asked (a woken one that may not start yet keeps its place). */
+  #enqueue(waiter: Waiter): void {
+    let i = this.#waiting.length;
+    while (i > 0 && (this.#waiting[i - 1]?.since ?? 0) > waiter.since) i--;
+    this.#waiting.splice(i, 0, waiter);
+  }
+
+  /** While `normal` requests are in flight and no `low` one is, wakes the oldest waiter once its hold is over. */
+  #arm(): void {
+    const oldest = this.#waiting[0];
+    if (this.#timer !== undefined || oldest === undefined || this.#normal === 0 || this.#low > 0) return;
+    const due = Math.max(0, oldest.since + this.#holdMs - this.#clock.now());
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#wakeOldestIfDue();
+    }, due);
+  }
+
+  #wakeOldestIfDue(): void {
+    const oldest = this.#waiting[0];
+    if (oldest === undefined || this.#low > 0) return;
+    if (this.#normal === 0 || this.#clock.now() - oldest.since >= this.#holdMs) {
+      this.#waiting.shift();
+      oldest.wake();
+    } else this.#arm();
+  }
+
+  /** Lets every waiting `low` request check again (each one that may start does; the rest wait on). */
+  #wakeAll(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const waiter of this.#waiting.splice(0)) waiter.wake();
   }
 
   #once(fn: () => void): () => void {

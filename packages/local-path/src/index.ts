@@ -8,6 +8,7 @@ export const packageName = '@kprov/local-path';
 
 export * from './provisioner/index.js';
 export * from './config/index.js';
+export * from './capacity/index.js';
 export {
   FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE,
   HelperPodTemplateError,

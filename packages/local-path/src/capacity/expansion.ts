@@ -11,7 +11,15 @@
  *
  * @module
  */
-import { CoreV1Api, StorageV1Api, type KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  StorageV1Api,
+  type ConfigurationOptions,
+  type KubeConfig,
+  type V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import {
   describeError,
   informerFor,
@@ -50,6 +58,17 @@ export interface VolumeExpanderOptions {
   /** Node mode: only the volumes of this node. Default: every node. */
   readonly nodeName?: string | undefined;
   readonly logger?: Logger | undefined;
+}
+
+/** A JSON merge patch that the signal aborts. */
+function mergePatch(signal: AbortSignal): ConfigurationOptions {
+  const header = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  const abort = withSignal(signal);
+  return {
+    ...header,
+    middleware: [...(header.middleware ?? []), ...(abort.middleware ?? [])],
+    middlewareMergeStrategy: 'append',
+  };
 }
 
 function claimRef(claim: V1PersistentVolumeClaim): ObjectReference {
@@ -157,7 +176,7 @@ export class VolumeExpander {
       try {
         await this.core.patchPersistentVolume(
           { name: pvName, body: { spec: { capacity: { storage: requestText } } } },
-          withSignal(this.signal),
+          mergePatch(this.signal),
         );
       } catch (err) {
         tracker.ledger.put(pvName, allocation);
@@ -170,7 +189,7 @@ export class VolumeExpander {
         namespace: claim.metadata?.namespace ?? '',
         body: { status: { capacity: { storage: requestText } } },
       },
-      withSignal(this.signal),
+      mergePatch(this.signal),
     );
     this.refused.delete(claim.metadata?.uid ?? '');
     const message = `resize volume ${pvName} to ${formatBytes(request)} (the budget of its node path; nothing on the disk changes)`;

@@ -18,6 +18,7 @@ export const PARAM_MAX_SIZE = 'maxSize';
 
 /** One bound and where it was set, for the message. */
 export interface SizeBound {
+  /** The bound in bytes. */
   readonly bytes: bigint;
   /** `parameter minSize of StorageClass "x"` or `minSize of config.json for StorageClass "x"`. */
   readonly source: string;

@@ -48,6 +48,7 @@ export const VOLUME_RESIZE_SUCCESSFUL = 'VolumeResizeSuccessful';
 
 /** Options of {@link VolumeExpander}. */
 export interface VolumeExpanderOptions {
+  /** How to reach the API server (the claim informer, the writes). */
   readonly kubeConfig: KubeConfig;
   /** The budgets (and the PVs it reads). */
   readonly tracker: CapacityTracker;
@@ -57,6 +58,7 @@ export interface VolumeExpanderOptions {
   readonly event: (ref: ObjectReference, type: EventType, reason: string, message: string) => void;
   /** Node mode: only the volumes of this node. Default: every node. */
   readonly nodeName?: string | undefined;
+  /** Where expansions and their failures are logged. Default: nowhere. */
   readonly logger?: Logger | undefined;
 }
 

@@ -15,14 +15,17 @@ const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 
 /** One volume's share of a node's disk. */
 export interface Allocation {
+  /** The node holding the volume. */
   readonly node: string;
   /** The volume directory on the node. */
   readonly path: string;
+  /** The volume's size (`spec.capacity.storage`, or the reserved request). */
   readonly bytes: bigint;
 }
 
 /** The total allocated below a base path of a node. */
 export interface Allocated {
+  /** The sum of the sizes. */
   readonly bytes: bigint;
   /** Volumes counted (PVs and reservations). */
   readonly volumes: number;

@@ -14,8 +14,11 @@ import {
 
 /** A base path of a node and its declared capacity (`undefined`: none, no budget). */
 export interface NodePath {
+  /** The node name. */
   readonly node: string;
+  /** The cleaned base path. */
   readonly path: string;
+  /** The declared capacity; `undefined` when none (no budget). */
   readonly capacity: PathCapacity | undefined;
 }
 

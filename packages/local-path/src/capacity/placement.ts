@@ -10,11 +10,13 @@ import { formatBytes } from './quantity.js';
 
 /** A path the claim could go to, with what is known of its budget. */
 export interface Candidate {
+  /** The base path. */
   readonly path: string;
   /** The capacity in bytes; `undefined`: no budget (always fits). */
   readonly capacity: bigint | undefined;
   /** Allocated on the path now (volumes and reservations). */
   readonly allocated: bigint;
+  /** How many volumes `allocated` counts. */
   readonly volumes: number;
 }
 

@@ -25,11 +25,13 @@ export const STATFS_SCRIPT = 'stat -f -c "%S %b %a" "$VOL_BASE"';
 
 /** What {@link HelperPodStatfs} needs: the same as the setup helper pods. */
 export interface HelperPodStatfsOptions {
+  /** How to reach the API server. */
   readonly kubeConfig: KubeConfig;
   /** The provisioner's namespace, where helper pods run. */
   readonly namespace: string;
   /** The current helper pod template. */
   readonly helperPodTemplate: () => V1Pod;
+  /** `--service-account-name`, set on the pod. */
   readonly serviceAccountName: string;
   /** `--configmap-name`. */
   readonly configMapName: string;
@@ -37,6 +39,7 @@ export interface HelperPodStatfsOptions {
   readonly allowUnsafeHelperPodTemplate?: boolean | undefined;
   /** The wait limit in seconds (`cmdTimeoutSeconds`). */
   readonly timeoutSeconds: () => number;
+  /** Where the pod's output and troubles are logged. Default: nowhere. */
   readonly logger?: Logger | undefined;
 }
 

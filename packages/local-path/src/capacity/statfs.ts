@@ -10,7 +10,9 @@ import { onHost } from '../provisioner/node-dirs.js';
 
 /** A file system's size and the space still free for unprivileged users, in bytes. */
 export interface FileSystemSize {
+  /** Block size × blocks. */
   readonly size: bigint;
+  /** Block size × blocks available to unprivileged users. */
   readonly free: bigint;
 }
 

@@ -119,8 +119,11 @@ async function loadConfig(
 
 /** What {@link runStatus} writes to. */
 export interface StatusIo {
+  /** The report, or the help. */
   readonly stdout: { write(text: string): unknown };
+  /** Errors. */
   readonly stderr: { write(text: string): unknown };
+  /** Aborts the API reads. Default: none. */
   readonly signal?: AbortSignal | undefined;
 }
 

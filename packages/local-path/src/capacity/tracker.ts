@@ -57,6 +57,7 @@ export interface CapacityTrackerOptions {
   readonly measure?: MeasureFileSystem | undefined;
   /** Where the path gauges go. Default: discarded. */
   readonly metrics?: MetricsSink | undefined;
+  /** Where the PV informer's troubles go. Default: nowhere. */
   readonly logger?: Logger | undefined;
   /** Picks among the paths a claim fits. Default `Math.random`. */
   readonly random?: RandomSource | undefined;
@@ -68,7 +69,9 @@ export interface CapacityTrackerOptions {
 
 /** What {@link CapacityTracker.place} needs to know about a claim. */
 export interface PlaceRequest {
+  /** The claim's class config. */
   readonly classConfig: StorageClassConfig;
+  /** The claim's StorageClass name, for messages. */
   readonly className: string;
   /** The PV name: the reservation's key. */
   readonly pvName: string;

@@ -10,7 +10,9 @@ import type { FileSystemSize } from './statfs.js';
 
 /** One node path's usage. */
 export interface PathUsage {
+  /** The node name. */
   readonly node: string;
+  /** The base path. */
   readonly path: string;
   /** The declared capacity, or the measured size of an `auto` path; `undefined` when unknown or none declared. */
   readonly capacity: bigint | undefined;

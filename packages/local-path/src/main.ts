@@ -41,6 +41,7 @@ import { CapacityTracker } from './capacity/tracker.js';
 import { HelperPodStatfs } from './capacity/statfs-helper.js';
 import { measureFileSystem } from './capacity/statfs.js';
 import { runStatus, statusArguments } from './capacity/status-command.js';
+import { usesCapacity } from './capacity/paths.js';
 import { VolumeExpander } from './capacity/expansion.js';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import {
@@ -468,8 +469,19 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         metrics: prometheusSink(registry),
         logger,
       });
-      const tracking = capacity.run(signal);
-      defer(() => tracking);
+      // Started once a config declares a capacity (at start-up or on a reload), and kept running from then on; the
+      // expander follows it on the leader.
+      let capacityStarted = false;
+      const capacityListeners: (() => void)[] = [];
+      const startCapacity = (config: Config): void => {
+        if (capacityStarted || !usesCapacity(config)) return;
+        capacityStarted = true;
+        const tracking = capacity.run(signal);
+        defer(() => tracking);
+        for (const listener of capacityListeners) listener();
+      };
+      startCapacity(source.current().config);
+      source.on('changed', (snapshot) => startCapacity(snapshot.config));
 
       const provisioner = new LocalPathProvisioner({
         capacity,
@@ -532,9 +544,13 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             nodeName: nodeMode?.nodeName,
             logger,
           });
-          controller.once('started', () => {
+          const startExpander = (): void => {
             const expanding = expander.run(signal);
             defer(() => expanding);
+          };
+          controller.once('started', () => {
+            if (capacityStarted) startExpander();
+            else capacityListeners.push(startExpander);
           });
           if (nodeMode === undefined) {
             controller.once(

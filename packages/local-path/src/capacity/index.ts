@@ -8,7 +8,7 @@
 export { AUTO_CAPACITY, formatBytes, parsePathCapacity, parseSize } from './quantity.js';
 export { checkSizeBounds, PARAM_MAX_SIZE, PARAM_MIN_SIZE, sizeBoundsOf, type SizeBound } from './bounds.js';
 export { allocationOf, Ledger, type Allocated, type Allocation } from './ledger.js';
-export { configNodePaths, nodePaths, type NodePath } from './paths.js';
+export { configNodePaths, nodePaths, usesCapacity, type NodePath } from './paths.js';
 export { checkAnyPathCanHold, choosePath, fits, NOT_ENOUGH_SPACE, type Candidate } from './placement.js';
 export { measureFileSystem, type FileSystemSize } from './statfs.js';
 export {

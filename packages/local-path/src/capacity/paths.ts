@@ -51,6 +51,14 @@ export function hasBudgets(classConfig: StorageClassConfig): boolean {
   return classConfig.capacities !== undefined && classConfig.capacities.size > 0;
 }
 
+/**
+ * Whether any class of the config declares a capacity: only then do the budgets, their PV watch and expansion run,
+ * so that a config without capacities costs nothing.
+ */
+export function usesCapacity(config: Config): boolean {
+  return [config.defaultConfig, ...config.storageClassConfigs.values()].some((c) => c !== undefined && hasBudgets(c));
+}
+
 /** The tighter of two declared capacities: the smaller number; `auto` only when neither gives a number. */
 function tighter(a: PathCapacity | undefined, b: PathCapacity | undefined): PathCapacity | undefined {
   if (a === undefined) return b;

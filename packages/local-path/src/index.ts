@@ -9,6 +9,7 @@ export const packageName = '@kprov/local-path';
 export * from './provisioner/index.js';
 export * from './config/index.js';
 export * from './node-mode/index.js';
+export * from './capacity/index.js';
 export {
   FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE,
   HelperPodTemplateError,

@@ -37,6 +37,12 @@ import {
   type CommandLine,
   type RuntimeContext,
 } from '@kprov/provisioner-lib/runtime';
+import { CapacityTracker } from './capacity/tracker.js';
+import { HelperPodStatfs } from './capacity/statfs-helper.js';
+import { measureFileSystem } from './capacity/statfs.js';
+import { runStatus, statusArguments } from './capacity/status-command.js';
+import { usesCapacity } from './capacity/paths.js';
+import { VolumeExpander } from './capacity/expansion.js';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import {
   DEFAULT_VERSION,
@@ -390,6 +396,14 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
  */
 export async function main(argv: readonly string[], env: Env, context: MainContext = {}): Promise<number> {
   const { version, templatePollIntervalMs, reconcileIntervalMs, onStarted, ...runtime } = context;
+  const status = statusArguments(argv);
+  if (status !== undefined) {
+    return runStatus(status, env, {
+      stdout: runtime.stdout ?? process.stdout,
+      stderr: runtime.stderr ?? process.stderr,
+      signal: runtime.signal,
+    });
+  }
   let health: HealthServer | undefined;
   return runProvisioner({
     ...runtime,
@@ -467,7 +481,48 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         );
       }
 
+      // The budgets of node paths: a PV informer (its gauges in the registry); `auto` paths are measured in-process
+      // in node mode, by a helper pod otherwise.
+      const statfs = new HelperPodStatfs({
+        kubeConfig,
+        namespace: options.namespace,
+        helperPodTemplate: () => {
+          if (holder.template === undefined) throw new Error('node mode runs no helper pod');
+          return holder.template;
+        },
+        serviceAccountName: options.serviceAccountName,
+        configMapName: options.configmapName,
+        allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
+        timeoutSeconds: () => source.current().config.cmdTimeoutSeconds,
+        logger,
+      });
+      const capacity = new CapacityTracker({
+        kubeConfig,
+        provisionerName: options.provisionerName,
+        config: () => source.current().config,
+        measure:
+          nodeMode === undefined
+            ? (node, basePath, s) => statfs.measure(node, basePath, s)
+            : (_node, basePath) => measureFileSystem(nodeMode.hostRoot ?? '', basePath),
+        metrics: prometheusSink(registry),
+        logger,
+      });
+      // Started once a config declares a capacity (at start-up or on a reload), and kept running from then on; the
+      // expander follows it on the leader.
+      let capacityStarted = false;
+      const capacityListeners: (() => void)[] = [];
+      const startCapacity = (config: Config): void => {
+        if (capacityStarted || !usesCapacity(config)) return;
+        capacityStarted = true;
+        const tracking = capacity.run(signal);
+        defer(() => tracking);
+        for (const listener of capacityListeners) listener();
+      };
+      startCapacity(source.current().config);
+      source.on('changed', (snapshot) => startCapacity(snapshot.config));
+
       const provisioner = new LocalPathProvisioner({
+        capacity,
         kubeConfig,
         namespace: options.namespace,
         config: () => source.current().config,
@@ -511,6 +566,23 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         },
         beforeRun: (controller) => {
           controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
+          // Expansion runs where provisioning runs: on the leader (each node's instance in node mode).
+          const expander = new VolumeExpander({
+            kubeConfig,
+            tracker: capacity,
+            config: () => source.current().config,
+            event: (ref, type, reason, message) => events.event(ref, type, reason, message),
+            nodeName: nodeMode?.nodeName,
+            logger,
+          });
+          const startExpander = (): void => {
+            const expanding = expander.run(signal);
+            defer(() => expanding);
+          };
+          controller.once('started', () => {
+            if (capacityStarted) startExpander();
+            else capacityListeners.push(startExpander);
+          });
           const orphans =
             nodeMode === undefined
               ? new HelperPodReconciler({

@@ -409,6 +409,7 @@ USAGE:
 
 COMMANDS:
   start    run the provisioner
+  status   print each node path's capacity, allocated and free space ("status --help" for its flags)
 
 GLOBAL FLAGS (also accepted after "start"):
 ${helpLines([...GLOBAL_FLAGS, ...ACTION_FLAGS])}

@@ -92,10 +92,35 @@ function decodeNodePathMap(value: JsonValue, ctx: Context, unknown: Unknown, whe
     if (field === 'node') entry.node = decodeString(v, entry.node, { ...inner, fields: [...ctx.fields, 'node'] });
     if (field === 'paths') {
       const c = { ...inner, fields: [...ctx.fields, 'paths'] };
-      entry.paths = decodeArray(v, c, '[]string', (p) => decodeString(p, '', c));
+      const decoded = decodeArray(v, c, '[]string', (p) => decodePathEntry(p, c, unknown, where));
+      entry.paths = decoded.map((d) => d.path);
+      if (decoded.some((d) => d.capacity !== undefined)) entry.capacities = decoded.map((d) => d.capacity);
+      else delete entry.capacities;
     }
   }
   return entry;
+}
+
+/**
+ * One entry of `paths`: upstream's string, or (ours) an object `{"path": "/data", "capacity": "100Gi" | "auto"}`
+ * declaring the path's capacity.
+ */
+function decodePathEntry(
+  value: JsonValue,
+  ctx: Context,
+  unknown: Unknown,
+  where: string,
+): { path: string; capacity: string | undefined } {
+  if (!isObject(value)) return { path: decodeString(value, '', ctx), capacity: undefined };
+  const out: { path: string; capacity: string | undefined } = { path: '', capacity: undefined };
+  const inner = { struct: 'NodePathData', fields: ctx.fields };
+  for (const [key, v] of Object.entries(value)) {
+    const field = matchKey(key, [CONFIG_KEYS.path, CONFIG_KEYS.capacity]);
+    if (field === undefined) unknown.push(`${where}.paths.${key}`);
+    else if (field === 'path') out.path = decodeString(v, out.path, { ...inner, fields: [...ctx.fields, 'path'] });
+    else out.capacity = decodeString(v, out.capacity ?? '', { ...inner, fields: [...ctx.fields, 'capacity'] });
+  }
+  return out;
 }
 
 function decodeNodePathMaps(
@@ -116,13 +141,19 @@ function decodeClassConfig(value: JsonValue, ctx: Context, unknown: Unknown, whe
   if (!isObject(value)) throw typeError(value, ctx, 'main.StorageClassConfigData', 'an object');
   const inner = { struct: 'StorageClassConfigData', fields: ctx.fields };
   for (const [key, v] of Object.entries(value)) {
-    const field = matchKey(key, [CONFIG_KEYS.nodePathMap, CONFIG_KEYS.sharedFileSystemPath]);
+    const field = matchKey(key, [
+      CONFIG_KEYS.nodePathMap,
+      CONFIG_KEYS.sharedFileSystemPath,
+      CONFIG_KEYS.minSize,
+      CONFIG_KEYS.maxSize,
+    ]);
     if (field === undefined) {
       unknown.push(`${where}.${key}`);
       continue;
     }
     const c = { ...inner, fields: [...ctx.fields, field] };
     if (field === 'nodePathMap') out.nodePathMap = decodeNodePathMaps(v, c, unknown, `${where}.nodePathMap`);
+    else if (field === 'minSize' || field === 'maxSize') out[field] = decodeString(v, out[field] ?? '', c);
     else out.sharedFileSystemPath = decodeString(v, out.sharedFileSystemPath, c);
   }
   return out;
@@ -135,6 +166,8 @@ const TOP_FIELDS = [
   CONFIG_KEYS.setupCommand,
   CONFIG_KEYS.teardownCommand,
   CONFIG_KEYS.storageClassConfigs,
+  CONFIG_KEYS.minSize,
+  CONFIG_KEYS.maxSize,
 ] as const;
 
 function decodeTop(value: JsonValue): RawConfig {
@@ -172,6 +205,10 @@ function decodeTop(value: JsonValue): RawConfig {
         break;
       case 'storageClassConfigs':
         out.storageClassConfigs = decodeClassMap(v, out.storageClassConfigs, ctx, unknown);
+        break;
+      case 'minSize':
+      case 'maxSize':
+        out[field] = decodeString(v, out[field] ?? '', ctx);
         break;
       case 'setupCommand':
       case 'teardownCommand':

@@ -21,7 +21,8 @@ export type ConfigErrorCode =
   | 'no-paths'
   | 'node-not-listed'
   | 'no-path-on-node'
-  | 'path-not-on-node';
+  | 'path-not-on-node'
+  | 'invalid-size';
 
 /**
  * A configuration problem. `message` is upstream's error string followed by `; ` and a hint saying what to do, so

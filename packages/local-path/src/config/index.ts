@@ -13,6 +13,7 @@ export {
   type Config,
   type RawConfig,
   type RawNodePathMap,
+  type PathCapacity,
   type RawStorageClassConfig,
   type StorageClassConfig,
 } from './schema.js';

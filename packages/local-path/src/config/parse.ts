@@ -3,6 +3,7 @@
  *
  * @packageDocumentation
  */
+import { parsePathCapacity, parseSize } from '../capacity/quantity.js';
 import { decodeConfig } from './decode.js';
 import { ConfigError } from './errors.js';
 import {
@@ -11,6 +12,7 @@ import {
   type Config,
   type RawConfig,
   type RawStorageClassConfig,
+  type PathCapacity,
   type StorageClassConfig,
 } from './schema.js';
 
@@ -80,6 +82,7 @@ function checkStorage(config: StorageClassConfig, unknownKeys: readonly string[]
  */
 function canonicalizeClass(raw: RawStorageClassConfig): StorageClassConfig {
   const nodePathMap = new Map<string, string[]>();
+  const capacities = new Map<string, Map<string, PathCapacity>>();
   raw.nodePathMap.forEach((entry, index) => {
     if (entry === null) {
       // Upstream dereferences the nil entry and crashes; refuse it instead.
@@ -99,7 +102,7 @@ function canonicalizeClass(raw: RawStorageClassConfig): StorageClassConfig {
     }
     const cleaned: string[] = [];
     nodePathMap.set(node, cleaned);
-    for (const p of paths) {
+    for (const [i, p] of paths.entries()) {
       // An empty path crashes upstream (index out of range); it fails the same check as a relative one here.
       if (!p.startsWith('/')) {
         throw new ConfigError(
@@ -124,9 +127,36 @@ function canonicalizeClass(raw: RawStorageClassConfig): StorageClassConfig {
         );
       }
       cleaned.push(path);
+      const capacity = entry.capacities?.[i];
+      if (capacity !== undefined) {
+        const byPath = capacities.get(node) ?? new Map<string, PathCapacity>();
+        byPath.set(path, parsePathCapacity(capacity, `capacity of ${path} on node ${node}`));
+        capacities.set(node, byPath);
+      }
     }
   });
-  return { nodePathMap, sharedFileSystemPath: raw.sharedFileSystemPath };
+  const bounds = sizeBounds(raw);
+  return {
+    nodePathMap,
+    sharedFileSystemPath: raw.sharedFileSystemPath,
+    ...(capacities.size === 0 ? {} : { capacities }),
+    ...bounds,
+  };
+}
+
+/** `minSize` and `maxSize` of a class config, checked (ours). */
+function sizeBounds(raw: RawStorageClassConfig): { minSize?: bigint; maxSize?: bigint } {
+  const out: { minSize?: bigint; maxSize?: bigint } = {};
+  if (raw.minSize !== undefined) out.minSize = parseSize(raw.minSize, 'minSize');
+  if (raw.maxSize !== undefined) out.maxSize = parseSize(raw.maxSize, 'maxSize');
+  if (out.minSize !== undefined && out.maxSize !== undefined && out.minSize > out.maxSize) {
+    throw new ConfigError(
+      'invalid-size',
+      `minSize ${raw.minSize} is larger than maxSize ${raw.maxSize}`,
+      'make minSize at most maxSize',
+    );
+  }
+  return out;
 }
 
 /**

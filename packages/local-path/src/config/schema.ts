@@ -25,12 +25,21 @@ export const CONFIG_KEYS = {
   teardownCommand: 'teardownCommand',
   node: 'node',
   paths: 'paths',
+  path: 'path',
+  capacity: 'capacity',
+  minSize: 'minSize',
+  maxSize: 'maxSize',
 } as const;
 
 /** One `nodePathMap` entry as decoded. A missing `node` is `""`; missing or `null` `paths` is `[]`. */
 export interface RawNodePathMap {
   node: string;
   paths: string[];
+  /**
+   * The `capacity` of each path, by index into `paths` (ours): `undefined` for a path written as a plain string or
+   * as an object without `capacity`. Absent when no path has one.
+   */
+  capacities?: (string | undefined)[];
 }
 
 /**
@@ -40,6 +49,10 @@ export interface RawNodePathMap {
 export interface RawStorageClassConfig {
   nodePathMap: (RawNodePathMap | null)[];
   sharedFileSystemPath: string;
+  /** `minSize` (ours): the smallest request a claim may make, as a quantity; absent when unset. */
+  minSize?: string;
+  /** `maxSize` (ours): the largest request a claim may make, as a quantity; absent when unset. */
+  maxSize?: string;
 }
 
 /**
@@ -62,7 +75,22 @@ export interface StorageClassConfig {
   readonly nodePathMap: ReadonlyMap<string, readonly string[]>;
   /** Shared file system directory, as written (not checked at load time, as upstream); `""` when unset. */
   readonly sharedFileSystemPath: string;
+  /**
+   * The declared capacity of node paths (ours, opt-in): node name (or {@link DEFAULT_PATH_FOR_NON_LISTED_NODES}) →
+   * cleaned path → capacity. A path not in it has no budget (upstream's behaviour). Absent when no path declares one.
+   */
+  readonly capacities?: ReadonlyMap<string, ReadonlyMap<string, PathCapacity>>;
+  /** `minSize` in bytes (ours): smaller claims are refused. Default: no lower bound. */
+  readonly minSize?: bigint;
+  /** `maxSize` in bytes (ours): larger claims are refused. Default: no upper bound. */
+  readonly maxSize?: bigint;
 }
+
+/**
+ * The capacity of a node path: a number of bytes, or `'auto'` for the size of the file system holding the path,
+ * measured on the node (`statfs`).
+ */
+export type PathCapacity = bigint | 'auto';
 
 /** The validated config. */
 export interface Config {

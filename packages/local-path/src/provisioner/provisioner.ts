@@ -46,6 +46,8 @@ import {
   type RandomSource,
   type StorageClassConfig,
 } from '../config/index.js';
+import { checkSizeBounds } from '../capacity/bounds.js';
+import type { CapacityTracker } from '../capacity/tracker.js';
 import { buildHelperPod, type HelperPodAction } from '../helper-pod/build.js';
 import { validateHelperPodTemplate } from '../helper-pod/template.js';
 import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
@@ -143,6 +145,12 @@ export interface LocalPathProvisionerOptions {
    * in-process instead of through helper pods (`helperPodTemplate` is then not used). Default off.
    */
   readonly nodeMode?: NodeModeOptions | undefined;
+  /**
+   * The capacity budgets of node paths (run by the caller): a claim goes only to a path of its node where it fits,
+   * else it is handed back to the scheduler. Default none: paths take any claim, as upstream (the size bounds
+   * `minSize`/`maxSize` apply either way).
+   */
+  readonly capacity?: CapacityTracker | undefined;
 }
 
 /** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
@@ -248,6 +256,16 @@ export class LocalPathProvisioner implements Provisioner {
    * then is the helper pod created.
    */
   async provision(options: ProvisionOptions, signal: AbortSignal): Promise<ProvisionResult> {
+    try {
+      return await this.provisionVolume(options, signal);
+    } catch (err) {
+      // A failed attempt gives its reserved space back.
+      this.options.capacity?.release(options.pvName);
+      throw err;
+    }
+  }
+
+  private async provisionVolume(options: ProvisionOptions, signal: AbortSignal): Promise<ProvisionResult> {
     const { pvName, pvc, storageClass, selectedNodeName } = options;
     const className = storageClass.metadata?.name ?? '';
     if (pvc.spec?.volumeMode === 'Block') {
@@ -296,12 +314,29 @@ export class LocalPathProvisioner implements Provisioner {
       );
     }
     const nodeName = node?.metadata?.name ?? '';
-    const base = chooseBasePath(classConfig, {
-      nodeName,
-      nodePath: storageClass.parameters?.nodePath,
-      random: this.options.random,
-      debug: (message) => this.logger.debug({ pv: pvName }, message),
-    });
+    const requestBytes = quantityToBytes(pvc.spec?.resources?.requests?.storage);
+    const claimName = `${pvc.metadata?.namespace ?? ''}/${pvc.metadata?.name ?? ''}`;
+    checkSizeBounds(requestBytes, claimName, storageClass, classConfig);
+    const placed = await this.options.capacity?.place(
+      {
+        classConfig,
+        className,
+        pvName,
+        claim: claimName,
+        nodeName,
+        nodePath: storageClass.parameters?.nodePath,
+        requestBytes,
+      },
+      signal,
+    );
+    const base =
+      placed ??
+      chooseBasePath(classConfig, {
+        nodeName,
+        nodePath: storageClass.parameters?.nodePath,
+        random: this.options.random,
+        debug: (message) => this.logger.debug({ pv: pvName }, message),
+      });
     const resolved = resolveVolume({
       parameters: storageClass.parameters,
       storageClassAnnotations: storageClass.metadata?.annotations,
@@ -436,6 +471,8 @@ export class LocalPathProvisioner implements Provisioner {
    */
   async delete(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
+    // A volume whose PV was never saved is deleted by the controller: its reservation goes.
+    this.options.capacity?.release(pvName);
     if (this.nodeVolumes !== undefined && this.options.nodeMode !== undefined)
       return this.deleteOnThisNode(volume, this.options.nodeMode, this.nodeVolumes, signal);
     if (volume.spec?.persistentVolumeReclaimPolicy === 'Retain') {

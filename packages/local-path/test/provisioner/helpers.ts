@@ -16,7 +16,16 @@ import {
   type V1Pod,
   type V1StorageClass,
 } from '@kubernetes/client-node';
-import { ItemExponentialFailureRateLimiter, ProvisionController, type Clock } from '@kprov/provisioner-lib';
+import {
+  EventRecorder,
+  ItemExponentialFailureRateLimiter,
+  ProvisionController,
+  type Clock,
+  type MetricsSink,
+} from '@kprov/provisioner-lib';
+import { VolumeExpander } from '../../src/capacity/expansion.js';
+import { HelperPodStatfs } from '../../src/capacity/statfs-helper.js';
+import { CapacityTracker } from '../../src/capacity/tracker.js';
 import { vi } from 'vitest';
 import { parseConfig, type RandomSource } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
@@ -104,6 +113,11 @@ export interface Setup {
   helperPodYaml?: string;
   /** Time source of the provisioner's helper pod waits. Default the real clock. */
   clock?: Clock;
+  /**
+   * Capacity budgets as the program runs them: a tracker given to the provisioner (`auto` paths measured by helper
+   * pods), and volume expansion once the controller started. Default off.
+   */
+  capacity?: { metrics?: MetricsSink };
 }
 
 /** A running environment. */
@@ -168,7 +182,30 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
     abort: AbortController;
     running: Promise<void>;
   } => {
+    const abort = new AbortController();
+    let capacity: CapacityTracker | undefined;
+    const background: Promise<unknown>[] = [];
+    if (setup.capacity !== undefined) {
+      const statfs = new HelperPodStatfs({
+        kubeConfig: kc,
+        namespace: NAMESPACE,
+        helperPodTemplate: () => template,
+        serviceAccountName: SERVICE_ACCOUNT,
+        configMapName: 'local-path-config',
+        timeoutSeconds: () => config.cmdTimeoutSeconds,
+      });
+      capacity = new CapacityTracker({
+        kubeConfig: kc,
+        provisionerName: PROVISIONER_NAME,
+        config: () => config,
+        measure: (node, path, signal) => statfs.measure(node, path, signal),
+        metrics: setup.capacity.metrics,
+        random: setup.random,
+      });
+      background.push(capacity.run(abort.signal));
+    }
     const provisioner = new LocalPathProvisioner({
+      capacity,
       kubeConfig: kc,
       namespace: NAMESPACE,
       config: () => config,
@@ -189,7 +226,6 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
         ? {}
         : { rateLimiter: new ItemExponentialFailureRateLimiter<string>(setup.retryMs, setup.retryMs) }),
     });
-    const abort = new AbortController();
     const reconciler = new HelperPodReconciler({
       kubeConfig: kc,
       namespace: NAMESPACE,
@@ -203,7 +239,28 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
         reconciling = reconciler.run(setup.reconcileIntervalMs ?? 60_000, abort.signal);
       });
     }
-    const running = controller.run(abort.signal).finally(() => reconciling);
+    if (capacity !== undefined) {
+      const events = new EventRecorder({ source: { component: PROVISIONER_NAME }, kubeConfig: kc });
+      const expander = new VolumeExpander({
+        kubeConfig: kc,
+        tracker: capacity,
+        config: () => config,
+        event: (ref, type, reason, message) => events.event(ref, type, reason, message),
+      });
+      controller.once('started', () => background.push(expander.run(abort.signal)));
+      background.push(
+        new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true })).then(
+          async () => {
+            events.shutDown();
+            await events.flush();
+          },
+        ),
+      );
+    }
+    const running = controller
+      .run(abort.signal)
+      .finally(() => reconciling)
+      .finally(() => Promise.all(background));
     return { controller, reconciler, abort, running };
   };
   let current = launch();

@@ -28,6 +28,7 @@ import {
   NO_PROVISIONER,
 } from './annotations.js';
 import { EventRecorder } from './events.js';
+import { startExpandController } from './expand.js';
 import { startProtection, type ProtectionOptions } from './protection.js';
 import {
   bindVolumeToClaim,
@@ -58,6 +59,12 @@ export interface PvBinderOptions extends LoopOptions {
    * `kubernetes.io/pv-protection`), with these options when an object is given. Default true.
    */
   protection?: boolean | ProtectionOptions;
+  /**
+   * Also run the expand controller (a Normal `ExternalExpanding` Event on a bound claim whose request grows beyond
+   * its capacity; see `startExpandController`), as kube-controller-manager runs it beside the PV controller.
+   * Default true.
+   */
+  expansion?: boolean;
   /**
    * Assign the default StorageClass to an unbound claim that names no class (the PV controller's retroactive
    * default class assignment, GA since 1.28; the API server's admission plugin does the same on create). Default true.
@@ -128,10 +135,11 @@ export function startPvBinder(store: ObjectStore, options: PvBinderOptions = {})
     protection === false
       ? undefined
       : startProtection(store, { ...options, ...(protection === true ? {} : protection) });
+  const expander = options.expansion === false ? undefined : startExpandController(store, options);
   return {
     async stop() {
       unsubscribe();
-      await Promise.all([queue.stop(), protector?.stop()]);
+      await Promise.all([queue.stop(), protector?.stop(), expander?.stop()]);
     },
   };
 }

@@ -21,5 +21,6 @@ export {
 export { storeCluster, type ClusterListener, type KubeletCluster, type KubeletResource } from './kubelet/cluster.js';
 export { goArch, nodeObject, registerNode, setNodeReady, type NodeOptions } from './nodes.js';
 export { startProtection, type ProtectionOptions } from './protection.js';
+export { EXPAND_CONTROLLER, startExpandController } from './expand.js';
 export { RESYNC_KEY, WorkQueue, type LoopOptions, type Stoppable } from './queue.js';
 export { startScheduler, type SchedulerOptions } from './scheduler.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, StorageV1Api } from '@kubernetes/client-node';
 import { startApiServer, type Testkit } from '../../src/testkit.js';
 
 let kit: Testkit;
@@ -76,6 +76,48 @@ describe('simulated control loops through the API', () => {
     await vi.waitFor(async () => {
       expect((await core.readPersistentVolume({ name: 'pv-bind-me' })).status?.phase).toBe('Released');
     });
+  });
+
+  it("leaves a grown claim to an external resizer, as kube-controller-manager's expand controller does", async () => {
+    await storage.createStorageClass({
+      body: { metadata: { name: 'grows' }, provisioner: 'example.com/sim', allowVolumeExpansion: true },
+    });
+    const claim = await core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: pvc('grow', 'grows'),
+    });
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: 'pv-grow' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: 'grows',
+          hostPath: { path: '/data/pv-grow' },
+          claimRef: { namespace: 'default', name: 'grow', uid: claim.metadata?.uid ?? '' },
+        },
+      },
+    });
+    await vi.waitFor(async () => {
+      const c = await core.readNamespacedPersistentVolumeClaim({ name: 'grow', namespace: 'default' });
+      expect(c.status?.phase).toBe('Bound');
+    });
+    await core.patchNamespacedPersistentVolumeClaim(
+      { name: 'grow', namespace: 'default', body: { spec: { resources: { requests: { storage: '3Gi' } } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await vi.waitFor(async () => {
+      const events = await core.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector: 'involvedObject.name=grow,reason=ExternalExpanding',
+      });
+      expect(events.items.map((e) => [e.type, e.source?.component, e.message])).toEqual([
+        ['Normal', 'volume_expand', 'waiting for an external controller to expand this PVC'],
+      ]);
+    });
+    const c = await core.readNamespacedPersistentVolumeClaim({ name: 'grow', namespace: 'default' });
+    expect(c.status?.capacity?.storage).toBe('1Gi');
+    expect((await core.readPersistentVolume({ name: 'pv-grow' })).spec?.capacity?.storage).toBe('1Gi');
   });
 
   it('runs a pod that creates a directory on a hostPath volume under the node root', async () => {

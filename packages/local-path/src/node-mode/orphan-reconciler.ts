@@ -16,12 +16,11 @@ import {
   describeError,
   isNotFound,
   makeApiClient,
-  realClock,
   silentLogger,
-  sleep,
   withSignal,
   type Logger,
 } from '@kprov/provisioner-lib';
+import { runPasses } from '../provisioner/passes.js';
 import { pathsForNode, storageModeOf, type Config } from '../config/index.js';
 import type { LocalPathProvisioner } from '../provisioner/provisioner.js';
 import { TeardownRefusedError } from '../provisioner/teardown-guard.js';
@@ -79,20 +78,14 @@ export class NodeOrphanReconciler {
   }
 
   /** Runs a pass at once, then one every `intervalMs`, until `signal` aborts. Errors of a pass are logged. */
-  async run(intervalMs: number, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await this.reconcile(signal);
-      } catch (err) {
-        if (signal.aborted) return;
-        this.logger.warn({ err: describeError(err) }, 'Orphan reconcile failed; retrying at the next pass');
-      }
-      try {
-        await sleep(realClock, intervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+  run(intervalMs: number, signal: AbortSignal): Promise<void> {
+    return runPasses(
+      (s) => this.reconcile(s),
+      intervalMs,
+      signal,
+      this.logger,
+      'Orphan reconcile failed; retrying at the next pass',
+    );
   }
 
   /** One pass over the pending records of this node (see the module). */

@@ -21,11 +21,11 @@ import {
   isNotFound,
   makeApiClient,
   silentLogger,
-  sleep,
   realClock,
   withSignal,
   type Logger,
 } from '@kprov/provisioner-lib';
+import { runPasses } from './passes.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -80,20 +80,14 @@ export class HelperPodReconciler {
   }
 
   /** Runs a pass at once, then one every `intervalMs`, until `signal` aborts. Errors of a pass are logged. */
-  async run(intervalMs: number, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await this.reconcile(signal);
-      } catch (err) {
-        if (signal.aborted) return;
-        this.logger.warn({ err: describeError(err) }, 'Helper pod reconcile failed; retrying at the next pass');
-      }
-      try {
-        await sleep(realClock, intervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+  run(intervalMs: number, signal: AbortSignal): Promise<void> {
+    return runPasses(
+      (s) => this.reconcile(s),
+      intervalMs,
+      signal,
+      this.logger,
+      'Helper pod reconcile failed; retrying at the next pass',
+    );
   }
 
   /** One pass over the helper pods (see the module). */

@@ -45,7 +45,7 @@ export class InFlightRequests {
   /** `low` requests waiting to start, oldest first. */
   readonly #waiting: Waiter[] = [];
   /** Wakes the oldest waiter when its hold is over. */
-  #timer: TimerHandle | undefined;
+  #timer: TimerHandle = undefined;
 
   /** @param options - see {@link InFlightRequestsOptions}. */
   constructor(options: InFlightRequestsOptions = {}) {

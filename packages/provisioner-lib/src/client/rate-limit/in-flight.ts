@@ -21,8 +21,8 @@ export interface InFlightRequestsOptions {
 
 /** A `low` request waiting to start. */
 interface Waiter {
-  /** When it first asked to start, on the clock. */
-  readonly since: number;
+  /** When its hold is over, on the clock: when it first asked to start, plus the hold. */
+  readonly due: number;
   readonly wake: () => void;
 }
 
@@ -71,8 +71,8 @@ export class InFlightRequests {
         if (this.#normal === 0) this.#wakeAll();
       });
     }
-    const since = this.#clock.now();
-    while (!this.#mayStartLow(since)) {
+    const due = this.#clock.now() + this.#holdMs;
+    while (!this.#mayStartLow(due)) {
       signal?.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
         const onAbort = (): void => {
@@ -81,7 +81,7 @@ export class InFlightRequests {
           reject(signal?.reason as Error);
         };
         const waiter: Waiter = {
-          since,
+          due,
           wake: () => {
             signal?.removeEventListener('abort', onAbort);
             resolve();
@@ -100,14 +100,14 @@ export class InFlightRequests {
     });
   }
 
-  #mayStartLow(since: number): boolean {
-    return this.#normal === 0 || (this.#low === 0 && this.#clock.now() - since >= this.#holdMs);
+  #mayStartLow(due: number): boolean {
+    return this.#normal === 0 || (this.#low === 0 && this.#clock.now() >= due);
   }
 
   /** Queues `waiter` in the order the requests first asked (a woken one that may not start yet keeps its place). */
   #enqueue(waiter: Waiter): void {
     let i = this.#waiting.length;
-    while (i > 0 && (this.#waiting[i - 1]?.since ?? 0) > waiter.since) i--;
+    while (i > 0 && (this.#waiting[i - 1]?.due ?? 0) > waiter.due) i--;
     this.#waiting.splice(i, 0, waiter);
   }
 
@@ -115,17 +115,19 @@ export class InFlightRequests {
   #arm(): void {
     const oldest = this.#waiting[0];
     if (this.#timer !== undefined || oldest === undefined || this.#normal === 0 || this.#low > 0) return;
-    const due = Math.max(0, oldest.since + this.#holdMs - this.#clock.now());
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.#wakeOldestIfDue();
-    }, due);
+    this.#timer = this.#clock.setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#wakeOldestIfDue();
+      },
+      Math.max(0, oldest.due - this.#clock.now()),
+    );
   }
 
   #wakeOldestIfDue(): void {
     const oldest = this.#waiting[0];
     if (oldest === undefined || this.#low > 0) return;
-    if (this.#normal === 0 || this.#clock.now() - oldest.since >= this.#holdMs) {
+    if (this.#mayStartLow(oldest.due)) {
       this.#waiting.shift();
       oldest.wake();
     } else this.#arm();

@@ -20,10 +20,13 @@ import {
 import {
   apiStatus,
   DEFAULT_EVENT_WRITE_CONCURRENCY,
+  DEFAULTS,
   defaultIdentity,
   describeError,
   EventRecorder,
+  informerFor,
   makeApiClient,
+  stripManagedFields,
   withSignal,
   type HttpEndpoint,
   type Logger,
@@ -481,8 +484,24 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         );
       }
 
-      // The budgets of node paths: a PV informer (its gauges in the registry); `auto` paths are measured in-process
-      // in node mode, by a helper pod otherwise.
+      // One PV informer for the process: the controller's (injected below), the budgets' and the teardowns' check
+      // that a directory holds no other PV. As the controller's own would be, it runs once this instance leads; the
+      // budgets start it earlier when a config declares a capacity. It runs until the program stops.
+      const volumes = informerFor(kubeConfig, 'PersistentVolume', {
+        resyncPeriodMs: DEFAULTS.resyncPeriodMs,
+        transform: stripManagedFields,
+        logger: logger.child({ informer: 'volumes' }),
+      });
+      let volumesRunning = false;
+      const runVolumes = (): void => {
+        if (volumesRunning) return;
+        volumesRunning = true;
+        const watching = volumes.run(signal);
+        defer(() => watching);
+      };
+
+      // The budgets of node paths, on the shared PV informer (their gauges in the registry); `auto` paths are measured
+      // in-process in node mode, by a helper pod otherwise.
       const statfs = new HelperPodStatfs({
         kubeConfig,
         namespace: options.namespace,
@@ -497,7 +516,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         logger,
       });
       const capacity = new CapacityTracker({
-        kubeConfig,
+        volumes,
         provisionerName: options.provisionerName,
         config: () => source.current().config,
         measure:
@@ -514,6 +533,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       const startCapacity = (config: Config): void => {
         if (capacityStarted || !usesCapacity(config)) return;
         capacityStarted = true;
+        runVolumes();
         const tracking = capacity.run(signal);
         defer(() => tracking);
         for (const listener of capacityListeners) listener();
@@ -523,6 +543,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
 
       const provisioner = new LocalPathProvisioner({
         capacity,
+        volumes: () => (volumes.hasSynced() ? volumes.store.list() : undefined),
         kubeConfig,
         namespace: options.namespace,
         config: () => source.current().config,
@@ -563,8 +584,11 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
           leaderElection,
           failedProvisionThreshold: options.provisioningRetryCount,
           failedDeleteThreshold: options.deletionRetryCount,
+          volumesInformer: volumes,
         },
         beforeRun: (controller) => {
+          // The controller waits for the injected informer to list before its workers start.
+          controller.once('startedLeading', runVolumes);
           controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
           // Expansion runs where provisioning runs: on the leader (each node's instance in node mode).
           const expander = new VolumeExpander({

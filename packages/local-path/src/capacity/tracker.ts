@@ -1,8 +1,8 @@
 /**
  * The capacity budget of node paths. A path of `nodePathMap` that declares a `capacity` (bytes, or `auto` for its
  * file system's size) takes only the claims that fit: the sum of the sizes of the PVs placed on it, plus those being
- * made, stays within its capacity. The PVs are read from a PV informer (so the totals are rebuilt from the API after
- * a restart); a volume being made holds a reservation, taken in the same synchronous step as the choice of its path,
+ * made, stays within its capacity. The PVs are read from a PV informer, its own or one shared with the program (so the
+ * totals are rebuilt from the API after a restart); a volume being made holds a reservation, taken in the same synchronous step as the choice of its path,
  * so that concurrent provisions cannot over-commit a path, and dropped when the attempt fails or its PV appears.
  *
  * Paths without a capacity keep upstream's behaviour: they take any claim.
@@ -44,8 +44,15 @@ export const DEFAULT_MEASURE_TTL_MS = 5 * 60_000;
 
 /** Options of {@link CapacityTracker}. */
 export interface CapacityTrackerOptions {
-  /** How to reach the API server (the PV informer). */
-  readonly kubeConfig: KubeConfig;
+  /** How to reach the API server: the tracker's own PV informer. Required unless `volumes` is given. */
+  readonly kubeConfig?: KubeConfig | undefined;
+  /**
+   * A PV informer to share with the program, e.g. the one the `ProvisionController` is given as `volumesInformer`,
+   * so that the PVs are watched and cached once. Its owner runs it: the tracker neither starts nor stops it; while
+   * {@link CapacityTracker.run} runs, the tracker counts the PVs already cached and follows the informer's changes.
+   * Default: the tracker's own, made from `kubeConfig` and run by {@link CapacityTracker.run}.
+   */
+  readonly volumes?: Informer<V1PersistentVolume> | undefined;
   /** `--provisioner-name`: only PVs it provisioned (`pv.kubernetes.io/provisioned-by`) count. */
   readonly provisionerName: string;
   /** The current config; `undefined` when none was ever loaded. */
@@ -92,6 +99,8 @@ export class CapacityTracker {
   /** The PVs and reservations counted. */
   readonly ledger = new Ledger();
   private readonly informer: Informer<V1PersistentVolume>;
+  /** Whether {@link informer} is the tracker's own (run by {@link run}) rather than a shared one. */
+  private readonly ownInformer: boolean;
   private readonly measurements = new Map<string, { size: FileSystemSize; at: number }>();
   private readonly measuring = new Map<string, Promise<FileSystemSize>>();
   private readonly metrics: CapacityMetrics;
@@ -104,30 +113,58 @@ export class CapacityTracker {
     this.clock = options.clock ?? realClock;
     this.measure = options.measure ?? ((_node, path) => measureFileSystem('', path));
     this.metrics = new CapacityMetrics(options.metrics);
-    this.informer = informerFor(options.kubeConfig, 'PersistentVolume', {
-      logger: this.logger,
-      transform: stripManagedFields,
-    });
-    const put = (pv: V1PersistentVolume): void => {
+    if (options.volumes !== undefined) {
+      this.informer = options.volumes;
+      this.ownInformer = false;
+    } else {
+      const kubeConfig = options.kubeConfig;
+      if (kubeConfig === undefined)
+        throw new TypeError('CapacityTracker: kubeConfig is required unless volumes is given');
+      this.informer = informerFor(kubeConfig, 'PersistentVolume', {
+        logger: this.logger,
+        transform: stripManagedFields,
+      });
+      this.ownInformer = true;
+    }
+  }
+
+  /**
+   * Counts the PVs of the informer until `signal` aborts: those already cached at once, then every change. Runs the
+   * tracker's own informer; a shared one (`volumes`) is its owner's to run.
+   */
+  run(signal: AbortSignal): Promise<void> {
+    const count = (pv: V1PersistentVolume): void => {
       const name = pv.metadata?.name ?? '';
-      const allocation = allocationOf(pv, options.provisionerName);
+      const allocation = allocationOf(pv, this.options.provisionerName);
       if (allocation === undefined) this.ledger.remove(name);
       else this.ledger.put(name, allocation);
+    };
+    const put = (pv: V1PersistentVolume): void => {
+      count(pv);
       this.refreshMetrics();
     };
-    this.informer.addEventHandler({
+    const remove = this.informer.addEventHandler({
       add: put,
-      update: (_old, pv) => put(pv),
+      // A resync (the same object again) changes no allocation.
+      update: (old, pv) => {
+        if (old !== pv) put(pv);
+      },
       delete: (pv) => {
         this.ledger.remove(pv.metadata?.name ?? '');
         this.refreshMetrics();
       },
     });
-  }
-
-  /** Runs the PV informer until `signal` aborts. */
-  run(signal: AbortSignal): Promise<void> {
-    return this.informer.run(signal);
+    // A shared informer may have listed already: its cache is counted as the adds it will not repeat.
+    const cached = this.informer.store.list();
+    for (const pv of cached) count(pv);
+    if (cached.length > 0) this.refreshMetrics();
+    const stopped = this.ownInformer
+      ? this.informer.run(signal)
+      : new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+    return stopped.finally(remove);
   }
 
   /** A PV as last read from the API. */

@@ -151,6 +151,13 @@ export interface LocalPathProvisionerOptions {
    * `minSize`/`maxSize` apply either way).
    */
   readonly capacity?: CapacityTracker | undefined;
+  /**
+   * The PVs as a cache has them (e.g. the store of the PV informer the program shares with its `ProvisionController`),
+   * read by every teardown to refuse removing a directory that holds another PV's volume; `undefined` while that
+   * cache is not complete (its informer has not listed yet), for which the teardown lists the PVs from the API.
+   * Default: none, every teardown lists the PVs from the API.
+   */
+  readonly volumes?: (() => Iterable<V1PersistentVolume> | undefined) | undefined;
 }
 
 /** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
@@ -675,7 +682,10 @@ export class LocalPathProvisioner implements Provisioner {
     );
   }
 
-  /** {@link checkTeardownTarget} with the base paths of the node and class, the class's pattern and every PV's path. */
+  /**
+   * {@link checkTeardownTarget} with the base paths of the node and class, the class's pattern and every PV's path
+   * (from `volumes` when given and complete, else listed from the API).
+   */
   private async checkTeardown(
     target: {
       pvName: string;
@@ -712,11 +722,16 @@ export class LocalPathProvisioner implements Provisioner {
         // A class whose parameters no longer parse made no pattern volumes: the default folder name applies.
       }
     }
-    const volumes = await this.core.listPersistentVolume({}, withSignal(signal));
-    const otherVolumes = volumes.items.flatMap((v) => {
+    // The cache lags the API server by the time a watch event takes to arrive (milliseconds). A PV that would be
+    // missed in that window was created just now with its path inside this volume's directory; PVs are created only
+    // by cluster administrators and by this provisioner (always at a new directory), so that is not a realistic
+    // threat. A PV deleted in that window is still seen, which can only refuse a removal, never allow one.
+    const volumes = this.options.volumes?.() ?? (await this.core.listPersistentVolume({}, withSignal(signal))).items;
+    const otherVolumes: { name: string; path: string }[] = [];
+    for (const v of volumes) {
       const p = pathOfVolume(v);
-      return p === undefined ? [] : [{ name: v.metadata?.name ?? '', path: p }];
-    });
+      if (p !== undefined) otherVolumes.push({ name: v.metadata?.name ?? '', path: p });
+    }
     return checkTeardownTarget({
       pvName: target.pvName,
       path: target.path,

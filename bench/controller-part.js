@@ -267,6 +267,8 @@ export async function controllerPart(tier, options, ctx) {
     const label = `threadiness ${threadiness}${limit === undefined ? '' : `, QPS ${limit.qps}/burst ${limit.burst}`}`;
     let result;
     try {
+      // After a warm-up, the run starts when the process says so (its message comes just before run()).
+      if (warmup > 0) await next('running', 60_000 + warmup * 100);
       const runServerCpu = server.serverCpuMs();
       const runKcmCpu = server.kcmCpuMs();
       const runDriverCpu = process.cpuUsage();

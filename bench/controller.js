@@ -5,7 +5,8 @@
 //
 // It imports only client-node and the library (bench/lean.js), as a provisioner binary would: not the testkit.
 //
-// Messages to the parent: { type: 'started' } once the informers have synced; after { type: 'burst', expected }
+// Messages to the parent: { type: 'running' } after a warm-up, as the timed controller starts; { type: 'started' }
+// once the informers have synced; after { type: 'burst', expected }
 // (the total of distinct claims provisioned once the burst is done), { type: 'allProvisioned', cpuMs, wallMs,
 // memory } when that many were provisioned, CPU and wall time counted from the 'burst' message; after
 // { type: 'snapshot' }, { type: 'snapshot', memory } after two full GCs; { type: 'result', ... } after
@@ -174,6 +175,8 @@ controller.on('provisioned', (claim) => {
 });
 
 const stop = new globalThis.AbortController();
+// After a warm-up, the driver counts the servers' CPU time of the run from here.
+if (config.warmup !== undefined) await send({ type: 'running' });
 // Claims created before this process started: the first burst starts with run().
 if (typeof config.backlog === 'number')
   burst = { expected: config.backlog, cpuAtStart: process.cpuUsage(), wallAtStart: now() };

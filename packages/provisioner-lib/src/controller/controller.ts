@@ -105,8 +105,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     this.logger = o.logger.child({ provisioner: o.provisionerName });
     this.knownNames = new Set([o.provisionerName, ...o.additionalProvisionerNames]);
     // The writes of every provision (the PV, its two Events) go through the lean client; Events at low priority
-    // (one at a time while PV writes are in flight, and last for rate-limit tokens), as client-go's single event
-    // writer never competes with the workers.
+    // (held up to 1 s, then one at a time, while PV writes are in flight; last for rate-limit tokens), as
+    // client-go's single event writer never competes with the workers.
     this.client = o.client ?? makeProvisionControllerClient(o.kubeConfig);
     this.metrics = createControllerMetrics(o.metrics);
     this.ownRecorder = o.eventRecorder === undefined;
@@ -120,7 +120,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         metrics: o.metrics,
         // Once the PV writes are through, the Events that trailed them go this many at a time.
         concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_PV_WRITE * o.threadiness),
-        // While PV writes are in flight, Events go one at a time (see InFlightRequests) and trail the PVs: the queue
+        // While PV writes are in flight, Events wait, then go one at a time (see InFlightRequests) and trail the PVs: the queue
         // holds the Events of a burst of several thousand claims instead of dropping them.
         queueSize: CONTROLLER_EVENT_QUEUE_SIZE,
       });

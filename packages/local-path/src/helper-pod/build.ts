@@ -6,6 +6,7 @@
  */
 import type { V1Container, V1Pod, V1Toleration, V1Volume, V1VolumeMount, V1KeyToPath } from '@kubernetes/client-node';
 import { cleanPath } from '../volume/path-pattern.js';
+import { scriptInterface } from './script-interface.js';
 
 /** What the helper pod does: run the setup script (`create`) or the teardown script (`delete`). */
 export type HelperPodAction = 'create' | 'delete';
@@ -171,22 +172,13 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   if (spec.tolerations === undefined) spec.tolerations = [{ ...DEFAULT_HELPER_TOLERATION }];
   spec.volumes = [...(spec.volumes ?? []), ...volumes];
 
-  const size = String(inputs.sizeBytes);
   container.command =
     command !== undefined && command !== ''
       ? [command]
       : ['/bin/sh', `${HELPER_SCRIPT_DIR}/${action === 'create' ? 'setup' : 'teardown'}`];
-  container.args = ['-p', volDir, '-s', size, '-m', inputs.volumeMode, '-a', action];
-  container.env = [
-    ...(container.env ?? []),
-    { name: 'VOL_DIR', value: volDir },
-    { name: 'VOL_MODE', value: inputs.volumeMode },
-    { name: 'VOL_SIZE_BYTES', value: size },
-    { name: 'VOL_USER', value: action === 'create' ? (inputs.user ?? '') : '' },
-    { name: 'VOL_GROUP', value: action === 'create' ? (inputs.group ?? '') : '' },
-    { name: 'VOL_PERM', value: action === 'create' ? (inputs.perm ?? '') : '' },
-    // The mounted directory: the default scripts refuse a VOL_DIR whose real path leaves it.
-    { name: 'VOL_BASE', value: parentDir },
-  ];
+  // VOL_BASE is the mounted directory: the default scripts refuse a VOL_DIR whose real path leaves it.
+  const script = scriptInterface({ ...inputs, volDir, volBase: parentDir });
+  container.args = script.args;
+  container.env = [...(container.env ?? []), ...Object.entries(script.env).map(([name, value]) => ({ name, value }))];
   return pod;
 }

@@ -12,6 +12,7 @@
  * @module
  */
 import { onHost } from './node-dirs.js';
+import { scriptInterface } from '../helper-pod/script-interface.js';
 
 /** The ConfigMap's scripts, as far as they are known (`undefined`: none, the built-in behaviour is used). */
 export interface NodeScripts {
@@ -112,20 +113,16 @@ export interface ScriptCallInputs {
  * the host root, plus `HOST_ROOT` and `PATH`. Nothing else of this process's environment is passed on.
  */
 export function scriptCall(inputs: ScriptCallInputs): { args: string[]; env: Record<string, string> } {
-  const volDir = onHost(inputs.hostRoot, inputs.path);
-  const size = String(inputs.sizeBytes);
-  const create = inputs.action === 'create';
+  const script = scriptInterface({
+    ...inputs,
+    volDir: onHost(inputs.hostRoot, inputs.path),
+    volBase: onHost(inputs.hostRoot, inputs.basePath),
+  });
   return {
-    args: ['-p', volDir, '-s', size, '-m', inputs.volumeMode, '-a', inputs.action],
+    args: script.args,
     env: {
       PATH: inputs.searchPath ?? process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      VOL_DIR: volDir,
-      VOL_MODE: inputs.volumeMode,
-      VOL_SIZE_BYTES: size,
-      VOL_USER: create ? (inputs.user ?? '') : '',
-      VOL_GROUP: create ? (inputs.group ?? '') : '',
-      VOL_PERM: create ? (inputs.perm ?? '') : '',
-      VOL_BASE: onHost(inputs.hostRoot, inputs.basePath),
+      ...script.env,
       HOST_ROOT: inputs.hostRoot,
     },
   };

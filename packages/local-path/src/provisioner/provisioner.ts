@@ -360,18 +360,18 @@ export class LocalPathProvisioner implements Provisioner {
       name: pvc.metadata?.name ?? '',
       uid: pvc.metadata?.uid,
     };
+    const volume = buildPersistentVolume({
+      pvName,
+      pvc,
+      storageClass,
+      path,
+      volumeType: resolved.volumeType,
+      mode,
+      nodeName,
+      node,
+      nodeAffinityKey: resolved.nodeAffinityKey,
+    });
     if (this.nodeVolumes !== undefined) {
-      const volume = buildPersistentVolume({
-        pvName,
-        pvc,
-        storageClass,
-        path,
-        volumeType: resolved.volumeType,
-        mode,
-        nodeName,
-        node,
-        nodeAffinityKey: resolved.nodeAffinityKey,
-      });
       volume.metadata!.annotations![PROVISIONED_ON_ANNOTATION] = nodeName;
       // An unsafe pattern may leave the base path: then the parent is the base, as the setup script takes it.
       const dirBase = path.startsWith(`${cleanPath(base.path)}/`) ? base.path : dirnameOf(path);
@@ -381,7 +381,7 @@ export class LocalPathProvisioner implements Provisioner {
           {
             record: { pvName, claim: claimId, path, basePath: base.path, node: nodeName, storageClassName: className },
             dirBase,
-            sizeBytes: quantityToBytes(storage),
+            sizeBytes: requestBytes,
             volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
             user: resolved.user,
             group: resolved.group,
@@ -403,7 +403,7 @@ export class LocalPathProvisioner implements Provisioner {
         path,
         node: nodeName,
         shared: mode === 'shared',
-        sizeBytes: quantityToBytes(storage),
+        sizeBytes: requestBytes,
         volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
         user: resolved.user,
         group: resolved.group,
@@ -413,18 +413,6 @@ export class LocalPathProvisioner implements Provisioner {
       },
       { action: 'create', pvName, claim: claimId, path, node: nodeName, storageClassName: className },
     );
-    const volume = buildPersistentVolume({
-      pvName,
-      pvc,
-      storageClass,
-      path,
-      volumeType: resolved.volumeType,
-      mode,
-      nodeName,
-      node,
-      nodeAffinityKey: resolved.nodeAffinityKey,
-    });
-
     this.logger.info(
       { pv: pvName },
       nodeName === '' ? `Creating volume ${pvName} at ${path}` : `Creating volume ${pvName} at ${nodeName}:${path}`,

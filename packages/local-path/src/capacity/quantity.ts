@@ -17,14 +17,18 @@ export const AUTO_CAPACITY = 'auto';
  * @throws {@link ConfigError} `invalid-size` when the text is not a non-negative quantity.
  */
 export function parseSize(text: string, what: string): bigint {
-  try {
-    return quantityToBytes(text === '' ? 'x' : text);
-  } catch {
-    throw new ConfigError(
+  const invalid = (): ConfigError =>
+    new ConfigError(
       'invalid-size',
       `invalid ${what} "${text}"`,
       'write a Kubernetes quantity such as 500Mi, 20Gi or 1Ti',
     );
+  // quantityToBytes reads an empty text as no request (0); a size setting must say something.
+  if (text === '') throw invalid();
+  try {
+    return quantityToBytes(text);
+  } catch {
+    throw invalid();
   }
 }
 

@@ -79,6 +79,15 @@ function messagesOf(child) {
   };
 }
 
+/** Creates a StorageClass unless it exists (a later round on the same server). */
+async function createIfAbsent(storage, request) {
+  try {
+    await storage.createStorageClass(request);
+  } catch (err) {
+    if (err?.code !== 409) throw err;
+  }
+}
+
 const dist = (xs) => {
   xs.sort((a, b) => a - b);
   return { p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), max: xs.at(-1) ?? NaN };
@@ -138,7 +147,11 @@ export async function controllerPart(tier, options, ctx) {
     }
   }
 
-  /** Raw PV creates straight to the server, `inFlight` at a time: the ceiling for the controller's PV writes. */
+  /**
+   * Raw PV creates straight to the server, `inFlight` at a time: the ceiling for the controller's PV writes. The
+   * median of `--raw-repeats` runs of `--claims` creates (a run takes a fraction of a second, and one GC pause of the
+   * server moves it).
+   */
   async function rawRun(kc, server, inFlight, agentKind, prefix) {
     const creates = agentKind === 'shared' ? options.claims : Math.min(options.claims, DEFAULT_AGENT_CREATES);
     const core = agentKind === 'shared' ? lib.makeApiClient(kc, k8s.CoreV1Api) : kc.makeApiClient(k8s.CoreV1Api);
@@ -162,6 +175,47 @@ export async function controllerPart(tier, options, ctx) {
     }
     const median = [...reps].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(reps.length / 2)];
     return { agent: agentKind, inFlight, creates, ...median, repeats: reps };
+  }
+
+  /**
+   * Rounds of (the controller with claims pending, then raw PV creates) on one server, each round on the same
+   * objects: the server's speed drifts from second to second on a shared machine, so the controller is compared
+   * with the ceiling measured right after it, and the round reported is the one whose ratio is the median.
+   */
+  async function pairedRounds(kc, server, threadiness) {
+    const rounds = [];
+    for (let r = 0; r < options.rounds; r++) {
+      if (r > 0) await clearRound(kc);
+      const round = `threadiness ${threadiness}, round ${r + 1} of ${options.rounds}`;
+      say(`${round}: controller, ${options.claims} claims pending at its start`);
+      const backlog = await controllerRun(kc, server, threadiness, [options.claims], undefined, 0, true);
+      say(`${round}: raw PV creates, shared agent`);
+      const raw = await rawRun(kc, server, threadiness, 'shared', `raw-${r}`);
+      rounds.push({ backlog, raw, ratio: backlog.bursts[0].perSecond / raw.perSecond });
+    }
+    const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+    return {
+      ...median,
+      rounds: rounds.map((r) => ({ perSecond: r.backlog.bursts[0].perSecond, raw: r.raw.perSecond, ratio: r.ratio })),
+    };
+  }
+
+  /** Deletes what a round made (claims, PVs, Events) and waits until the server has none left. */
+  async function clearRound(kc) {
+    const core = lib.makeApiClient(kc, k8s.CoreV1Api);
+    await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace: 'default' });
+    await core.deleteCollectionPersistentVolume({});
+    await core.deleteCollectionNamespacedEvent({ namespace: 'default' });
+    const until = now() + 60_000;
+    for (;;) {
+      const [claims, volumes] = await Promise.all([
+        core.listNamespacedPersistentVolumeClaim({ namespace: 'default', limit: 1 }),
+        core.listPersistentVolume({ limit: 1 }),
+      ]);
+      if (claims.items.length === 0 && volumes.items.length === 0) return;
+      if (now() > until) throw new Error('the claims and PVs of the last round were not gone after 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   /**
@@ -197,7 +251,7 @@ export async function controllerPart(tier, options, ctx) {
    */
   async function controllerRun(kc, server, threadiness, bursts, limit, idleMs = 0, backlog = false) {
     const storage = lib.makeApiClient(kc, k8s.StorageV1Api);
-    await storage.createStorageClass({
+    await createIfAbsent(storage, {
       body: {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'StorageClass',
@@ -216,7 +270,7 @@ export async function controllerPart(tier, options, ctx) {
     if (warmup > 0) {
       // Claims for the controller process to provision untimed before its timed run, so that the run with pending
       // claims measures warm code, as the raw creates it is compared with do.
-      await storage.createStorageClass({
+      await createIfAbsent(storage, {
         body: {
           apiVersion: 'storage.k8s.io/v1',
           kind: 'StorageClass',
@@ -274,6 +328,7 @@ export async function controllerPart(tier, options, ctx) {
       const runDriverCpu = process.cpuUsage();
       const runWallStart = now();
       const started = await next('started', 60_000);
+      const syncMs = now() - runWallStart;
       say(`${label}: controller started`);
       const burstResults = [];
       let total = 0;
@@ -335,7 +390,7 @@ export async function controllerPart(tier, options, ctx) {
           controllerCpuMs: done.cpuMs,
           memory: done.memory,
           afterGc: snapshot.memory,
-          ...(backlogged ? { runMs: done.wallMs } : {}),
+          ...(backlogged ? { runMs: done.wallMs, syncMs } : {}),
         });
       }
       if (limit !== undefined && complete) {
@@ -446,6 +501,7 @@ export async function controllerPart(tier, options, ctx) {
         spanMs,
         perSecond: (provisioned / spanMs) * 1000,
         backlog: b.runMs !== undefined,
+        syncMs: b.syncMs ?? NaN,
         latencyMs: dist(latencies),
         latencySplitMs: { createdToProvisionCall: dist(toCall), provisionCallToSaved: dist(toSave) },
         loadGenerator: {
@@ -504,58 +560,33 @@ export async function controllerPart(tier, options, ctx) {
       t === Math.max(...options.threadiness) && options.latencyClaims > 0
         ? [options.claims, options.latencyClaims, options.claims, options.latencyClaims]
         : [options.claims];
-    let raw;
     let rawDefault = null;
-    let controller;
-    let backlog;
-    if (tier === 'testkit') {
-      say(`threadiness ${t}: raw PV creates, shared agent`);
-      raw = await withServer(`raw-${t}`, (kc, server) => rawRun(kc, server, t, 'shared', 'raw'));
-      if (options.defaultAgent) {
-        say(`threadiness ${t}: raw PV creates, client-node default agent`);
-        // For context only: a failure here (EMFILE on a low descriptor limit) is reported, not fatal.
-        rawDefault = await withServer(`raw-default-${t}`, (kc, server) =>
-          rawRun(kc, server, t, 'default', 'raw'),
-        ).catch((err) => {
+    if (tier === 'testkit' && options.defaultAgent) {
+      say(`threadiness ${t}: raw PV creates, client-node default agent`);
+      // For context only: a failure here (EMFILE on a low descriptor limit) is reported, not fatal.
+      rawDefault = await withServer(`raw-default-${t}`, (kc, server) => rawRun(kc, server, t, 'default', 'raw')).catch(
+        (err) => {
           const message = err instanceof Error ? err.message : String(err);
           say(`threadiness ${t}: default agent run failed: ${message}`);
           return { agent: 'default', inFlight: t, error: message, perSecond: NaN };
-        });
-      }
-      say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
-      backlog = await withServer(`backlog-${t}`, (kc, server) =>
-        controllerRun(kc, server, t, [options.claims], undefined, 0, true),
-      );
-      say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
-      controller = await withServer(`controller-${t}`, (kc, server) => controllerRun(kc, server, t, bursts));
-    } else {
-      // On a real control plane the raw PV creates run on the server of the backlog run, right after it (the
-      // controller first, so that its informers list only its own claims).
-      // kube-controller-manager's PV binder is off on that server, as the testkit's binder is: binding the PVs as
-      // they come is work of the server that the raw PV creates do not have.
-      ({ backlog, raw } = await withServer(
-        `backlog-${t}`,
-        async (kc, server) => {
-          say(`threadiness ${t}: controller, ${options.claims} claims pending at its start`);
-          const c = await controllerRun(kc, server, t, [options.claims], undefined, 0, true);
-          say(`threadiness ${t}: raw PV creates, shared agent`);
-          const r = await rawRun(kc, server, t, 'shared', 'raw');
-          return { backlog: c, raw: r };
         },
-        { pvBinder: false },
-      ));
-      controller = await withServer(`threadiness-${t}`, async (kc, server) => {
-        say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
-        return controllerRun(kc, server, t, bursts);
-      });
+      );
     }
+    // On a real control plane kube-controller-manager's PV binder is off on this server, as the testkit's binder is:
+    // binding the PVs as they come is work of the server that the raw PV creates do not have.
+    const paired = await withServer(`backlog-${t}`, (kc, server) => pairedRounds(kc, server, t), { pvBinder: false });
+    const controller = await withServer(`threadiness-${t}`, async (kc, server) => {
+      say(`threadiness ${t}: controller, bursts of ${bursts.join(', ')} claims`);
+      return controllerRun(kc, server, t, bursts);
+    });
     runs.push({
       threadiness: t,
       controller,
-      backlog,
-      raw: { shared: raw, default: rawDefault },
-      ratio: backlog.bursts[0].perSecond / raw.perSecond,
-      burstRatio: controller.bursts[0].perSecond / raw.perSecond,
+      backlog: paired.backlog,
+      raw: { shared: paired.raw, default: rawDefault },
+      ratio: paired.ratio,
+      rounds: paired.rounds,
+      burstRatio: controller.bursts[0].perSecond / paired.raw.perSecond,
     });
   }
 
@@ -615,7 +646,11 @@ function mainTable(part, options) {
     (r) => `**${f0(pending(r).perSecond)}**`,
   );
   row('raw PV creates/s, shared agent, *threadiness* in flight (ceiling)', (r) => f0(r.raw.shared.perSecond));
-  row('**controller / raw**', (r) => `**${f2(r.ratio)}**`);
+  row(
+    `**controller / raw** (the median of ${options.rounds} rounds; each round's under it)`,
+    (r) => `**${f2(r.ratio)}**<br>${r.rounds.map((x) => f2(x.ratio)).join(', ')}`,
+  );
+  row("↳ of which run() → informers synced (ms; the claims' and PVs' lists)", (r) => f1(pending(r).syncMs));
   row(
     '↳ CPU ms per provision: controller / server',
     (r) => `${f2(pending(r).cpuMsPerProvision)} / ${f2(pending(r).cpu.serverMsPerProvision)}`,
@@ -808,7 +843,7 @@ export function controllerMarkdown(part, options, meta) {
     `- Controller: its own process (importing only client-node and the library${options.controllerMemoryLimit === undefined ? '' : `, in a memory cgroup limited to ${mib(options.controllerMemoryLimit)} MiB, as a container with that limit`}), leader election off, a trivial in-memory provisioner (hostPath PV template at once). With pending claims, the load generator in the driver process creates them (${options.createConcurrency} in flight) before the controller process starts, and the time runs from its \`run()\` to the last PV; in a burst, it creates them while the controller runs, so the server shares its time between the PVC creates and the controller's writes, and the load generator's rate is the most the controller can provision.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
     "- Provisions/s: claims provisioned ÷ (the controller's `run()` → last PV saved) with pending claims, ÷ (first PVC create response → last PV saved) per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.",
     "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
-    `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs.`,
+    `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs, on the server of the run with pending claims right after it. That server runs ${options.rounds} rounds of the two, deleting the claims, PVs and Events between rounds; the ratio is the median of the rounds' ratios, and the figures of the run with pending claims (its rate, CPU, Events) and the raw ceiling are those of that round.`,
     "- CPU: user + system time of a burst, from the driver's message that starts it to its last provision (controller: `process.cpuUsage`; servers: `/proc/<pid>/stat`; load generator: the driver process).",
     '- Memory: `process.memoryUsage()` of the controller; "after full GCs" is after two `gc()` calls (`--expose-gc`).',
     '',

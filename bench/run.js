@@ -34,7 +34,9 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
   --create-concurrency N   PVC creates in flight from the load generator (default 32)
   --warmup N               untimed ConfigMap creates on each fresh server before timing, and untimed provisions
                            of the controller process before its run with pending claims (default 300)
-  --raw-repeats N          raw runs per setting on one server; the median is reported (default 3)
+  --raw-repeats N          raw runs of --claims creates in each round; the median is the round's ceiling (default 3)
+  --rounds N               rounds of (controller with --claims pending, raw PV creates) on one server per
+                           threadiness; the median round's ratio is reported (default 5)
   --timeout-s S            give up on a controller run after S seconds (default 60 + claims/50)
   --binder                 run the testkit PV binder (default off: claims are created with the
                            storage-provisioner annotations the binder would add; see bench/README.md)
@@ -93,6 +95,7 @@ try {
       threadiness: { type: 'string' },
       'create-concurrency': { type: 'string' },
       warmup: { type: 'string' },
+      rounds: { type: 'string' },
       'raw-repeats': { type: 'string' },
       binder: { type: 'boolean' },
       'timeout-s': { type: 'string' },
@@ -130,6 +133,7 @@ try {
     threadiness: (values.threadiness ?? '4,16').split(',').map((t) => positiveInt('threadiness', t.trim(), 4)),
     createConcurrency: positiveInt('create-concurrency', values['create-concurrency'], 32),
     warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 300),
+    rounds: positiveInt('rounds', values.rounds, 5),
     rawRepeats: positiveInt('raw-repeats', values['raw-repeats'], 3),
     binder: values.binder === true,
     timeoutMs: positiveInt('timeout-s', values['timeout-s'], Math.ceil(60 + claims / 50)) * 1000,

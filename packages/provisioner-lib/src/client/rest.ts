@@ -125,6 +125,8 @@ export class RestClient {
   private readonly agent: Dispatcher;
   private readonly userAgent: string;
   private readonly override: RateLimitOverride;
+  /** The current cluster's server URL, parsed once (until the KubeConfig's current cluster changes). */
+  private server: { url: string; origin: string; base: string } | undefined;
 
   /**
    * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
@@ -144,9 +146,13 @@ export class RestClient {
   private target(path: string, query: Query | undefined): { origin: string; path: string; url: string } {
     const cluster = this.kc.getCurrentCluster();
     if (cluster === null) throw new Error('RestClient: the KubeConfig has no current cluster');
-    const server = new URL(cluster.server);
-    const full = `${server.pathname.replace(/\/+$/, '')}${path}${searchOf(query)}`;
-    return { origin: server.origin, path: full, url: `${server.origin}${full}` };
+    if (this.server?.url !== cluster.server) {
+      const parsed = new URL(cluster.server);
+      this.server = { url: cluster.server, origin: parsed.origin, base: parsed.pathname.replace(/\/+$/, '') };
+    }
+    const { origin, base } = this.server;
+    const full = `${base}${path}${searchOf(query)}`;
+    return { origin, path: full, url: `${origin}${full}` };
   }
 
   private async headers(contentType: string | undefined): Promise<Record<string, string>> {
@@ -222,7 +228,12 @@ export class RestClient {
       );
     };
     const resetTimer = (): void => {
-      clearTimer();
+      if (finished) return;
+      // One timer per watch, re-armed on every chunk (refresh() rather than a new timer per watch event).
+      if (timer !== undefined) {
+        timer.refresh();
+        return;
+      }
       timer = setTimeout(() => {
         timedOut = true;
         controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));

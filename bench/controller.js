@@ -32,15 +32,27 @@ const kc = loadKubeConfig(config.kubeconfig);
 if (config.qps !== undefined) lib.setClientRateLimit(kc, { qps: config.qps, burst: config.burst });
 
 // Client-side request counts: every request the controller makes (informers' lists and watches, PV writes, Events)
-// goes through the shared keep-alive agent of its KubeConfig, so wrap that agent's dispatch.
-const requests = new Map();
+// goes through the shared keep-alive agent of its KubeConfig, so wrap that agent's dispatch. It counts by method and
+// path, and names them (`create persistentvolumes`) only in the result: the wrapper runs in the measured process.
+const rawRequests = new Map();
 const agent = lib.sharedAgent(kc);
 const dispatch = agent.dispatch.bind(agent);
 agent.dispatch = (opts, handler) => {
-  const { verb, resource } = classify(opts.method ?? 'GET', opts.path ?? '/');
-  const key = `${verb} ${resource}`;
-  requests.set(key, (requests.get(key) ?? 0) + 1);
+  const key = `${opts.method ?? 'GET'} ${opts.path ?? '/'}`;
+  rawRequests.set(key, (rawRequests.get(key) ?? 0) + 1);
   return dispatch(opts, handler);
+};
+const requests = {
+  clear: () => rawRequests.clear(),
+  named() {
+    const named = new Map();
+    for (const [key, n] of rawRequests) {
+      const space = key.indexOf(' ');
+      const { verb, resource } = classify(key.slice(0, space), key.slice(space + 1));
+      named.set(`${verb} ${resource}`, (named.get(`${verb} ${resource}`) ?? 0) + n);
+    }
+    return named;
+  },
 };
 
 // A logger that only counts messages, to report retries and errors (in the JSON results).
@@ -90,8 +102,8 @@ const metrics = {
 };
 
 // With `warmup`, a controller of another provisioner name first provisions that many claims of its own class, untimed,
-// and stops (its Events written): the timed controller then runs on warm code, as the raw creates it is compared with
-// do. Its requests, logs and metrics are not counted.
+// and stops (its Events written), says { type: 'warmed' } and waits for { type: 'go' }: the timed controller then runs
+// on warm code, as the raw creates it is compared with do. Its requests, logs and metrics are not counted.
 if (config.warmup !== undefined) {
   const quiet = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
   quiet.child = () => quiet;
@@ -117,6 +129,18 @@ if (config.warmup !== undefined) {
   await warmRun;
   requests.clear();
   provisionCalled.clear();
+  // The driver now deletes the warm-up's claims and PVs (the timed controller's informers would list them) and
+  // creates the claims of the timed run.
+  const go = new Promise((resolve) => {
+    const onMessage = (message) => {
+      if (message?.type !== 'go') return;
+      process.off('message', onMessage);
+      resolve();
+    };
+    process.on('message', onMessage);
+  });
+  await send({ type: 'warmed' });
+  await go;
 }
 
 const controller = new lib.ProvisionController({
@@ -222,7 +246,7 @@ process.on('message', (message) => {
       provisionCalled: [...provisionCalled],
       duplicates,
       failures,
-      requests: Object.fromEntries([...requests].sort((a, b) => b[1] - a[1])),
+      requests: Object.fromEntries([...requests.named()].sort((a, b) => b[1] - a[1])),
       logs: Object.fromEntries([...logCounts].sort((a, b) => b[1] - a[1])),
       eventsDropped,
       memory: { start: memAtStart, peak, gcExposed: typeof globalThis.gc === 'function' },

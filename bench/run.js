@@ -32,8 +32,9 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
                            (default 10000; 0: skip it)
   --idle-s S               after that run, S seconds idle with RSS sampled every second (default 30; 0: none)
   --create-concurrency N   PVC creates in flight from the load generator (default 32)
-  --warmup N               untimed ConfigMap creates on each fresh server before timing, and untimed provisions
-                           of the controller process before its run with pending claims (default 300)
+  --warmup N               untimed ConfigMap creates on each fresh server before timing (default 300)
+  --controller-warmup N    untimed provisions of the controller process before its run with pending claims; their
+                           claims and PVs are deleted before that run's claims are created (default 3000)
   --raw-repeats N          raw runs of --claims creates in each round; the median is the round's ceiling (default 3)
   --rounds N               rounds of (controller with --claims pending, raw PV creates) on one server per
                            threadiness; the median round's ratio is reported (default 5)
@@ -95,6 +96,7 @@ try {
       threadiness: { type: 'string' },
       'create-concurrency': { type: 'string' },
       warmup: { type: 'string' },
+      'controller-warmup': { type: 'string' },
       rounds: { type: 'string' },
       'raw-repeats': { type: 'string' },
       binder: { type: 'boolean' },
@@ -133,6 +135,8 @@ try {
     threadiness: (values.threadiness ?? '4,16').split(',').map((t) => positiveInt('threadiness', t.trim(), 4)),
     createConcurrency: positiveInt('create-concurrency', values['create-concurrency'], 32),
     warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 300),
+    controllerWarmup:
+      values['controller-warmup'] === '0' ? 0 : positiveInt('controller-warmup', values['controller-warmup'], 3000),
     rounds: positiveInt('rounds', values.rounds, 5),
     rawRepeats: positiveInt('raw-repeats', values['raw-repeats'], 3),
     binder: values.binder === true,

@@ -189,7 +189,7 @@ export async function controllerPart(tier, options, ctx) {
     await rawRun(kc, server, threadiness, 'shared', 'warmup');
     const rounds = [];
     for (let r = 0; r < options.rounds; r++) {
-      await clearRound(kc);
+      await clearClaimsAndVolumes(kc);
       const round = `threadiness ${threadiness}, round ${r + 1} of ${options.rounds}`;
       say(`${round}: controller, ${options.claims} claims pending at its start`);
       const backlog = await controllerRun(kc, server, threadiness, [options.claims], undefined, 0, true);
@@ -205,7 +205,7 @@ export async function controllerPart(tier, options, ctx) {
   }
 
   /** Deletes the claims, PVs and Events in the cluster and waits until the server has none left. */
-  async function clearRound(kc) {
+  async function clearClaimsAndVolumes(kc) {
     const core = lib.makeApiClient(kc, k8s.CoreV1Api);
     await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace: 'default' });
     await core.deleteCollectionPersistentVolume({});
@@ -217,7 +217,7 @@ export async function controllerPart(tier, options, ctx) {
         core.listPersistentVolume({ limit: 1 }),
       ]);
       if (claims.items.length === 0 && volumes.items.length === 0) return;
-      if (now() > until) throw new Error('the claims and PVs of the last round were not gone after 60 s');
+      if (now() > until) throw new Error('the claims and PVs were not gone 60 s after their deletion');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
@@ -268,7 +268,7 @@ export async function controllerPart(tier, options, ctx) {
     if (ctx.aborted()) throw new Error('stopped');
     const core = lib.makeApiClient(kc, k8s.CoreV1Api);
     const created = new Map();
-    /** With `backlog`, the first burst's claims, created before the controller process starts. */
+    /** With `backlog`, the first burst's claims, created before the controller process starts (after its warm-up). */
     let pending;
     const warmup = backlog ? options.controllerWarmup : 0;
     if (warmup > 0) {
@@ -330,7 +330,7 @@ export async function controllerPart(tier, options, ctx) {
         // The warm-up's claims and PVs go before the timed claims come, so that the timed controller lists only its
         // own; then the run starts when the process says so (its message comes just before run()).
         await next('warmed', 60_000 + warmup * 100);
-        await clearRound(kc);
+        await clearClaimsAndVolumes(kc);
         await createBacklog();
         child.send({ type: 'go' });
         await next('running', 60_000);

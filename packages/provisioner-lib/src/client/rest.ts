@@ -128,13 +128,17 @@ export class RestClient {
   /** The current cluster's server URL, parsed once (until the KubeConfig's current cluster changes). */
   private server: { url: string; origin: string; base: string } | undefined;
 
+  private readonly watchInactivityMs: number;
+
   /**
    * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
    * @param options - `agent` (default the shared agent of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as
-   *   for `makeApiClient`.
+   *   for `makeApiClient`; `watchInactivityMs`, how long a watch may go without a byte before it ends with a
+   *   `TimeoutError` (default {@link WATCH_INACTIVITY_TIMEOUT_MS}).
    */
-  constructor(kc: KubeConfig, options: AgentClientOptions = {}) {
+  constructor(kc: KubeConfig, options: AgentClientOptions & { watchInactivityMs?: number } = {}) {
     this.kc = kc;
+    this.watchInactivityMs = options.watchInactivityMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
     this.agent = options.agent ?? sharedAgent(kc);
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.override = {
@@ -237,7 +241,7 @@ export class RestClient {
       timer = setTimeout(() => {
         timedOut = true;
         controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-      }, WATCH_INACTIVITY_TIMEOUT_MS);
+      }, this.watchInactivityMs);
       timer.unref();
     };
     resetTimer();

@@ -92,6 +92,23 @@ describe('RestClient against the testkit', () => {
     await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1));
   });
 
+  it('keeps a watch that gets events past its inactivity limit, and ends it with a TimeoutError once it goes silent', async () => {
+    const rest = new RestClient(kc, { watchInactivityMs: 1000 });
+    let events = 0;
+    const done = vi.fn();
+    await rest.watch('/api/v1/persistentvolumes', {}, () => (events += 1), done);
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    // An event every 100 ms for 2.5 s: more than twice the limit, never a second without one.
+    for (let i = 0; i < 25; i++) {
+      kit.store.create('persistentvolumes', { ...volume(`v${i}`), metadata: { name: `v${i}` } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(done).not.toHaveBeenCalled();
+    expect(events).toBe(25);
+    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), { timeout: 5000 });
+    expect((done.mock.calls[0]?.[0] as Error).name).toBe('TimeoutError');
+  });
+
   it('reports a refused watch with its status code', async () => {
     kit.faults.add({ verb: 'watch', resource: 'persistentvolumes', action: { type: 'error', code: 403 } });
     const done = vi.fn();

@@ -1,0 +1,53 @@
+/**
+ * `stripManagedFields` as an informer's transform, against the server that sets managedFields: the cached claims
+ * keep everything else. Real tier only: the testkit serves objects without managedFields.
+ */
+import { CoreV1Api, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { describeTiers } from '@kprov/testkit/vitest';
+import { expect, it, vi } from 'vitest';
+import { informerFor, stripManagedFields } from '../../src/cache/informer.js';
+
+const claim = (name: string): V1PersistentVolumeClaim => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: { name, labels: { app: name }, annotations: { note: name } },
+  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: 'none' },
+});
+
+describeTiers(
+  'stripManagedFields as the transform of a claims informer',
+  (tier) => {
+    it('caches listed and watched claims without managedFields, and the rest of their metadata as served', async () => {
+      const c = await tier.start({ nodes: [] });
+      const core = c.kubeConfig.makeApiClient(CoreV1Api);
+      await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('listed') });
+      const informer = informerFor(c.kubeConfig, 'PersistentVolumeClaim', { transform: stripManagedFields });
+      const stop = new AbortController();
+      const running = informer.run(stop.signal);
+      tier.defer(async () => {
+        stop.abort();
+        await running;
+      });
+      await informer.waitForSync(stop.signal);
+      // Created after the list: it comes through the watch.
+      await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('watched') });
+      await vi.waitFor(() => expect(informer.store.get('default/watched')).toBeDefined(), { timeout: 20_000 });
+      for (const name of ['listed', 'watched']) {
+        const served = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name });
+        expect(served.metadata?.managedFields?.length).toBeGreaterThan(0);
+        const cached = informer.store.get(`default/${name}`)?.metadata;
+        expect(cached).toBeDefined();
+        expect(Object.keys(cached ?? {})).not.toContain('managedFields');
+        expect(cached).toMatchObject({
+          name,
+          namespace: 'default',
+          uid: served.metadata?.uid,
+          labels: { app: name },
+          annotations: { note: name },
+        });
+        expect(cached?.creationTimestamp).toEqual(served.metadata?.creationTimestamp);
+      }
+    });
+  },
+  { tiers: ['real'] },
+);

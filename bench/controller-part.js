@@ -1,6 +1,7 @@
 // The ProvisionController part of `pnpm bench` (run.js), on one kind of server: `kprov-testkit serve` (tier
 // `testkit`) or a real control plane from $KUBEBUILDER_ASSETS (tier `real`). See bench/README.md.
 import { execFile, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +78,26 @@ function messagesOf(child) {
       });
     });
   };
+}
+
+/**
+ * A PV shaped as the controller writes it for a claim (a `pvc-<uid>` name, the provisioned-by annotation, a claimRef
+ * and the class; the trivial provisioner's hostPath spec): the server's cost per create grows with the object, so
+ * the ceiling is measured on the same objects. `claim` names a claim that does not exist (no binder runs there).
+ */
+function provisionedVolume(claim) {
+  const pv = hostPathVolume(`pvc-${randomUUID()}`);
+  pv.metadata.annotations = { 'pv.kubernetes.io/provisioned-by': PROVISIONER_NAME };
+  pv.spec.claimRef = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    namespace: 'default',
+    name: claim,
+    uid: randomUUID(),
+    resourceVersion: '1',
+  };
+  pv.spec.storageClassName = STORAGE_CLASS;
+  return pv;
 }
 
 /** Creates a StorageClass unless it exists (a later round on the same server). */
@@ -162,7 +183,7 @@ export async function controllerPart(tier, options, ctx) {
       const ownCpu = process.cpuUsage();
       const start = now();
       await pool(creates, inFlight, (i) =>
-        core.createPersistentVolume({ body: hostPathVolume(`${prefix}-${agentKind}-${r}-${i}`) }),
+        core.createPersistentVolume({ body: provisionedVolume(`${prefix}-${agentKind}-${r}-${i}`) }),
       );
       const ms = now() - start;
       const own = process.cpuUsage(ownCpu);
@@ -855,7 +876,7 @@ export function controllerMarkdown(part, options, meta) {
     `- Controller: its own process (importing only client-node and the library${options.controllerMemoryLimit === undefined ? '' : `, in a memory cgroup limited to ${mib(options.controllerMemoryLimit)} MiB, as a container with that limit`}), leader election off, a trivial in-memory provisioner (hostPath PV template at once). With pending claims, the controller process first provisions ${options.controllerWarmup.toLocaleString('en-US')} claims of another class untimed (warm code, as the raw client's after its own warm-up), the driver deletes them and their PVs, creates the claims (${options.createConcurrency} in flight), and the time runs from the timed controller's \`run()\` to the last PV; in a burst, it creates them while the controller runs, so the server shares its time between the PVC creates and the controller's writes, and the load generator's rate is the most the controller can provision.${options.latencyClaims > 0 ? ` At the highest threadiness the controller takes bursts of ${options.claims.toLocaleString('en-US')}, ${options.latencyClaims}, ${options.claims.toLocaleString('en-US')} and ${options.latencyClaims} claims, one after the other.` : ''}`,
     "- Provisions/s: claims provisioned ÷ (the controller's `run()` → last PV saved) with pending claims, ÷ (first PVC create response → last PV saved) per burst. Latency: PVC create response (load generator) → `provisioned` event, i.e. PV create response (controller); both clocks are `performance.timeOrigin + now()` on this machine.",
     "- Requests: every request on the controller's shared agent from start to stop (informer lists and watches, PV creates, Events), divided by claims provisioned.",
-    `- Raw: \`createPersistentVolume\` through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs, on the server of the run with pending claims right after it. That server runs ${options.rounds} rounds of the two, deleting the claims, PVs and Events between rounds; the ratio is the median of the rounds' ratios, and the figures of the run with pending claims (its rate, CPU, Events) and the raw ceiling are those of that round.`,
+    `- Raw: \`createPersistentVolume\` of PVs shaped as the controller's (name, provisioned-by annotation, claimRef, class) through \`makeApiClient\` (client-node's generated client on the shared keep-alive agent) with *threadiness* requests in flight, ${options.claims.toLocaleString('en-US')} creates, median of ${options.rawRepeats} runs, on the server of the run with pending claims right after it. That server runs ${options.rounds} rounds of the two, deleting the claims, PVs and Events between rounds; the ratio is the median of the rounds' ratios, and the figures of the run with pending claims (its rate, CPU, Events) and the raw ceiling are those of that round.`,
     "- CPU: user + system time of a burst, from the driver's message that starts it to its last provision (controller: `process.cpuUsage`; servers: `/proc/<pid>/stat`; load generator: the driver process).",
     '- Memory: `process.memoryUsage()` of the controller; "after full GCs" is after two `gc()` calls (`--expose-gc`).',
     '',

@@ -107,7 +107,10 @@ export function listObjects(store: ObjectStore, r: ResourceType, q: ListQuery): 
       (q.namespace === undefined || !r.namespaced || o.metadata.namespace === q.namespace) && matchesSelectors(r, o, q),
   );
   const from = start === '' ? all : all.filter((o) => sortKey(o) >= start);
-  const limit = q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
+  // resourceVersion=0 is served from kube-apiserver's watch cache, which ignores `limit` (v1.32): every object, one
+  // answer, no continue token.
+  const fromCache = q.resourceVersion === '0';
+  const limit = !fromCache && q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
   if (limit === undefined || from.length <= limit) return { items: from.map((o) => clone(o)), resourceVersion: atRv };
   const page = from.slice(0, limit).map((o) => clone(o));
   const next = from[limit];

@@ -94,6 +94,15 @@ describe('list', () => {
     expect(third.metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
   });
 
+  it('serves resourceVersion=0 whole, ignoring limit, as the watch cache of kube-apiserver v1.32 does', async () => {
+    const all = await core.listConfigMapForAllNamespaces();
+    expect(all.items.length).toBeGreaterThan(2);
+    const cached = await core.listConfigMapForAllNamespaces({ resourceVersion: '0', limit: 2 });
+    expect(names(cached)).toEqual(names(all));
+    expect(cached.metadata?._continue).toBeUndefined();
+    expect(cached.metadata?.remainingItemCount).toBeUndefined();
+  });
+
   it('answers 410 Expired for a continue token older than the history window', async () => {
     const first = await core.listConfigMapForAllNamespaces({ limit: 1 });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'after-' } } });

@@ -44,7 +44,13 @@ export interface ResourceSpec<T extends KubernetesObject> {
 }
 
 function query(p: ListParams): Record<string, string | number | undefined> {
-  return { limit: p.limit, continue: p.continue, labelSelector: p.labelSelector, fieldSelector: p.fieldSelector };
+  return {
+    limit: p.limit,
+    continue: p.continue,
+    resourceVersion: p.resourceVersion,
+    labelSelector: p.labelSelector,
+    fieldSelector: p.fieldSelector,
+  };
 }
 
 /**

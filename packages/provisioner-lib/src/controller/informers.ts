@@ -80,8 +80,14 @@ export function startInformers(
   hooks: InformerHooks,
   injected: InjectedInformers = {},
 ): ControllerInformers {
-  // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory.
-  const common = { resyncPeriodMs: hooks.resyncPeriodMs, clock: hooks.clock, transform: stripManagedFields };
+  // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory. The
+  // first lists come from the API server's watch cache, as client-go's informers' do.
+  const common = {
+    resyncPeriodMs: hooks.resyncPeriodMs,
+    clock: hooks.clock,
+    transform: stripManagedFields,
+    initialListFromCache: true,
+  };
   const running: Promise<void>[] = [];
   const claims =
     injected.claims ??
@@ -94,6 +100,7 @@ export function startInformers(
     informerFor(kc, 'StorageClass', {
       clock: hooks.clock,
       transform: stripManagedFields,
+      initialListFromCache: true,
       logger: hooks.logger.child({ informer: 'classes' }),
     });
   running.push(

@@ -24,6 +24,11 @@ export interface ListParams {
   limit: number;
   /** Continue token from the previous page; absent on the first page. */
   continue?: string;
+  /**
+   * `'0'`: any state, which kube-apiserver serves from its watch cache in one answer, ignoring `limit` (see
+   * {@link WatcherOptions.initialListFromCache}). Absent: the most recent state, page by page.
+   */
+  resourceVersion?: string;
   labelSelector?: string;
   fieldSelector?: string;
 }
@@ -96,6 +101,14 @@ export interface WatcherOptions<T extends KubernetesObject> {
   decode?: (raw: unknown) => T;
   /** Initial list page size. Default {@link DEFAULT_PAGE_SIZE} (500). */
   pageSize?: number;
+  /**
+   * Make the first list ask for `resourceVersion=0`, as client-go's informers do: kube-apiserver serves it from its
+   * watch cache, whole, rather than page by page from etcd (on v1.32, 2,000 claims cost its CPU 14–19 ms instead of
+   * 36–42 ms). The state it returns may trail the latest by as much as the watch cache does; the watch that follows
+   * from its resourceVersion brings the cache up to date. Relists (after 410 Gone or `idleTimeoutMs`) read the most
+   * recent state, page by page, so a cache never goes back to an older state. Default false.
+   */
+  initialListFromCache?: boolean;
   /** Lower bound of the random `timeoutSeconds` of each watch (upper bound twice it). Default 300. */
   minWatchTimeoutSeconds?: number;
   /** Relist when nothing arrived for this long, in ms. Default {@link DEFAULT_IDLE_TIMEOUT_MS} (5 min 30 s). */
@@ -157,6 +170,8 @@ export class Watcher<T extends KubernetesObject> {
   private readonly idleTimeoutMs: number;
   private rv: string | undefined;
   private lastActivity = 0;
+  /** Whether a list has completed (the first one may come from the watch cache; see `initialListFromCache`). */
+  private listed = false;
   /** {@link WatcherOptions.resourceVersion}, until the first run used it. */
   private startFrom: string | undefined;
 
@@ -335,11 +350,13 @@ export class Watcher<T extends KubernetesObject> {
     emit({ type: 'Init' });
     let token: string | undefined;
     let rv: string | undefined;
+    const fromCache = o.initialListFromCache === true && !this.listed;
     do {
       const page = await o.list(
         {
           limit: o.pageSize ?? DEFAULT_PAGE_SIZE,
           ...(token === undefined ? {} : { continue: token }),
+          ...(fromCache && token === undefined ? { resourceVersion: '0' } : {}),
           ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
           ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
         },
@@ -353,6 +370,7 @@ export class Watcher<T extends KubernetesObject> {
     } while (token !== undefined);
     if (rv === undefined || rv === '') throw new Error(`list of ${o.path} returned no resourceVersion`);
     this.rv = rv;
+    this.listed = true;
     this.lastActivity = this.clock.now();
     emit({ type: 'InitDone', resourceVersion: rv });
   }

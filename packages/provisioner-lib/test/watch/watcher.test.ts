@@ -70,7 +70,11 @@ async function start(
     list: (p, signal) => {
       lists.push(p);
       return core.listConfigMapForAllNamespaces(
-        { limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) },
+        {
+          limit: p.limit,
+          ...(p.continue === undefined ? {} : { _continue: p.continue }),
+          ...(p.resourceVersion === undefined ? {} : { resourceVersion: p.resourceVersion }),
+        },
         withSignal(signal),
       );
     },
@@ -118,6 +122,17 @@ describe('Watcher', () => {
     expect(q?.allowWatchBookmarks).toBe(true);
     expect(q?.timeoutSeconds).toBeGreaterThanOrEqual(300);
     expect(q?.timeoutSeconds).toBeLessThan(600);
+  });
+
+  it('with initialListFromCache, lists at resourceVersion 0 in one answer first, and relists page by page', async () => {
+    const h = await start({ seed: ['a', 'b', 'c', 'd', 'e'], pageSize: 2, initialListFromCache: true });
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    expect(h.lists).toEqual([{ limit: 2, resourceVersion: '0' }]);
+    expect(names(h.events, 'InitApply')).toEqual(['a', 'b', 'c', 'd', 'e']);
+    h.kit.server.expireWatches();
+    await vi.waitFor(() => expect(initDone(h.events)).toBe(2));
+    expect(h.lists.slice(1).map((p) => p.resourceVersion)).toEqual([undefined, undefined, undefined]);
+    expect(h.lists.slice(1).map((p) => p.continue === undefined)).toEqual([true, false, false]);
   });
 
   it('starts with a watch from a given resourceVersion, without a list, and delivers every change after it', async () => {

@@ -490,6 +490,7 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       const volumes = informerFor(kubeConfig, 'PersistentVolume', {
         resyncPeriodMs: DEFAULTS.resyncPeriodMs,
         transform: stripManagedFields,
+        initialListFromCache: true,
         logger: logger.child({ informer: 'volumes' }),
       });
       let volumesRunning = false;

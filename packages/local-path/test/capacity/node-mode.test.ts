@@ -12,7 +12,6 @@ import { expect, it } from 'vitest';
 import { measureFileSystem } from '../../src/capacity/statfs.js';
 import { CapacityTracker } from '../../src/capacity/tracker.js';
 import { parseConfig } from '../../src/config/index.js';
-import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
 import {
   claim,
   getVolume,
@@ -22,6 +21,7 @@ import {
   storageClass,
   waitBound,
 } from '../provisioner/helpers.js';
+import { nodeModeProvisioner } from '../node-mode/env.js';
 
 const CONFIG = {
   nodePathMap: [
@@ -59,18 +59,7 @@ describeTiers('capacity budgets in node mode', () => {
         config: () => config,
         measure: (_node, path) => measureFileSystem(node.root, path),
       });
-      const provisioner = new LocalPathProvisioner({
-        kubeConfig: kc,
-        namespace: NAMESPACE,
-        config: () => config,
-        helperPodTemplate: () => {
-          throw new Error('node mode runs no helper pod');
-        },
-        serviceAccountName: 'unused',
-        provisionerName: PROVISIONER_NAME,
-        nodeMode: { nodeName: node.name, hostRoot: node.root },
-        capacity,
-      });
+      const provisioner = nodeModeProvisioner(kc, () => config, node, { capacity });
       const controller = new ProvisionController({
         kubeConfig: kc,
         provisionerName: PROVISIONER_NAME,

@@ -10,12 +10,41 @@ import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { ObjectReader, type Cluster } from '@kprov/testkit';
 import { currentTier } from '@kprov/testkit/vitest';
 import { ItemExponentialFailureRateLimiter, ProvisionController } from '@kprov/provisioner-lib';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
 import { PENDING_DIR } from '../../src/node-mode/pending.js';
 import type { NodeScripts } from '../../src/node-mode/scripts.js';
 import { NodeOrphanReconciler } from '../../src/node-mode/orphan-reconciler.js';
-import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
+import {
+  LocalPathProvisioner,
+  type LocalPathProvisionerOptions,
+  type NodeModeOptions,
+} from '../../src/provisioner/provisioner.js';
 import { BASE_PATH, configJson, NAMESPACE, PROVISIONER_NAME } from '../provisioner/helpers.js';
+
+/**
+ * The node-mode provisioner of `node` (what each pod of the DaemonSet runs, `--host-root` its disk): no helper pod,
+ * `extra` added (its `nodeMode` merged into the node's).
+ */
+export function nodeModeProvisioner(
+  kubeConfig: Cluster['kubeConfig'],
+  config: () => Config,
+  node: { readonly name: string; readonly root: string },
+  extra: Partial<Omit<LocalPathProvisionerOptions, 'nodeMode'>> & { nodeMode?: Partial<NodeModeOptions> } = {},
+): LocalPathProvisioner {
+  const { nodeMode, ...rest } = extra;
+  return new LocalPathProvisioner({
+    kubeConfig,
+    namespace: NAMESPACE,
+    config,
+    helperPodTemplate: () => {
+      throw new Error('node mode runs no helper pod');
+    },
+    serviceAccountName: 'unused',
+    provisionerName: PROVISIONER_NAME,
+    ...rest,
+    nodeMode: { nodeName: node.name, hostRoot: node.root, ...nodeMode },
+  });
+}
 
 /** What a test may change. */
 export interface NodeSetup {
@@ -91,16 +120,9 @@ export async function nodeEnv(setup: NodeSetup = {}): Promise<NodeEnv> {
     },
   };
   for (const node of cluster.nodes) {
-    const provisioner = new LocalPathProvisioner({
-      kubeConfig: kc,
-      namespace: NAMESPACE,
-      config: () => config,
-      helperPodTemplate: () => {
-        throw new Error('node mode runs no helper pod');
-      },
-      serviceAccountName: 'unused',
+    const provisioner = nodeModeProvisioner(kc, () => config, node, {
       provisionerName,
-      nodeMode: { nodeName: node.name, hostRoot: node.root, scripts: () => env.scripts, kutti: setup.kutti },
+      nodeMode: { scripts: () => env.scripts, kutti: setup.kutti },
       warn: (pv, message, reason) => warnings.push({ node: node.name, pv: pv.metadata?.name ?? '', message, reason }),
     });
     provisioners.set(node.name, provisioner);

@@ -28,6 +28,7 @@ import {
   waitBound,
   waitSucceeded,
 } from './helpers.js';
+import { nodeModeProvisioner } from '../node-mode/env.js';
 
 const NODES = ['node-1', 'node-2', 'node-3'];
 
@@ -52,16 +53,7 @@ async function nodeModeEnv(): Promise<NodeModeEnv> {
   const provisioners = new Map<string, LocalPathProvisioner>();
   const warnings: NodeModeEnv['warnings'] = [];
   for (const node of cluster.nodes) {
-    const provisioner = new LocalPathProvisioner({
-      kubeConfig: kc,
-      namespace: NAMESPACE,
-      config: () => config,
-      helperPodTemplate: () => {
-        throw new Error('node mode runs no helper pod');
-      },
-      serviceAccountName: 'unused',
-      provisionerName: PROVISIONER_NAME,
-      nodeMode: { nodeName: node.name, hostRoot: node.root },
+    const provisioner = nodeModeProvisioner(kc, () => config, node, {
       warn: (pv, message, reason) => warnings.push({ node: node.name, pv: pv.metadata?.name ?? '', message, reason }),
     });
     provisioners.set(node.name, provisioner);

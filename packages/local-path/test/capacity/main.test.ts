@@ -3,11 +3,10 @@
  * once a reload of the ConfigMap declares one, the budgets start, counting the volumes made before, and show in
  * `/metrics`.
  */
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import { BASE_PATH, claim, NAMESPACE, provisioningFailure, WAIT } from '../provisioner/helpers.js';
-import { provisionOne, runMain, startKit, waitStarted } from '../main/harness.js';
+import { BASE_PATH, claim, provisioningFailure, WAIT } from '../provisioner/helpers.js';
+import { provisionOne, runMain, setConfigJson, startKit, waitStarted } from '../main/harness.js';
 
 const PREFIX = 'local_path_provisioner_path_';
 
@@ -20,22 +19,9 @@ describeTiers('capacity through main()', () => {
     await provisionOne(k, 'before');
     expect(await metrics()).not.toContain(`${PREFIX}allocated_bytes{`);
 
-    await k.core.patchNamespacedConfigMap(
-      {
-        name: 'local-path-config',
-        namespace: NAMESPACE,
-        body: {
-          data: {
-            'config.json': JSON.stringify({
-              nodePathMap: [
-                { node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [{ path: BASE_PATH, capacity: '200Mi' }] },
-              ],
-            }),
-          },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await setConfigJson(k, {
+      nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [{ path: BASE_PATH, capacity: '200Mi' }] }],
+    });
     const labels = `{node="node-1",path="${BASE_PATH}"}`;
     await vi.waitFor(async () => {
       const text = await metrics();

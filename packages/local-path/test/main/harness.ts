@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ObjectReader, type Cluster } from '@kprov/testkit';
 import { currentTier } from '@kprov/testkit/vitest';
-import { CoreV1Api, KubernetesObjectApi, StorageV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  StorageV1Api,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { vi } from 'vitest';
@@ -173,6 +180,14 @@ export async function provisionOne(k: Kit, name: string): Promise<{ pvName: stri
   const pvName = await waitBound(k, name);
   await waitSucceeded(k, `pod-${name}`);
   return { pvName, nodePath: (await getVolume(k, pvName))!.spec!.hostPath!.path };
+}
+
+/** Replaces `config.json` of the ConfigMap `local-path-config` with `config`, as `kubectl edit` would. */
+export async function setConfigJson(k: Kit, config: unknown): Promise<void> {
+  await k.core.patchNamespacedConfigMap(
+    { name: 'local-path-config', namespace: NAMESPACE, body: { data: { 'config.json': JSON.stringify(config) } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
 /**

@@ -5,19 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { PatchStrategy, setHeaderOptions, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import { StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import {
-  BASE_PATH,
-  eventsFor,
-  getVolume,
-  NAMESPACE,
-  PROVISIONER_NAME,
-  storageClass,
-  WAIT,
-} from '../provisioner/helpers.js';
-import { provisionOne, runMain, startKit, waitStarted } from './harness.js';
+import { BASE_PATH, eventsFor, getVolume, PROVISIONER_NAME, storageClass, WAIT } from '../provisioner/helpers.js';
+import { provisionOne, runMain, setConfigJson, startKit, waitStarted } from './harness.js';
 
 /** A PV as anyone allowed to create PVs can make it: ours by annotation, Delete, released at once (its claim's uid differs). */
 function forgedVolume(name: string, path: string, claimName: string): V1PersistentVolume {
@@ -80,22 +72,9 @@ describeTiers(
       const k = await startKit();
       const kit = k.cluster.testkit!;
       // A capacity turns the budgets on from the start: before, they watched the PVs beside the controller.
-      await k.core.patchNamespacedConfigMap(
-        {
-          name: 'local-path-config',
-          namespace: NAMESPACE,
-          body: {
-            data: {
-              'config.json': JSON.stringify({
-                nodePathMap: [
-                  { node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [{ path: BASE_PATH, capacity: '10Gi' }] },
-                ],
-              }),
-            },
-          },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      await setConfigJson(k, {
+        nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [{ path: BASE_PATH, capacity: '10Gi' }] }],
+      });
       kit.server.resetRequestCounts();
       const program = runMain(k.kubeconfig);
       await waitStarted(program);

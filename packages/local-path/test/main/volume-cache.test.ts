@@ -3,43 +3,12 @@
  * holds no other PV's volume all read it. A teardown over another PV's volume is still refused when the check reads
  * that cache, and deleting volumes lists no PVs (testkit tier, which counts the requests it serves).
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import { StorageV1Api } from '@kubernetes/client-node';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import { BASE_PATH, eventsFor, getVolume, PROVISIONER_NAME, storageClass, WAIT } from '../provisioner/helpers.js';
+import { BASE_PATH, eventsFor, forgedVolume, getVolume, storageClass, WAIT } from '../provisioner/helpers.js';
 import { provisionOne, runMain, setConfigJson, startKit, waitStarted } from './harness.js';
-
-/** A PV as anyone allowed to create PVs can make it: ours by annotation, Delete, released at once (its claim's uid differs). */
-function forgedVolume(name: string, path: string, claimName: string): V1PersistentVolume {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': PROVISIONER_NAME } },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Delete',
-      storageClassName: 'local-path',
-      hostPath: { path, type: 'DirectoryOrCreate' },
-      claimRef: {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        namespace: 'default',
-        name: claimName,
-        uid: randomUUID(),
-      },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
-          ],
-        },
-      },
-    },
-  };
-}
 
 describeTiers('the PV cache of main()', () => {
   it("still refuses a teardown that would remove another PV's volume", async () => {

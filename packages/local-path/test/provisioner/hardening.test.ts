@@ -5,9 +5,7 @@
  * and helper pods carry no service account token. (A failed helper pod whose log cannot be read: test/main/rbac.test.ts.)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { describeTiers } from '@kprov/testkit/vitest';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
 import { SELECTED_NODE_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
 import {
@@ -19,7 +17,7 @@ import {
   getVolume,
   HELPER_POD_YAML,
   perTest,
-  PROVISIONER_NAME,
+  forgedVolume,
   provisioningFailure,
   settle,
   storageClass,
@@ -49,36 +47,6 @@ async function liveVolume(e: Env): Promise<{ pvName: string; dir: string; nodePa
   await waitSucceeded(e);
   const nodePath = (await getVolume(e, pvName))!.spec!.hostPath!.path;
   return { pvName, nodePath, dir: e.onNode('node-1', nodePath) };
-}
-
-/** A PV as anyone allowed to create PVs can make it: ours by annotation, Delete, bound to a claim that does not exist. */
-function forgedVolume(name: string, path: string, claimName = 'no-such-claim'): V1PersistentVolume {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': PROVISIONER_NAME } },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Delete',
-      storageClassName: 'local-path',
-      hostPath: { path, type: 'DirectoryOrCreate' },
-      claimRef: {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        namespace: 'default',
-        name: claimName,
-        uid: randomUUID(),
-      },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
-          ],
-        },
-      },
-    },
-  };
 }
 
 /** The message of the first Warning Event with `reason` about PV `name`. */

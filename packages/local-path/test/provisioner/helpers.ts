@@ -4,6 +4,7 @@
  * {@link LocalPathProvisioner} (leader election off) that a test can stop and start again. Everything a test looks
  * at is read through the API, so the same assertions hold on both tiers.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ObjectReader, recordWatch, type Cluster, type NodeSpec } from '@kprov/testkit';
 import { currentTier, type TierContext } from '@kprov/testkit/vitest';
@@ -485,3 +486,36 @@ export async function deleteAndWaitCleanedUp(
 }
 
 export { settle } from '@kprov/provisioner-lib/testing';
+
+/**
+ * A PV as anyone allowed to create PVs can make it: ours by annotation, Delete, on `node-1`, bound to a claim of
+ * `default` that does not exist (or, named after an existing one, whose uid differs: released at once).
+ */
+export function forgedVolume(name: string, path: string, claimName = 'no-such-claim'): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': PROVISIONER_NAME } },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Delete',
+      storageClassName: 'local-path',
+      hostPath: { path, type: 'DirectoryOrCreate' },
+      claimRef: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: 'default',
+        name: claimName,
+        uid: randomUUID(),
+      },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
+          ],
+        },
+      },
+    },
+  };
+}

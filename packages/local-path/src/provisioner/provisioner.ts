@@ -22,6 +22,7 @@ import {
   type V1StorageClass,
 } from '@kubernetes/client-node';
 import {
+  ANN_SELECTED_NODE,
   describeError,
   IgnoredError,
   InfeasibleError,
@@ -78,9 +79,6 @@ import { checkTeardownTarget, pathOfVolume, TeardownRefusedError, type ClaimIden
 
 /** Upstream's default `--configmap-name`: the ConfigMap whose `setup`/`teardown` the helper pods mount. */
 export const DEFAULT_CONFIGMAP_NAME = 'local-path-config';
-
-/** The claim annotation naming the node the scheduler selected. */
-const CLAIM_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 
 /** Node mode: one provisioner per node, handling the claims scheduled to its node, without helper pods. */
 export interface NodeModeOptions {
@@ -248,7 +246,7 @@ export class LocalPathProvisioner implements Provisioner {
   shouldProvision(claim: V1PersistentVolumeClaim): boolean {
     const nodeMode = this.options.nodeMode;
     if (nodeMode === undefined) return true;
-    const selected = claim.metadata?.annotations?.[CLAIM_SELECTED_NODE] ?? '';
+    const selected = claim.metadata?.annotations?.[ANN_SELECTED_NODE] ?? '';
     return selected === '' || selected === nodeMode.nodeName;
   }
 

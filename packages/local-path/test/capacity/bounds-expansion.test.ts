@@ -19,7 +19,7 @@ import {
   waitBound,
 } from '../provisioner/helpers.js';
 
-const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 
 const NODES = [{ name: 'node-1' }, { name: 'node-2' }];
 const PATHS = [

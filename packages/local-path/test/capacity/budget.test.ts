@@ -27,7 +27,7 @@ import {
   waitBound,
 } from '../provisioner/helpers.js';
 
-const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 
 /** node-1: 1Gi, node-2: 4Gi, node-3: 2Gi. */
 const CONFIG = {

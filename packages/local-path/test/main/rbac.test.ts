@@ -20,7 +20,7 @@ import {
 } from '../provisioner/helpers.js';
 import { provisionOne, runMain, serviceAccountKubeconfig, startKit, waitStarted, type Kit } from './harness.js';
 
-const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 
 /** Creates `local-path-pvc` as the scheduler left it for a node that has since gone. */
 async function claimOnGoneNode(k: Kit): Promise<void> {

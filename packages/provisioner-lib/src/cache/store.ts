@@ -35,8 +35,11 @@ export type StoreChange<T> =
 /** The state shared by a {@link Store} and its {@link StoreWriter}. Internal. */
 class StoreState<T> {
   items = new Map<string, T>();
-  /** index name → indexed value → keys */
-  indices = new Map<string, Map<string, Set<string>>>();
+  /**
+   * index name → indexed value → keys: the one key itself while there is one (a `uid` index has one object per
+   * value, and a Set per cached object cost about 120 bytes), a Set from the second on.
+   */
+  indices = new Map<string, Map<string, string | Set<string>>>();
   /** Objects of a relist in progress (between Init and InitDone). */
   buffer: Map<string, T> | undefined;
   synced = false;
@@ -58,8 +61,11 @@ class StoreState<T> {
     for (const [name, index] of this.indices) {
       for (const value of this.indexValues(name, object)) {
         const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
+        if (keys === key) index.delete(value);
+        else if (typeof keys === 'object') {
+          keys.delete(key);
+          if (keys.size === 0) index.delete(value);
+        }
       }
     }
   }
@@ -67,12 +73,10 @@ class StoreState<T> {
   private index(key: string, object: T): void {
     for (const [name, index] of this.indices) {
       for (const value of this.indexValues(name, object)) {
-        let keys = index.get(value);
-        if (keys === undefined) {
-          keys = new Set();
-          index.set(value, keys);
-        }
-        keys.add(key);
+        const keys = index.get(value);
+        if (keys === undefined) index.set(value, key);
+        else if (typeof keys === 'object') keys.add(key);
+        else if (keys !== key) index.set(value, new Set([keys, key]));
       }
     }
   }
@@ -152,8 +156,10 @@ class StoreReader<T> implements Store<T> {
   byIndex(index: string, value: string): T[] {
     const idx = this.state.indices.get(index);
     if (idx === undefined) throw new Error(`store has no index named ${JSON.stringify(index)}`);
+    const keys = idx.get(value);
+    if (keys === undefined) return [];
     const out: T[] = [];
-    for (const key of idx.get(value) ?? []) {
+    for (const key of typeof keys === 'string' ? [keys] : keys) {
       const object = this.state.items.get(key);
       if (object !== undefined) out.push(object);
     }

@@ -113,6 +113,34 @@ describe('Store', () => {
     expect(() => store.byIndex('nope', 'x')).toThrow(/no index/);
   });
 
+  it('keeps every object of an index value that many objects share, through updates and deletes', () => {
+    const byNamespace = (o: KubernetesObject): string[] => [o.metadata?.namespace ?? ''];
+    const { store, writer } = createStore({ indexers: { ns: byNamespace } });
+    const names = (ns: string): string[] =>
+      store
+        .byIndex('ns', ns)
+        .map((o) => o.metadata?.name ?? '')
+        .sort();
+    writer.apply({ type: 'Init' });
+    for (const n of ['a', 'b', 'c']) writer.apply({ type: 'InitApply', object: obj(n, '1', { namespace: 'one' }) });
+    writer.apply({ type: 'InitDone', resourceVersion: '1' });
+    expect(names('one')).toEqual(['a', 'b', 'c']);
+
+    // An update keeps the object once; deletes down to one object, and back up to two, keep the rest.
+    writer.apply({ type: 'Apply', object: obj('a', '2', { namespace: 'one' }) });
+    expect(names('one')).toEqual(['a', 'b', 'c']);
+    writer.apply({ type: 'Delete', object: obj('b', '3', { namespace: 'one' }) });
+    writer.apply({ type: 'Delete', object: obj('c', '3', { namespace: 'one' }) });
+    expect(names('one')).toEqual(['a']);
+    writer.apply({ type: 'Apply', object: obj('d', '4', { namespace: 'one' }) });
+    expect(names('one')).toEqual(['a', 'd']);
+    writer.apply({ type: 'Delete', object: obj('a', '5', { namespace: 'one' }) });
+    writer.apply({ type: 'Delete', object: obj('d', '5', { namespace: 'one' }) });
+    expect(names('one')).toEqual([]);
+    writer.apply({ type: 'Apply', object: obj('e', '6', { namespace: 'one' }) });
+    expect(names('one')).toEqual(['e']);
+  });
+
   it('uses a custom key function', () => {
     const { store, writer } = createStore({ keyFunc: (o) => o.metadata?.uid ?? '' });
     writer.apply({ type: 'Init' });

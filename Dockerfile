@@ -45,10 +45,13 @@ FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app ./
+# Node.js is started through kprov-node: without a container memory limit it caps V8's young generation, which
+# Node.js would size from the whole node's memory (see the script).
+COPY --chmod=0755 docker/kprov-node.sh /usr/local/bin/kprov-node
 # Each bin of the package is also on the PATH under its own name (/usr/bin): upstream local-path-provisioner's
 # manifests and chart set `command: [local-path-provisioner, ...]`, which replaces the ENTRYPOINT, so a user can
 # switch by changing only the image.
-RUN node -e 'const fs=require("fs");const bin=require("/app/package.json").bin||{};for(const [name,file] of Object.entries(bin)){fs.writeFileSync("/usr/bin/"+name,"#!/bin/sh\nexec node /app/"+file.replace(/^\.\//,"")+" \"$@\"\n",{mode:0o755});}'
+RUN node -e 'const fs=require("fs");const bin=require("/app/package.json").bin||{};for(const [name,file] of Object.entries(bin)){fs.writeFileSync("/usr/bin/"+name,"#!/bin/sh\nexec kprov-node /app/"+file.replace(/^\.\//,"")+" \"$@\"\n",{mode:0o755});}'
 # A package that ships cleaner scripts in dist/scripts (local-static's block cleaners) has them at /scripts, the path
 # its config names (`blockCleanerCommand: ["/scripts/shred.sh", "2"]`), as in upstream's image. They need bash and
 # util-linux and e2fsprogs (ionice, mkfs, wipefs, blkdiscard), which the Debian base image has.
@@ -57,6 +60,6 @@ RUN if [ -d /app/dist/scripts ]; then ln -s /app/dist/scripts /scripts; fi
 # a root-owned pvDir; local-path itself touches no host path (its helper pods do). Set runAsUser in the pod spec if
 # your setup allows a non-root user.
 USER root
-# The package's cli.js. ENTRYPOINT rather than CMD: a pod's `args` (e.g. `start --config ...`, or the example's flags)
-# are appended to it, where they would replace a CMD.
-ENTRYPOINT ["node", "dist/cli.js"]
+# The package's cli.js, through kprov-node. ENTRYPOINT rather than CMD: a pod's `args` (e.g. `start --config ...`,
+# or the example's flags) are appended to it, where they would replace a CMD.
+ENTRYPOINT ["kprov-node", "dist/cli.js"]

@@ -29,10 +29,11 @@ function cgroupRoot() {
 }
 
 /**
- * A memory cgroup limited to `bytes` and a wrapper that starts Node.js in it: `{ execPath, remove }`, `execPath`
- * for `fork`. Throws, saying why, when this machine cannot do it.
+ * A memory cgroup limited to `bytes` and a wrapper that starts Node.js in it (through `target`, an executable that
+ * takes Node.js's arguments; default Node.js itself): `{ execPath, remove }`, `execPath` for `fork`. Throws, saying
+ * why, when this machine cannot do it.
  */
-export async function memoryLimitedNode(bytes, tmpDir) {
+export async function memoryLimitedNode(bytes, tmpDir, target = process.execPath) {
   const root = cgroupRoot();
   if (root === undefined)
     throw new Error('--controller-memory-limit needs a cgroup memory controller (none found under /sys/fs/cgroup)');
@@ -48,7 +49,7 @@ export async function memoryLimitedNode(bytes, tmpDir) {
   }
   const execPath = join(tmpDir, 'node-in-cgroup.sh');
   // The shell moves itself into the group, then becomes Node.js: the limit holds from Node's first instruction.
-  await writeFile(execPath, `#!/bin/sh\necho $$ > '${join(group, 'cgroup.procs')}'\nexec '${process.execPath}' "$@"\n`);
+  await writeFile(execPath, `#!/bin/sh\necho $$ > '${join(group, 'cgroup.procs')}'\nexec '${target}' "$@"\n`);
   await chmod(execPath, 0o755);
   return {
     execPath,

@@ -1,0 +1,86 @@
+/**
+ * `docker/kprov-node.sh`, which starts Node.js in the provisioners' images: without a memory limit it caps V8's
+ * young generation at 16 MiB semi-spaces, which Node.js would otherwise size from the whole machine's memory; under a
+ * memory limit, or with the size in NODE_OPTIONS, it adds nothing.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+// The benchmark's memory cgroup, the same that runs its controller process as a container with a limit would.
+import { memoryLimitedNode } from '../bench/memory-limit.js';
+
+const SCRIPT = fileURLToPath(new URL('../docker/kprov-node.sh', import.meta.url));
+
+/**
+ * Runs a program through the script that keeps 200 MiB of small objects alive (all of it survives the young
+ * generation, as a filling informer cache does) and reports its Node.js flags and the young generation's size.
+ */
+const PROBE = `
+  const v8 = require('node:v8');
+  const kept = [];
+  for (let i = 0; i < 2_000_000; i++) kept.push({ i, s: 'x' + i, a: [i] });
+  const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+  console.log(JSON.stringify({ execArgv: process.execArgv, youngMiB: young / 2 ** 20, kept: kept.length }));
+`;
+
+interface Probe {
+  execArgv: string[];
+  youngMiB: number;
+}
+
+function probe(env: NodeJS.ProcessEnv = {}, via: string[] = []): Probe {
+  const out = execFileSync(via[0] ?? 'sh', [...via.slice(1), ...(via.length > 0 ? [] : [SCRIPT]), '-e', PROBE], {
+    env: { ...process.env, KPROV_NODE: process.execPath, NODE_OPTIONS: '', ...env },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as Probe;
+}
+
+const CAP = '--max-semi-space-size=16';
+const unlimited = !(process.constrainedMemory() > 0 && process.constrainedMemory() < totalmem());
+
+describe('the images start Node.js through docker/kprov-node.sh', () => {
+  it.runIf(unlimited)('caps the young generation at two 16 MiB semi-spaces when there is no memory limit', () => {
+    const p = probe();
+    expect(p.execArgv).toContain(CAP);
+    expect(p.youngMiB).toBeGreaterThan(0);
+    expect(p.youngMiB).toBeLessThanOrEqual(32);
+  });
+
+  it('leaves the size to NODE_OPTIONS when it sets one', () => {
+    const p = probe({ NODE_OPTIONS: '--max-semi-space-size=2' });
+    expect(p.execArgv).not.toContain(CAP);
+    expect(p.youngMiB).toBeLessThanOrEqual(4);
+  });
+
+  describe('under a memory limit', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kprov-node-'));
+    const limit = memoryLimitedNode(2 * 1024 ** 3, dir).catch((err: unknown) => err as Error);
+    afterAll(async () => {
+      const l = await limit;
+      if (!(l instanceof Error)) await l.remove();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('adds nothing: Node.js sizes the young generation from the limit', async (ctx) => {
+      const l = await limit;
+      if (l instanceof Error) {
+        ctx.skip(`needs a memory cgroup (root and a cgroup memory controller): ${l.message}`);
+        return;
+      }
+      // The wrapper moves itself into the group and starts Node.js, which runs the script: both in the group.
+      const runScript = `const r = require('node:child_process').spawnSync('sh', [${JSON.stringify(SCRIPT)}, '-e', ${JSON.stringify(PROBE)}], { encoding: 'utf8' }); process.stdout.write(r.stdout); process.stderr.write(r.stderr);`;
+      const p = JSON.parse(
+        execFileSync(l.execPath, ['-e', runScript], {
+          env: { ...process.env, KPROV_NODE: process.execPath, NODE_OPTIONS: '' },
+          encoding: 'utf8',
+        }),
+      ) as Probe;
+      expect(p.execArgv).not.toContain(CAP);
+    });
+  });
+});

@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from './lean.js';
@@ -9,6 +10,17 @@ import { ROOT } from './lean.js';
 export { classify, k8s, lib, LIB_PATH, loadKubeConfig, now, PROVISIONER_NAME, ROOT, STORAGE_CLASS } from './lean.js';
 
 export const testkit = await import(pathToFileURL(join(ROOT, 'packages/testkit/dist/index.js')).href);
+
+/**
+ * How the images start Node.js (`docker/kprov-node.sh`, which caps V8's young generation when there is no memory
+ * limit): the bench starts the controller process and the local-path provisioners the same way unless told to run
+ * plain `node`. `{ execPath, env }`: the executable for `fork`/`spawn` and what to add to the child's environment.
+ */
+export function nodeLauncher(plain) {
+  return plain
+    ? { execPath: process.execPath, env: {} }
+    : { execPath: join(ROOT, 'docker/kprov-node.sh'), env: { KPROV_NODE: process.execPath } };
+}
 
 /** The PV template the in-memory provisioner returns; the raw runs create the same object. */
 export function hostPathVolume(name, storage = '1Gi', accessModes = ['ReadWriteOnce'], reclaimPolicy = 'Delete') {

@@ -115,7 +115,8 @@ const dist = (xs) => {
 };
 
 /**
- * Runs the controller part on one tier. `ctx`: { tmpRoot, live (a Set of what to stop on Ctrl-C), log, aborted() }.
+ * Runs the controller part on one tier. `ctx`: { tmpRoot, live (a Set of what to stop on Ctrl-C), log, aborted(), node
+ * ({ execPath, env }: how to start the controller process's Node.js, see `nodeLauncher`) }.
  * Returns { tier, runs, qps, cache }: one run per threadiness (raw ceilings and controller bursts), the rate-limited
  * run and the cache-filling run (null when skipped).
  */
@@ -328,10 +329,11 @@ export async function controllerPart(tier, options, ctx) {
     };
     if (backlog && warmup === 0) await createBacklog();
     const child = fork(CONTROLLER_JS, [], {
-      ...(ctx.memoryLimit === undefined ? {} : { execPath: ctx.memoryLimit.execPath }),
+      execPath: ctx.node.execPath,
       execArgv: ['--expose-gc', ...options.controllerNodeArgs],
       env: {
         ...process.env,
+        ...ctx.node.env,
         KPROV_BENCH_CONFIG: JSON.stringify({
           kubeconfig: server.kubeconfig,
           threadiness,
@@ -460,6 +462,7 @@ export async function controllerPart(tier, options, ctx) {
       return {
         ...summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete),
         idle: idle ?? null,
+        execArgv: started.execArgv,
       };
     } finally {
       if (result === undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -472,8 +475,9 @@ export async function controllerPart(tier, options, ctx) {
   async function baselineMemory(kubeconfig) {
     const out = await new Promise((resolve, reject) => {
       execFile(
-        ctx.memoryLimit?.execPath ?? process.execPath,
+        ctx.node.execPath,
         ['--expose-gc', ...options.controllerNodeArgs, BASELINE_JS, kubeconfig],
+        { env: { ...process.env, ...ctx.node.env } },
         (err, stdout) => (err === null ? resolve(stdout) : reject(err)),
       );
     });
@@ -818,6 +822,15 @@ function cacheTable(c) {
       ]);
     }
   }
+  const young = c.bursts.at(-1)?.afterGc?.spaces?.new_space?.size;
+  if (young !== undefined)
+    rows.push([
+      "of which V8's young generation (new space, both semi-spaces, committed), with the caches full",
+      '–',
+      mib(young),
+      '–',
+      '–',
+    ]);
   if (c.idle !== null)
     rows.push([
       `then idle for ${f0(c.idle.ms / 1000)} s (no GC forced; RSS lowest of 1 s samples)`,
@@ -870,6 +883,8 @@ export function controllerMarkdown(part, options, meta) {
           `Memory while the caches fill (threadiness ${part.cache.threadiness}, bursts of ${options.claims.toLocaleString('en-US')}, a fresh server):`,
           '',
           cacheTable(part.cache),
+          '',
+          `The controller process of this run started with Node.js flags \`${(part.cache.execArgv ?? []).join(' ')}\` (${options.plainNode ? 'plain `node`, `--plain-node`' : 'through `docker/kprov-node.sh`, as the images start it'}). Its Events over the run: ${f0(Object.values(part.cache.eventsWritten).reduce((n, e) => n + e.objects, 0))} written, ${f0(part.cache.eventsDropped)} dropped (queue full); they trail the bursts, which follow one another at once, so the memory rows include the Events still queued at the time.`,
           '',
         ]),
     `- Server: ${server}.`,

@@ -5,8 +5,8 @@
 //
 // It imports only client-node and the library (bench/lean.js), as a provisioner binary would: not the testkit.
 //
-// Messages to the parent: { type: 'running' } after a warm-up, as the timed controller starts; { type: 'started' }
-// once the informers have synced; after { type: 'burst', expected }
+// Messages to the parent: { type: 'running' } after a warm-up, as the timed controller starts; { type: 'started',
+// memory, execArgv } once the informers have synced; after { type: 'burst', expected }
 // (the total of distinct claims provisioned once the burst is done), { type: 'allProvisioned', cpuMs, wallMs,
 // memory } when that many were provisioned, CPU and wall time counted from the 'burst' message; after
 // { type: 'snapshot' }, { type: 'snapshot', memory } after two full GCs; { type: 'result', ... } after
@@ -175,7 +175,7 @@ controller.on('started', () => {
     globalThis.gc?.();
   }
   memAtStart = sample();
-  void send({ type: 'started', memory: memAtStart });
+  void send({ type: 'started', memory: memAtStart, execArgv: process.execArgv });
 });
 
 function burstDone() {

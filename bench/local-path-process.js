@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
-import { waitForExit } from './common.js';
+import { nodeLauncher, waitForExit } from './common.js';
 import { LOCAL_PATH_CLI } from './local-path-deploy.js';
 
 const READY = 'Started provisioner controller';
@@ -37,9 +37,11 @@ export function provisionerArgs({ kubeconfig, namespace, workers, qps, burst, no
 /**
  * Starts the provisioner and resolves once it logged `Started provisioner controller` (informers synced, workers
  * running). Its output is drained; the last lines are kept for `tail()`. The child is added to `track` at once.
+ * `node`: how to start Node.js ({ execPath, env }, see `nodeLauncher`; default as the images start it).
  */
-export async function startProvisioner(settings, track, timeoutMs = 30_000) {
-  const child = spawn(process.execPath, [LOCAL_PATH_CLI, ...provisionerArgs(settings)], {
+export async function startProvisioner(settings, track, node = nodeLauncher(false), timeoutMs = 30_000) {
+  const child = spawn(node.execPath, [LOCAL_PATH_CLI, ...provisionerArgs(settings)], {
+    env: { ...process.env, ...node.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   track.add(child);

@@ -37,8 +37,9 @@ function latencies(from, to) {
 /**
  * Runs one setting and resolves with its figures. `env` carries what the driver owns: `tmpRoot` (the run's folder
  * goes under it and is removed afterwards), `track` (a Set every child process is added to, for cleanup on Ctrl-C),
- * `log`, `aborted()`. `setting`: `{ tier, mode, claims, workers, qps, burst, nodes, createConcurrency, warmup,
- * timeoutMs }`, `tier` being `testkit` or `real` and `mode` `helper` (helper pods) or `node` (node mode).
+ * `log`, `aborted()`, `node` (how to start the provisioners' Node.js, see `nodeLauncher`). `setting`: `{ tier, mode,
+ * claims, workers, qps, burst, nodes, createConcurrency, warmup, timeoutMs }`, `tier` being `testkit` or `real` and
+ * `mode` `helper` (helper pods) or `node` (node mode).
  */
 export async function localPathRun(setting, env) {
   const { tier, mode, claims, workers, nodes: nodeCount, createConcurrency, timeoutMs } = setting;
@@ -150,7 +151,7 @@ export async function localPathRun(setting, env) {
     const perProcess =
       mode === 'node' ? nodes.map((n) => ({ ...common, nodeMode: { nodeName: n.name, hostRoot: n.root } })) : [common];
     await Promise.all(
-      perProcess.map(async (settings) => provisioners.push(await startProvisioner(settings, env.track))),
+      perProcess.map(async (settings) => provisioners.push(await startProvisioner(settings, env.track, env.node))),
     );
     log(`${provisioners.length} provisioner(s) started (pid ${provisioners.map((p) => p.child.pid).join(', ')})`);
     const meter = cpuMeter(

@@ -8,7 +8,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
-import { LIB_PATH, now, ROOT, testkit, waitForExit } from './common.js';
+import { LIB_PATH, nodeLauncher, now, ROOT, testkit, waitForExit } from './common.js';
 import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './controller-part.js';
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
@@ -44,6 +44,8 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
   --no-default-agent       skip the raw runs with client-node's per-request agent
   --controller-node-args A Node.js flags for the controller process, space-separated, e.g.
                            "--cpu-prof --cpu-prof-dir=/tmp/prof" or "--heap-prof" (see bench/README.md)
+  --plain-node             start the controller process (and the local-path provisioners) with plain \`node\`
+                           rather than through docker/kprov-node.sh, as the images start it (see bench/README.md)
   --controller-memory-limit M
                            run the controller process in a memory cgroup limited to M (512M, 1G), as a
                            container with that memory limit; needs root (default: no limit)
@@ -104,6 +106,7 @@ try {
       'no-default-agent': { type: 'boolean' },
       'no-write': { type: 'boolean' },
       'controller-node-args': { type: 'string' },
+      'plain-node': { type: 'boolean' },
       'controller-memory-limit': { type: 'string' },
       tiers: { type: 'string' },
       'latency-claims': { type: 'string' },
@@ -144,6 +147,7 @@ try {
     defaultAgent: values['no-default-agent'] !== true,
     write: values['no-write'] !== true,
     controllerNodeArgs: (values['controller-node-args'] ?? '').split(' ').filter((a) => a !== ''),
+    plainNode: values['plain-node'] === true,
     controllerMemoryLimit:
       values['controller-memory-limit'] === undefined ? undefined : parseMemoryLimit(values['controller-memory-limit']),
     tiers: (values.tiers ?? defaultTiers).split(',').map((t) => t.trim()),
@@ -226,15 +230,18 @@ const runController = options.only !== 'local-path';
 const runLocalPath = options.only !== 'controller';
 let failed = false;
 let memoryLimit;
+/** How Node.js is started for the controller process (in the memory cgroup if there is one) and the provisioners. */
+const launcher = nodeLauncher(options.plainNode);
 const started = new Date();
 // Other work on the machine skews every figure; the 1/5/15-minute load average before the bench says how much there was.
 const loadAverage = os.loadavg();
 try {
   if (runController && options.controllerMemoryLimit !== undefined)
-    memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot);
+    memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot, launcher.execPath);
   for (const tier of runController ? options.tiers : []) {
     log(`controller part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
-    const part = await controllerPart(tier, options, { tmpRoot, live, log, aborted: () => aborted, memoryLimit });
+    const node = { execPath: memoryLimit?.execPath ?? launcher.execPath, env: launcher.env };
+    const part = await controllerPart(tier, options, { tmpRoot, live, log, aborted: () => aborted, node });
     const all = [
       ...part.runs.map((r) => r.controller),
       ...(part.qps === null ? [] : [part.qps]),
@@ -265,7 +272,13 @@ try {
       warmup: options.warmup,
       timeoutMs,
     };
-    const result = await localPathRun(setting, { tmpRoot, track: live, log, aborted: () => aborted }).catch((err) => {
+    const result = await localPathRun(setting, {
+      tmpRoot,
+      track: live,
+      log,
+      aborted: () => aborted,
+      node: launcher,
+    }).catch((err) => {
       if (aborted) throw err;
       const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
       log(`${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}`);

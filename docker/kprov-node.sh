@@ -8,14 +8,9 @@
 # provisioners' load. Nothing is added when the process runs under a memory limit (Node.js sizes the young
 # generation from it) or when NODE_OPTIONS sets the size already.
 #
-# It also sets MALLOC_ARENA_MAX=2 unless the environment sets it: glibc otherwise gives each thread that allocates
-# (V8's GC helpers, libuv's pool) an arena of its own, which keeps memory it freed; with two, the controller's RSS
-# with 10,000 claims and PVs cached was 7-11 MiB lower at the same CPU (bench/README.md).
-#
 # KPROV_NODE: the Node.js executable (default: `node` on the PATH).
 set -eu
 node="${KPROV_NODE:-node}"
-export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 case " ${NODE_OPTIONS:-} " in
   *--max-semi-space-size* | *--max_semi_space_size*) exec "$node" "$@" ;;
 esac

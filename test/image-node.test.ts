@@ -1,7 +1,7 @@
 /**
  * `docker/kprov-node.sh`, which starts Node.js in the provisioners' images: without a memory limit it caps V8's
  * young generation at 16 MiB semi-spaces, which Node.js would otherwise size from the whole machine's memory; under a
- * memory limit, or with the size in NODE_OPTIONS, it adds nothing. It also limits glibc's malloc arenas to two.
+ * memory limit, or with the size in NODE_OPTIONS, it adds nothing.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,23 +24,17 @@ const PROBE = `
   const kept = [];
   for (let i = 0; i < 2_000_000; i++) kept.push({ i, s: 'x' + i, a: [i] });
   const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
-  console.log(JSON.stringify({
-    execArgv: process.execArgv,
-    youngMiB: young / 2 ** 20,
-    arenas: process.env.MALLOC_ARENA_MAX ?? null,
-    kept: kept.length,
-  }));
+  console.log(JSON.stringify({ execArgv: process.execArgv, youngMiB: young / 2 ** 20, kept: kept.length }));
 `;
 
 interface Probe {
   execArgv: string[];
   youngMiB: number;
-  arenas: string | null;
 }
 
 function probe(env: NodeJS.ProcessEnv = {}, via: string[] = []): Probe {
   const out = execFileSync(via[0] ?? 'sh', [...via.slice(1), ...(via.length > 0 ? [] : [SCRIPT]), '-e', PROBE], {
-    env: { ...process.env, KPROV_NODE: process.execPath, NODE_OPTIONS: '', MALLOC_ARENA_MAX: undefined, ...env },
+    env: { ...process.env, KPROV_NODE: process.execPath, NODE_OPTIONS: '', ...env },
     encoding: 'utf8',
   });
   return JSON.parse(out) as Probe;
@@ -55,11 +49,6 @@ describe('the images start Node.js through docker/kprov-node.sh', () => {
     expect(p.execArgv).toContain(CAP);
     expect(p.youngMiB).toBeGreaterThan(0);
     expect(p.youngMiB).toBeLessThanOrEqual(32);
-  });
-
-  it("limits glibc's malloc arenas to two, unless the environment sets their number", () => {
-    expect(probe().arenas).toBe('2');
-    expect(probe({ MALLOC_ARENA_MAX: '8' }).arenas).toBe('8');
   });
 
   it('leaves the size to NODE_OPTIONS when it sets one', () => {

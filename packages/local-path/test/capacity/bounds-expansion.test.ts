@@ -4,6 +4,7 @@
  * budget, and a growth beyond it is refused with a Warning Event.
  */
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { VOLUME_RESIZE_FAILED, VOLUME_RESIZE_SUCCESSFUL } from '../../src/capacity/expansion.js';
@@ -18,8 +19,6 @@ import {
   WAIT,
   waitBound,
 } from '../provisioner/helpers.js';
-
-import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 
 const NODES = [{ name: 'node-1' }, { name: 'node-2' }];
 const PATHS = [

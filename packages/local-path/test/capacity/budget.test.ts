@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { prometheusSink } from '@kprov/provisioner-lib/prometheus';
+import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { Registry } from 'prom-client';
 import { expect, it, vi } from 'vitest';
@@ -26,8 +27,6 @@ import {
   WAIT,
   waitBound,
 } from '../provisioner/helpers.js';
-
-import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 
 /** node-1: 1Gi, node-2: 4Gi, node-3: 2Gi. */
 const CONFIG = {

@@ -2,6 +2,7 @@
  * The provisioner under RBAC, through `main()`: on the real tier it runs as the manifest's ServiceAccount (with a rule
  * taken away where a test says so); on the testkit, which authorizes everything, the same refusal is a 403 fault.
  */
+import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
@@ -19,8 +20,6 @@ import {
   WAIT,
 } from '../provisioner/helpers.js';
 import { provisionOne, runMain, serviceAccountKubeconfig, startKit, waitStarted, type Kit } from './harness.js';
-
-import { ANN_SELECTED_NODE as SELECTED_NODE } from '@kprov/provisioner-lib';
 
 /** Creates `local-path-pvc` as the scheduler left it for a node that has since gone. */
 async function claimOnGoneNode(k: Kit): Promise<void> {

@@ -1,4 +1,15 @@
-import * as k8s from '@kubernetes/client-node';
+import {
+  CoreV1Event,
+  V1ListMeta,
+  V1ManagedFieldsEntry,
+  V1ObjectMeta,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1PersistentVolumeClaimCondition,
+  V1PersistentVolumeClaimStatus,
+  V1PersistentVolumeStatus,
+  V1StorageClass,
+} from '@kubernetes/client-node';
 
 /** What client-node's generated models say about one attribute (`static attributeTypeMap`). */
 interface AttributeType {
@@ -15,11 +26,34 @@ const OPTIONAL = ' | undefined';
 const ARRAY = 'Array<';
 const MAP = '{ [key: string]: ';
 
+/**
+ * The models the decoders walk, by client-node's type name: the kinds the library decodes, and every model reached
+ * from them that has (itself or below it) a `Date` or a renamed attribute. Any other model name reached from them
+ * has nothing to convert and is kept as parsed. Named one by one rather than looked up in client-node's whole
+ * namespace, so that a bundled binary keeps only the client-node code it calls (the namespace would keep every
+ * generated API: about 2 MB of the bundle, and RSS). `test/client/models.test.ts` walks all of client-node's models
+ * from these roots and fails when one is missing here.
+ */
+const MODELS: Readonly<Record<string, { readonly attributeTypeMap: readonly AttributeType[] }>> = {
+  CoreV1Event,
+  V1ListMeta,
+  V1ManagedFieldsEntry,
+  V1ObjectMeta,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1PersistentVolumeClaimCondition,
+  V1PersistentVolumeClaimStatus,
+  V1PersistentVolumeStatus,
+  V1StorageClass,
+};
+
+/** The type names {@link modelDecoder} knows. */
+export const DECODED_MODELS: readonly string[] = Object.keys(MODELS);
+
 const compiled = new Map<string, Convert | null>();
 
 function modelAttributes(type: string): readonly AttributeType[] | undefined {
-  const model = (k8s as unknown as Record<string, { attributeTypeMap?: readonly AttributeType[] } | undefined>)[type];
-  return model?.attributeTypeMap;
+  return Object.hasOwn(MODELS, type) ? MODELS[type]?.attributeTypeMap : undefined;
 }
 
 const toDate: Convert = (value) => (value === null || value === undefined ? value : new Date(value as string));
@@ -95,6 +129,9 @@ function converter(type: string): Convert | null {
  */
 export function modelDecoder<T>(type: string): (json: unknown) => T {
   const convert = converter(type);
-  if (modelAttributes(type) === undefined) throw new Error(`modelDecoder: client-node has no model named ${type}`);
+  if (modelAttributes(type) === undefined)
+    throw new Error(
+      `modelDecoder: ${type} is not among the models the library decodes (${DECODED_MODELS.join(', ')}); add it to MODELS in client/models.ts`,
+    );
   return convert === null ? (json) => json as T : (json) => convert(json) as T;
 }

@@ -23,7 +23,7 @@ WORKDIR /workspace
 # Dependencies first, so this layer is cached until a manifest or the lockfile changes. The root package.json brings
 # the build tools (tsup, typescript); testkit's manifest is there only so the workspace:* dev dependencies on it
 # resolve (it is not built). Other workspace packages are left out; the frozen lockfile allows that.
-COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json ./
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsup.binary.ts ./
 COPY packages/quantity/package.json packages/quantity/
 COPY packages/provisioner-lib/package.json packages/provisioner-lib/
 COPY packages/testkit/package.json packages/testkit/
@@ -36,11 +36,14 @@ COPY packages/provisioner-lib/tsconfig.json packages/provisioner-lib/tsup.config
 COPY packages/provisioner-lib/src packages/provisioner-lib/src
 COPY packages/${PACKAGE}/tsconfig.json packages/${PACKAGE}/tsup.config.ts packages/${PACKAGE}/README.md packages/${PACKAGE}/LICENSE packages/${PACKAGE}/NOTICE packages/${PACKAGE}/
 COPY packages/${PACKAGE}/src packages/${PACKAGE}/src
+# The binary, dist/cli.js, is one bundle with every dependency in it (tsup.binary.ts): the image needs the package's
+# dist and package.json (for its bin names), and no node_modules.
 RUN pnpm --filter @kprov/quantity --filter @kprov/provisioner-lib --filter "./packages/${PACKAGE}" run build \
- && pnpm --filter "./packages/${PACKAGE}" --prod deploy --legacy /app \
+ && mkdir /app \
+ && cp -r "packages/${PACKAGE}/dist" "packages/${PACKAGE}/package.json" /app/ \
  && test -f /app/dist/cli.js
 
-# ---- runtime: the built package (dist, package.json) and its production node_modules, nothing else
+# ---- runtime: the built package (dist, package.json), nothing else
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app

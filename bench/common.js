@@ -1,13 +1,32 @@
-// Helpers shared by the benchmark driver (run.js) and its parts; the controller process uses lean.js alone.
+// Helpers shared by the benchmark driver (run.js) and its parts; the controller process uses lean.js and the module
+// of provisioner-binary.js alone.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from './lean.js';
 
-export { classify, k8s, lib, LIB_PATH, loadKubeConfig, now, PROVISIONER_NAME, ROOT, STORAGE_CLASS } from './lean.js';
+export { classify, now, PROVISIONER_NAME, ROOT, STORAGE_CLASS } from './lean.js';
+
+/**
+ * The root package has no dependency on the workspace packages, so client-node is resolved from
+ * provisioner-lib's own dependencies: the same file (and module instance) the built library imports.
+ */
+export const libRequire = createRequire(join(ROOT, 'packages/provisioner-lib/package.json'));
+export const k8s = await import(pathToFileURL(libRequire.resolve('@kubernetes/client-node')).href);
+/** The built library; `KPROV_BENCH_LIB` points at another build of it (a `dist/index.js`), to compare versions. */
+export const LIB_PATH = process.env.KPROV_BENCH_LIB ?? join(ROOT, 'packages/provisioner-lib/dist/index.js');
+export const lib = await import(pathToFileURL(LIB_PATH).href);
+
+/** Loads the kubeconfig `kprov-testkit serve` wrote, with the client-node instance the built library uses. */
+export function loadKubeConfig(path) {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
 
 export const testkit = await import(pathToFileURL(join(ROOT, 'packages/testkit/dist/index.js')).href);
 

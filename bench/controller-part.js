@@ -884,7 +884,7 @@ export function controllerMarkdown(part, options, meta) {
           '',
           cacheTable(part.cache),
           '',
-          `The controller process of this run started with Node.js flags \`${(part.cache.execArgv ?? []).join(' ')}\` (${options.plainNode ? 'plain `node`, `--plain-node`' : 'through `docker/kprov-node.sh`, as the images start it'}). Its Events over the run: ${f0(Object.values(part.cache.eventsWritten).reduce((n, e) => n + e.objects, 0))} written, ${f0(part.cache.eventsDropped)} dropped (queue full); they trail the bursts, which follow one another at once, so the memory rows include the Events still queued at the time.`,
+          `The controller process of this run loaded the library and client-node ${options.unbundled ? 'from `node_modules` (`--unbundled`)' : 'bundled, as the provisioner binaries are built (`tsup.binary.ts`)'} and started with Node.js flags \`${(part.cache.execArgv ?? []).join(' ')}\` (${options.plainNode ? 'plain `node`, `--plain-node`' : 'through `docker/kprov-node.sh`, as the images start it'}). Its Events over the run: ${f0(Object.values(part.cache.eventsWritten).reduce((n, e) => n + e.objects, 0))} written, ${f0(part.cache.eventsDropped)} dropped (queue full); they trail the bursts, which follow one another at once, so the memory rows include the Events still queued at the time.`,
           '',
         ]),
     `- Server: ${server}.`,

@@ -3,7 +3,9 @@
 // { kubeconfig, threadiness, qps?, burst?, backlog?, warmup? } (qps/burst: a client-side rate limit,
 // setClientRateLimit; backlog: claims pending before the start, timed from run(); warmup: { claims, provisionerName }).
 //
-// It imports only client-node and the library (bench/lean.js), as a provisioner binary would: not the testkit.
+// It loads only the library and client-node, from the module named by KPROV_BENCH_BINARY (provisioner-binary.js:
+// bundled as the provisioner binaries are, unless the bench runs with --unbundled), as a provisioner binary would: not
+// the testkit.
 //
 // Messages to the parent: { type: 'running' } after a warm-up, as the timed controller starts; { type: 'started',
 // memory, execArgv } once the informers have synced; after { type: 'burst', expected }
@@ -14,9 +16,11 @@
 import process from 'node:process';
 import v8 from 'node:v8';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
-import { classify, lib, loadKubeConfig, now, PROVISIONER_NAME } from './lean.js';
+import { pathToFileURL } from 'node:url';
+import { classify, now, PROVISIONER_NAME } from './lean.js';
 
 const config = JSON.parse(process.env.KPROV_BENCH_CONFIG ?? '{}');
+const lib = await import(pathToFileURL(process.env.KPROV_BENCH_BINARY ?? '').href);
 const send = (message) =>
   new Promise((resolve) => {
     if (process.send === undefined) resolve();
@@ -28,7 +32,8 @@ process.on('disconnect', () => {
   if (!finished) process.exit(2);
 });
 
-const kc = loadKubeConfig(config.kubeconfig);
+const kc = new lib.KubeConfig();
+kc.loadFromFile(config.kubeconfig);
 if (config.qps !== undefined) lib.setClientRateLimit(kc, { qps: config.qps, burst: config.burst });
 
 // Client-side request counts: every request the controller makes (informers' lists and watches, PV writes, Events)

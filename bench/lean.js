@@ -1,35 +1,16 @@
-// What the controller process (controller.js) needs: client-node, the built library and a few helpers. It does not
-// import the testkit, so the controller's memory is that of a provisioner binary. common.js re-exports all of it.
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+// Helpers of the controller process (controller.js) and the driver alike, with nothing heavy imported: the controller
+// process loads its code (the library and client-node) from provisioner-binary.js's module, as a provisioner binary
+// would. common.js re-exports these.
 import { performance } from 'node:perf_hooks';
-import process from 'node:process';
-import { fileURLToPath, pathToFileURL, URL, URLSearchParams } from 'node:url';
+import { fileURLToPath, URL, URLSearchParams } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PROVISIONER_NAME = 'bench.kprov.dev/memory';
 export const STORAGE_CLASS = 'bench-memory';
 
-/**
- * The root package has no dependency on the workspace packages, so client-node is resolved from
- * provisioner-lib's own dependencies: the same file (and module instance) the built library imports.
- */
-const libRequire = createRequire(join(ROOT, 'packages/provisioner-lib/package.json'));
-export const k8s = await import(pathToFileURL(libRequire.resolve('@kubernetes/client-node')).href);
-/** The built library; `KPROV_BENCH_LIB` points at another build of it (a `dist/index.js`), to compare versions. */
-export const LIB_PATH = process.env.KPROV_BENCH_LIB ?? join(ROOT, 'packages/provisioner-lib/dist/index.js');
-export const lib = await import(pathToFileURL(LIB_PATH).href);
-
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable between processes on this machine. */
 export function now() {
   return performance.timeOrigin + performance.now();
-}
-
-/** Loads the kubeconfig `kprov-testkit serve` wrote, with the client-node instance the built library uses. */
-export function loadKubeConfig(path) {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(path);
-  return kc;
 }
 
 /** `verb resource[/subresource]` of a Kubernetes API request, as the API server's audit log names it. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { LIB_PATH, nodeLauncher, now, ROOT, testkit, waitForExit } from './common.js';
+import { provisionerBinary } from './provisioner-binary.js';
 import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './controller-part.js';
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
@@ -46,6 +47,9 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
                            "--cpu-prof --cpu-prof-dir=/tmp/prof" or "--heap-prof" (see bench/README.md)
   --plain-node             start the controller process (and the local-path provisioners) with plain \`node\`
                            rather than through docker/kprov-node.sh, as the images start it (see bench/README.md)
+  --unbundled              load the library and client-node into the controller process from node_modules, as an
+                           unbundled program does, rather than bundled as the provisioner binaries are built
+                           (tsup.binary.ts; see bench/README.md)
   --controller-memory-limit M
                            run the controller process in a memory cgroup limited to M (512M, 1G), as a
                            container with that memory limit; needs root (default: no limit)
@@ -107,6 +111,7 @@ try {
       'no-write': { type: 'boolean' },
       'controller-node-args': { type: 'string' },
       'plain-node': { type: 'boolean' },
+      unbundled: { type: 'boolean' },
       'controller-memory-limit': { type: 'string' },
       tiers: { type: 'string' },
       'latency-claims': { type: 'string' },
@@ -148,6 +153,7 @@ try {
     write: values['no-write'] !== true,
     controllerNodeArgs: (values['controller-node-args'] ?? '').split(' ').filter((a) => a !== ''),
     plainNode: values['plain-node'] === true,
+    unbundled: values.unbundled === true,
     controllerMemoryLimit:
       values['controller-memory-limit'] === undefined ? undefined : parseMemoryLimit(values['controller-memory-limit']),
     tiers: (values.tiers ?? defaultTiers).split(',').map((t) => t.trim()),
@@ -230,6 +236,8 @@ const runController = options.only !== 'local-path';
 const runLocalPath = options.only !== 'controller';
 let failed = false;
 let memoryLimit;
+/** The module the controller process loads its code from (provisioner-binary.js), built once. */
+let binary;
 /** How Node.js is started for the controller process (in the memory cgroup if there is one) and the provisioners. */
 const launcher = nodeLauncher(options.plainNode);
 const started = new Date();
@@ -240,7 +248,11 @@ try {
     memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot, launcher.execPath);
   for (const tier of runController ? options.tiers : []) {
     log(`controller part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
-    const node = { execPath: memoryLimit?.execPath ?? launcher.execPath, env: launcher.env };
+    binary ??= await provisionerBinary(tmpRoot, !options.unbundled);
+    const node = {
+      execPath: memoryLimit?.execPath ?? launcher.execPath,
+      env: { ...launcher.env, KPROV_BENCH_BINARY: binary },
+    };
     const part = await controllerPart(tier, options, { tmpRoot, live, log, aborted: () => aborted, node });
     const all = [
       ...part.runs.map((r) => r.controller),

@@ -13,7 +13,7 @@ import type { Options } from 'tsup';
  * Minified identifiers make stack traces terse; `NODE_OPTIONS=--enable-source-maps` maps them back to the sources
  * through `cli.js.map`. Keeping the names instead (`keepNames`) cost about 10 MiB more.
  *
- * `entry` names the outputs, e.g. `{ cli: 'src/cli.ts' }`. The outputs go to `dist/` beside the package's library
+ * `entry` names the outputs, e.g. `{ cli: 'src/cli.ts' }`; they go to `dist/` beside the package's library
  * build, which owns `clean`.
  */
 export function binaryBundle(entry: Record<string, string>, overrides: Options = {}): Options {
@@ -34,4 +34,26 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     },
     ...overrides,
   };
+}
+
+/**
+ * The builds of a package that is both a library and a binary: `dist/index.js` (and its types) with the dependencies
+ * external, as a library is published, and the binary bundled by {@link binaryBundle}. `library` adds to or overrides
+ * the library build (e.g. an `onSuccess` copying files).
+ */
+export function libraryAndBinary(binary: Record<string, string>, library: Options = {}): Options[] {
+  return [
+    {
+      entry: ['src/index.ts'],
+      format: ['esm'],
+      dts: true,
+      sourcemap: true,
+      // Everything but the binary, which the other build writes at the same time.
+      clean: Object.keys(binary).map((name) => `!${name}.js*`),
+      target: 'node22',
+      platform: 'node',
+      ...library,
+    },
+    binaryBundle(binary),
+  ];
 }

@@ -12,11 +12,15 @@ import { claim, hostpathClaim, startKit, storageClass } from './helpers.js';
 const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(pkg, 'dist/cli.js');
 
-/** Builds the package when dist/cli.js is missing or older than a source file. */
+/** Builds the package when dist/cli.js is missing or older than a source file or the library it bundles. */
 beforeAll(async () => {
   const built = statSync(bin, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   const src = path.join(pkg, 'src');
-  const newest = Math.max(...readdirSync(src).map((f) => statSync(path.join(src, f)).mtimeMs));
+  const lib = path.join(pkg, '../provisioner-lib/dist');
+  const newest = Math.max(
+    ...readdirSync(src).map((f) => statSync(path.join(src, f)).mtimeMs),
+    ...readdirSync(lib).map((f) => statSync(path.join(lib, f)).mtimeMs),
+  );
   if (newest > built) await promisify(execFile)('pnpm', ['--filter', '@kprov/hostpath-example', 'build'], { cwd: pkg });
 }, 120_000);
 

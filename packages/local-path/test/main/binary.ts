@@ -17,12 +17,23 @@ import { cleanups, type Kit, type LogEntry } from './harness.js';
 const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(pkg, 'dist/cli.js');
 
-/** Builds the package when dist/cli.js is missing or older than a source file. */
+/** The newest modification time of the files below `dir` whose names end with `suffix` (0 when there are none). */
+function newestBelow(dir: string, suffix: string): number {
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith(suffix));
+  return Math.max(0, ...files.map((f) => statSync(path.join(dir, f)).mtimeMs));
+}
+
+/**
+ * Builds the package when dist/cli.js is missing or older than a source file, or than the built workspace libraries
+ * the binary bundles (tsup.binary.ts).
+ */
 export async function ensureBuilt(): Promise<void> {
   const built = statSync(bin, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const src = path.join(pkg, 'src');
-  const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-  const newest = Math.max(...files.map((f) => statSync(path.join(src, f)).mtimeMs));
+  const newest = Math.max(
+    newestBelow(path.join(pkg, 'src'), '.ts'),
+    newestBelow(path.join(pkg, '../provisioner-lib/dist'), '.js'),
+    newestBelow(path.join(pkg, '../quantity/dist'), '.js'),
+  );
   if (newest > built) await promisify(execFile)('pnpm', ['--filter', '@kprov/local-path', 'build'], { cwd: pkg });
 }
 

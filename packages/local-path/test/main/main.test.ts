@@ -4,7 +4,6 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -13,6 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HELP } from '../../src/cli/options.js';
 import { main, type MainContext } from '../../src/main.js';
 import { BASE_PATH, claim, NAMESPACE, volumeTestPod, waitBound, waitSucceeded } from '../provisioner/helpers.js';
+import { ensureBuilt } from './binary.js';
 import { cleanups, serviceAccountKubeconfig, startKit } from './harness.js';
 
 const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -166,14 +166,7 @@ describe('main usage', () => {
 });
 
 describe('local-path-provisioner binary', () => {
-  /** Builds the package when dist/cli.js is missing or older than a source file. */
-  beforeAll(async () => {
-    const built = statSync(bin, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    const src = path.join(pkg, 'src');
-    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-    const newest = Math.max(...files.map((f) => statSync(path.join(src, f)).mtimeMs));
-    if (newest > built) await promisify(execFile)('pnpm', ['--filter', '@kprov/local-path', 'build'], { cwd: pkg });
-  }, 120_000);
+  beforeAll(ensureBuilt, 120_000);
 
   it('prints the help with exit code 0', async () => {
     const child = spawn(process.execPath, [bin, '--help'], {

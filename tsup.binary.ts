@@ -30,6 +30,7 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     dts: false,
     clean: false,
     // Bundled CommonJS dependencies (pino, prom-client) call `require` for Node.js built-ins, which an ES module lacks.
+    // The banner is pasted above the bundle as it is, so its import has a name no bundled module uses.
     banner: {
       js: "import { createRequire as kprovCreateRequire } from 'node:module'; const require = kprovCreateRequire(import.meta.url);",
     },

@@ -236,8 +236,6 @@ const runController = options.only !== 'local-path';
 const runLocalPath = options.only !== 'controller';
 let failed = false;
 let memoryLimit;
-/** The module the controller process loads its code from (provisioner-binary.js), built once. */
-let binary;
 /** How Node.js is started for the controller process (in the memory cgroup if there is one) and the provisioners. */
 const launcher = nodeLauncher(options.plainNode);
 const started = new Date();
@@ -246,9 +244,10 @@ const loadAverage = os.loadavg();
 try {
   if (runController && options.controllerMemoryLimit !== undefined)
     memoryLimit = await memoryLimitedNode(options.controllerMemoryLimit, tmpRoot, launcher.execPath);
+  // The module the controller process loads its code from (provisioner-binary.js).
+  const binary = runController ? await provisionerBinary(tmpRoot, !options.unbundled) : undefined;
   for (const tier of runController ? options.tiers : []) {
     log(`controller part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
-    binary ??= await provisionerBinary(tmpRoot, !options.unbundled);
     const node = {
       execPath: memoryLimit?.execPath ?? launcher.execPath,
       env: { ...launcher.env, KPROV_BENCH_BINARY: binary },

@@ -11,7 +11,9 @@ export type IndexFunc<T> = (object: T) => readonly string[];
 export function metaNamespaceKey(object: KubernetesObject): string {
   const ns = object.metadata?.namespace;
   const name = object.metadata?.name ?? '';
-  return ns === undefined || ns === '' ? name : `${ns}/${name}`;
+  // `join` makes one flat string; `${ns}/${name}` would make a concatenation that V8 keeps as two parts (a copy of
+  // `<ns>/` and a reference to the name), about 16 bytes more for every cached object.
+  return ns === undefined || ns === '' ? name : [ns, name].join('/');
 }
 
 /** Indexer by `metadata.uid` (one value, or none when the object has no uid). */

@@ -6,6 +6,10 @@ import type {
   V1StorageClass,
 } from '@kubernetes/client-node';
 import { informerFor, stripManagedFields, type EventHandler, type Informer } from '../cache/informer.js';
+import { InternTable } from '../cache/intern-table.js';
+import { shareWithClaim, shareWithVolume } from '../cache/share-references.js';
+import { shareRepeatedValues } from '../cache/share-values.js';
+import type { Store } from '../cache/store.js';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -80,29 +84,45 @@ export function startInformers(
   hooks: InformerHooks,
   injected: InjectedInformers = {},
 ): ControllerInformers {
-  // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory. The
-  // first lists come from the API server's watch cache, as client-go's informers' do.
+  // Nothing in the controller reads managedFields: leaving them out of the caches saves about half their memory.
+  // Values that repeat across objects (class and provisioner names, access modes, …) are kept once, in a table the
+  // three caches share (a claim and its volume name the same class), and a bound claim and volume share the strings
+  // they repeat of each other. The first lists come from the API server's watch cache, as client-go's informers' do.
+  const table = new InternTable();
+  const compact = <T extends KubernetesObject>(object: T): T => shareRepeatedValues(stripManagedFields(object), table);
+  // Set once the informers exist; the transforms run only once they do. An injected claims informer may lack the
+  // `uid` index that shareWithClaim looks claims up by.
+  const peers: { claims?: Store<V1PersistentVolumeClaim>; volumes?: Store<V1PersistentVolume> } = {};
   const common = {
     resyncPeriodMs: hooks.resyncPeriodMs,
     clock: hooks.clock,
-    transform: stripManagedFields,
     initialListFromCache: true,
   };
   const running: Promise<void>[] = [];
   const claims =
     injected.claims ??
-    informerFor(kc, 'PersistentVolumeClaim', { ...common, logger: hooks.logger.child({ informer: 'claims' }) });
+    informerFor(kc, 'PersistentVolumeClaim', {
+      ...common,
+      transform: (claim) => shareWithVolume(compact(claim), peers.volumes),
+      logger: hooks.logger.child({ informer: 'claims' }),
+    });
   const volumes =
     injected.volumes ??
-    informerFor(kc, 'PersistentVolume', { ...common, logger: hooks.logger.child({ informer: 'volumes' }) });
+    informerFor(kc, 'PersistentVolume', {
+      ...common,
+      transform: (volume) => shareWithClaim(compact(volume), peers.claims),
+      logger: hooks.logger.child({ informer: 'volumes' }),
+    });
   const classes =
     injected.classes ??
     informerFor(kc, 'StorageClass', {
       clock: hooks.clock,
-      transform: stripManagedFields,
+      transform: compact,
       initialListFromCache: true,
       logger: hooks.logger.child({ informer: 'classes' }),
     });
+  if (injected.claims === undefined) peers.claims = claims.store;
+  peers.volumes = volumes.store;
   running.push(
     attach(claims, { add: (c) => hooks.onClaim(c), update: (_old, c) => hooks.onClaim(c) }, signal),
     attach(

@@ -1,5 +1,6 @@
 import { realClock, type Clock } from '../clock/clock.js';
 import { TokenBucket } from '../rate/bucket.js';
+import { EventKeys } from './event-keys.js';
 import { LruCache } from './lru.js';
 import type { EventPatch, PendingEvent } from './types.js';
 import { formatTime } from './types.js';
@@ -49,49 +50,46 @@ export function combinedMessage(event: PendingEvent): string {
   return `(combined from similar events): ${event.message}`;
 }
 
-/** Source and object: the part every key starts with. */
-function objectKey(e: PendingEvent): string[] {
-  const o = e.involvedObject;
-  return [e.source.component, e.source.host ?? '', o.kind, o.namespace ?? '', o.name, o.uid ?? '', o.apiVersion ?? ''];
-}
-
-/** Identical events: same source, object (including fieldPath), type, reason and message. */
-function eventKey(e: PendingEvent): string {
-  return JSON.stringify([...objectKey(e), e.involvedObject.fieldPath ?? '', e.type, e.reason, e.message]);
-}
-
-/** Similar events (same except message). client-go adds reporting controller/instance, which equal the source. */
-function aggregateKey(e: PendingEvent): string {
-  return JSON.stringify([...objectKey(e), e.type, e.reason]);
-}
-
-/**
- * The group an event is correlated in: source, involved object, type and reason. Every key the correlator may
- * file the event under (its exact-repeat key, which adds fieldPath and message, or the key of the combined Event)
- * is determined by this group, so two events in different groups never become the same Event object, and their
- * correlator state never overlaps except for the per-object spam filter. The recorder writes the events of one
- * group one after another, in order, and the events of different groups concurrently.
- *
- * @internal
- */
-export function correlationGroupKey(e: PendingEvent): string {
-  return aggregateKey(e);
-}
-
-function spamKey(e: PendingEvent): string {
-  return JSON.stringify(objectKey(e));
-}
-
 interface AggregateRecord {
-  /** Distinct messages seen in the current window. */
-  messages: Set<string>;
+  /**
+   * Distinct messages seen in the current window: the one message while there is one (most objects get one message
+   * per reason, and a Set for each of thousands of records costs about 150 bytes), a Set from the second on.
+   */
+  messages: string | Set<string> | undefined;
   /** Clock time of the last similar event. */
   last: number;
 }
 
+/** Adds `message` to the record's messages; returns how many distinct messages it has. */
+function remember(record: AggregateRecord, message: string): number {
+  const m = record.messages;
+  if (m === undefined) {
+    record.messages = message;
+    return 1;
+  }
+  if (typeof m === 'string') {
+    if (m === message) return 1;
+    record.messages = new Set([m, message]);
+    return 2;
+  }
+  m.add(message);
+  return m.size;
+}
+
+/** Forgets the oldest message (client-go pops an arbitrary one). */
+function forgetOne(record: AggregateRecord): void {
+  const m = record.messages;
+  if (typeof m === 'string') record.messages = undefined;
+  else if (m !== undefined) {
+    const first = m.values().next();
+    if (first.done !== true) m.delete(first.value);
+  }
+}
+
 interface EventLog {
   count: number;
-  firstTimestamp: Date;
+  /** `firstTimestamp` in ms since the epoch: a number takes a sixth of a `Date`'s memory. */
+  firstTimestampMs: number;
   name: string;
 }
 
@@ -121,6 +119,7 @@ export class EventCorrelator {
   private readonly spam: LruCache<TokenBucket>;
   private readonly aggregates: LruCache<AggregateRecord>;
   private readonly logs: LruCache<EventLog>;
+  private readonly keys = new EventKeys();
 
   /** @param options - see {@link CorrelatorOptions}; every field has client-go's default. */
   constructor(options: CorrelatorOptions = {}) {
@@ -144,26 +143,38 @@ export class EventCorrelator {
     return patch === undefined ? { skip: false, event: observed, key } : { skip: false, event: observed, patch, key };
   }
 
+  /**
+   * The group an event is correlated in: source, involved object, type and reason. Every key the correlator may
+   * file the event under (its exact-repeat key, which adds fieldPath and message, or the key of the combined Event)
+   * is determined by this group, so two events in different groups never become the same Event object, and their
+   * correlator state never overlaps except for the per-object spam filter. The recorder writes the events of one
+   * group one after another, in order, and the events of different groups concurrently.
+   */
+  groupKey(event: PendingEvent): string {
+    return this.keys.similar(event);
+  }
+
   /** Records what the server stored for the Event written under `key`, so the next repeat patches it. */
   updateState(key: string, written: WrittenEvent): void {
-    this.logs.set(key, { count: written.count, firstTimestamp: written.firstTimestamp, name: written.name });
+    // `new Date(…)` also reads a timestamp that a client other than the library's left as a string.
+    const firstTimestampMs = new Date(written.firstTimestamp).getTime();
+    this.logs.set(key, { count: written.count, firstTimestampMs, name: written.name });
   }
 
   private aggregate(event: PendingEvent): { event: PendingEvent; key: string } {
     const now = this.clock.now();
-    const aggKey = aggregateKey(event);
+    const aggKey = this.keys.similar(event);
     let record = this.aggregates.get(aggKey);
     if (record === undefined || now - record.last > this.maxIntervalMs) {
-      record = { messages: new Set(), last: now };
+      record = { messages: undefined, last: now };
     }
-    record.messages.add(event.message);
+    const distinct = remember(record, event.message);
     record.last = now;
     this.aggregates.set(aggKey, record);
-    if (record.messages.size < this.maxEvents) return { event, key: eventKey(event) };
+    if (distinct < this.maxEvents) return { event, key: this.keys.identical(event) };
 
-    // Keep the set from growing past the threshold: forget one message (client-go pops an arbitrary one).
-    const first = record.messages.values().next();
-    if (first.done !== true) record.messages.delete(first.value);
+    // Keep the set from growing past the threshold.
+    forgetOne(record);
     const combined: PendingEvent = {
       ...event,
       count: 1,
@@ -179,15 +190,20 @@ export class EventCorrelator {
     let observed = event;
     let patch: EventPatch | undefined;
     if (last !== undefined && last.count > 0) {
-      observed = { ...event, name: last.name, firstTimestamp: last.firstTimestamp, count: last.count + 1 };
+      const firstTimestamp = new Date(last.firstTimestampMs);
+      observed = { ...event, name: last.name, firstTimestamp, count: last.count + 1 };
       patch = { count: observed.count, lastTimestamp: formatTime(observed.lastTimestamp), message: observed.message };
     }
-    this.logs.set(key, { count: observed.count, firstTimestamp: observed.firstTimestamp, name: observed.name });
+    this.logs.set(key, {
+      count: observed.count,
+      firstTimestampMs: observed.firstTimestamp.getTime(),
+      name: observed.name,
+    });
     return patch === undefined ? { event: observed } : { event: observed, patch };
   }
 
   private allow(event: PendingEvent): boolean {
-    const key = spamKey(event);
+    const key = this.keys.object(event);
     let bucket = this.spam.get(key);
     if (bucket === undefined) bucket = new TokenBucket(this.qps, this.burst, this.clock.now());
     this.spam.set(key, bucket);

@@ -183,6 +183,38 @@ describeTiers('EventRecorder against the API server', (tier) => {
     expect(combined[0]).toMatchObject({ count: 2, message: '(combined from similar events): attempt 11' });
   });
 
+  it('counts a repeated message once towards the 10 distinct messages', async () => {
+    await start();
+    const rec = recorder();
+    for (let i = 0; i < 3; i++) rec.event(claim, 'Warning', 'ProvisioningFailed', 'attempt 1');
+    for (let i = 2; i <= 9; i++) rec.event(claim, 'Warning', 'ProvisioningFailed', `attempt ${i}`);
+    await rec.flush();
+    let stored = await events('team-a');
+    expect(stored).toHaveLength(9);
+    expect(stored.find((e) => e.message === 'attempt 1')).toMatchObject({ count: 3 });
+
+    rec.event(claim, 'Warning', 'ProvisioningFailed', 'attempt 10');
+    await rec.flush();
+    stored = await events('team-a');
+    expect(stored).toHaveLength(10);
+    expect(stored.filter((e) => e.message === '(combined from similar events): attempt 10')).toHaveLength(1);
+  });
+
+  it('keeps apart the Events of objects whose name and uid run together into the same text', async () => {
+    await start();
+    const rec = recorder();
+    // client-go joins the key's fields with no separator: these two would patch one Event there.
+    rec.event({ ...claim, name: 'data-1', uid: 'abc' }, 'Normal', 'Provisioning', 'same message');
+    rec.event({ ...claim, name: 'data-', uid: '1abc' }, 'Normal', 'Provisioning', 'same message');
+    rec.event({ ...claim, name: 'data-', uid: '1abc' }, 'Normal', 'Provisioning', 'same message');
+    await rec.flush();
+    const stored = await events('team-a');
+    expect(stored.map((e) => [e.involvedObject.name, e.involvedObject.uid, e.count]).sort()).toEqual([
+      ['data-', '1abc', 2],
+      ['data-1', 'abc', 1],
+    ]);
+  });
+
   it('stops after a burst of 25 events per object and refills one every 5 minutes', async () => {
     await start();
     const clock = new FakeClock();

@@ -2,7 +2,7 @@ import type { CoreV1Api, CoreV1Event, KubeConfig, V1PersistentVolume } from '@ku
 import type { AgentClientOptions } from './agent.js';
 import { modelDecoder } from './models.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
-import { RestClient } from './rest.js';
+import { checkRequired, RestClient } from './rest.js';
 
 /** The calls of client-node's `CoreV1Api` the controller makes for every provisioned claim. */
 export type HotPathApi = Pick<CoreV1Api, 'createPersistentVolume' | 'createNamespacedEvent' | 'patchNamespacedEvent'>;
@@ -15,8 +15,10 @@ type Call<K extends keyof HotPathApi> = Parameters<HotPathApi[K]>[0];
 /**
  * `createPersistentVolume`, `createNamespacedEvent` and `patchNamespacedEvent` with client-node's signatures and
  * results (objects in client-node's model shape, errors as its `ApiException`), sent by a {@link RestClient}: what
- * the controller writes per provision, without client-node's per-request cost. The patch is always a JSON merge
- * patch, which is what the event recorder sends (the second argument of client-node's call is ignored).
+ * the controller writes per provision, without client-node's per-request cost. `createPersistentVolume` sends what
+ * client-node sends, query parameters and per-call options included (see `RestClient.json`). The Event calls send
+ * the body only, and the patch is always a JSON merge patch, which is what the event recorder sends (the second
+ * argument of client-node's calls is ignored): no per-call options to run for each Event.
  *
  * @param priority - how these requests wait for a client-side rate limit token: the controller's Event writes go
  *   at `low`, so they never hold up the PV writes they report on.
@@ -28,8 +30,20 @@ export function hotPathApi(
 ): HotPathApi {
   const rest = new RestClient(kc, options);
   const api: HotPathApi = {
-    createPersistentVolume: async (param: Call<'createPersistentVolume'>) =>
-      decodeVolume(await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: param.body, priority })),
+    createPersistentVolume: async (param: Call<'createPersistentVolume'>, callOptions) => {
+      checkRequired(['CoreV1Api', 'createPersistentVolume'], param, ['body']);
+      const { pretty, dryRun, fieldManager, fieldValidation } = param;
+      return decodeVolume(
+        await rest.json({
+          method: 'POST',
+          path: '/api/v1/persistentvolumes',
+          query: { pretty, dryRun, fieldManager, fieldValidation },
+          body: param.body,
+          priority,
+          options: callOptions,
+        }),
+      );
+    },
     createNamespacedEvent: async (param: Call<'createNamespacedEvent'>) =>
       decodeEvent(
         await rest.json({

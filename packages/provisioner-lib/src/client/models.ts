@@ -1,5 +1,6 @@
 import {
   CoreV1Event,
+  V1Lease,
   V1ListMeta,
   V1ManagedFieldsEntry,
   V1ObjectMeta,
@@ -29,13 +30,16 @@ const MAP = '{ [key: string]: ';
 /**
  * The models the decoders walk, by client-node's type name: the kinds the library decodes, and every model reached
  * from them that has (itself or below it) a `Date` or a renamed attribute. Any other model name reached from them
- * has nothing to convert and is kept as parsed. Named one by one rather than looked up in client-node's whole
- * namespace, so that a bundled binary keeps only the client-node code it calls (the namespace would keep every
- * generated API: about 2 MB of the bundle, and RSS). `test/client/models.test.ts` walks all of client-node's models
- * from these roots and fails when one is missing here.
+ * has nothing to convert and is kept as parsed: `V1LeaseSpec`, for one, whose `acquireTime` and `renewTime` are
+ * `V1MicroTime`s, which client-node's `ObjectSerializer` leaves as the strings received (the type is not in its type
+ * map), and so does the decoder. Named one by one rather than looked up in client-node's whole namespace, so that a
+ * bundled binary keeps only the client-node code it calls (the namespace would keep every generated API: about 2 MB
+ * of the bundle, and RSS). `test/client/models.test.ts` walks all of client-node's models from these roots and fails
+ * when one is missing here.
  */
 const MODELS: Readonly<Record<string, { readonly attributeTypeMap: readonly AttributeType[] }>> = {
   CoreV1Event,
+  V1Lease,
   V1ListMeta,
   V1ManagedFieldsEntry,
   V1ObjectMeta,

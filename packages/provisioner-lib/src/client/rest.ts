@@ -1,4 +1,10 @@
-import { ApiException, type KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import {
+  ApiException,
+  RequestContext,
+  RequiredError,
+  type ConfigurationOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { STATUS_CODES } from 'node:http';
 import { clearTimeout, setTimeout } from 'node:timers';
 import type { Dispatcher } from 'undici';
@@ -23,7 +29,41 @@ export interface RestRequest {
   signal?: AbortSignal;
   /** How the request waits for a client-side rate limit token. Default `normal`. */
   priority?: RequestPriority;
+  /**
+   * client-node's per-call options, for calls with the signatures of its generated clients (`withSignal(signal)`,
+   * `setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`): see {@link RestClient.json}. Default none.
+   */
+  options?: ConfigurationOptions | undefined;
 }
+
+/** Options of a {@link RestClient}. */
+export interface RestClientOptions extends AgentClientOptions {
+  /**
+   * How long a watch may go without a byte before it ends with a `TimeoutError`, in ms.
+   * @defaultValue {@link WATCH_INACTIVITY_TIMEOUT_MS}
+   */
+  watchInactivityMs?: number;
+  /**
+   * Whether the requests count among the KubeConfig's requests in flight (`InFlightRequests`), which Event writes
+   * (`priority: 'low'`) wait for. `false` for a client whose requests Events should not wait for, such as the
+   * Lease's.
+   * @defaultValue true
+   */
+  countInFlight?: boolean;
+}
+
+/**
+ * The patch types whose body is JSON, which a {@link RestClient} sends: client-node's `PatchStrategy` but server-side
+ * apply. The first is what client-node's generated clients send for a patch without a Content-Type option.
+ */
+export const JSON_PATCH_TYPES: readonly string[] = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+];
+
+/** What {@link RestClient} sends as `Accept`. */
+const ACCEPT = 'application/json';
 
 /** The per-user part of client-node's `applySecurityAuthentication`: headers only, no dispatcher. */
 interface AuthHeaderSource {
@@ -83,6 +123,80 @@ async function authHeaders(kc: KubeConfig): Promise<Record<string, string>> {
   return collected;
 }
 
+function headerValue(headers: Readonly<Record<string, string>>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+/** The request side of one client-node middleware: its `pre`, an rxjs-style `Observable` (or a promise). */
+type PreHook = (ctx: RequestContext) => { toPromise(): Promise<RequestContext> } | Promise<RequestContext>;
+
+/**
+ * What client-node's per-call options make of one request, found as its generated clients find it: the `pre` hook of
+ * each middleware, in order, runs on a `RequestContext` of the request (its URL, method, `Accept` and Content-Type),
+ * and the abort signal and Content-Type it holds afterwards are the request's. That is what `withSignal` and
+ * `setHeaderOptions` do. Anything else the options would change is refused with an Error, rather than the request
+ * going out other than client-node would send it: a `baseServer`, `httpApi` or `authMethods`, a header other than
+ * Content-Type, the URL, the body, the dispatcher, a Content-Type other than `application/json` for a request that
+ * is not a PATCH, and a patch type whose body is not JSON (server-side apply, which the library does not send: use
+ * `makeApiClient` for it).
+ *
+ * Not applied: the `post` hooks (the response is no `ResponseContext`; those of `withSignal` and `setHeaderOptions`
+ * do nothing) and `middlewareMergeStrategy` (the client's agent, User-Agent and rate limit apply whatever it says).
+ */
+async function applyCallOptions(
+  request: RestRequest,
+  options: ConfigurationOptions,
+  url: string,
+): Promise<{ signal: AbortSignal | undefined; contentType: string | undefined }> {
+  const what = `${request.method} ${request.path}`;
+  const refuse = (why: string): Error =>
+    new Error(`${what}: the library's client does not support ${why}; use makeApiClient for this call`);
+  for (const key of ['baseServer', 'httpApi', 'authMethods'] as const)
+    if (options[key] !== undefined) throw refuse(`the per-call option ${key}`);
+  const contentType = request.body === undefined ? undefined : (request.contentType ?? 'application/json');
+  let ctx = new RequestContext(url, request.method);
+  ctx.setHeaderParam('Accept', ACCEPT);
+  if (contentType !== undefined) ctx.setHeaderParam('Content-Type', contentType);
+  if (request.signal !== undefined) ctx.setSignal(request.signal);
+  const before = ctx.getUrl();
+  for (const middleware of options.middleware ?? []) {
+    const result = (middleware.pre as unknown as PreHook)(ctx);
+    ctx = await ('toPromise' in result ? result.toPromise() : result);
+  }
+  const headers = ctx.getHeaders();
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower === 'content-type') continue;
+    if (lower !== 'accept' || value !== ACCEPT) throw refuse(`the header ${name} set by per-call options`);
+  }
+  if (ctx.getUrl() !== before) throw refuse('a URL changed by per-call options');
+  if (ctx.getBody() !== undefined) throw refuse('a body set by per-call options');
+  if (ctx.getDispatcher() !== undefined) throw refuse('a dispatcher set by per-call options');
+  const sent = headerValue(headers, 'content-type');
+  if (sent !== contentType) {
+    if (request.method === 'PATCH' && (sent === undefined || !JSON_PATCH_TYPES.includes(sent)))
+      throw refuse(`the patch type ${String(sent)} (it sends ${JSON_PATCH_TYPES.join(', ')})`);
+    if (request.method !== 'PATCH' && sent !== 'application/json')
+      throw refuse(`the Content-Type ${String(sent)} for a ${request.method}`);
+  }
+  return { signal: ctx.getSignal(), contentType: sent };
+}
+
+/**
+ * The check client-node's generated calls make before anything is sent: a required parameter that is null or
+ * undefined rejects the call with its `RequiredError` (`Required parameter name was null or undefined when calling
+ * CoreV1Api.patchPersistentVolume.`).
+ *
+ * @param call - the API class and method, as client-node names them, e.g. `['CoreV1Api', 'patchPersistentVolume']`.
+ */
+export function checkRequired(call: readonly [string, string], param: object, names: readonly string[]): void {
+  for (const name of names) {
+    const value = (param as Record<string, unknown>)[name];
+    if (value === null || value === undefined) throw new RequiredError(call[0], call[1], name);
+  }
+}
+
 function searchOf(query: Query | undefined): string {
   if (query === undefined) return '';
   const params = new URLSearchParams();
@@ -107,24 +221,30 @@ export type WatchDone = (err: unknown) => void;
 export const WATCH_INACTIVITY_TIMEOUT_MS = 30_000;
 
 /**
- * A small JSON client for the few calls on the controller's hot path (list and watch the informers' kinds, create
- * PVs, write Events), straight on the shared undici dispatcher (`dispatcher.request`): one request is a header
- * object, a `JSON.stringify` and a `JSON.parse`. client-node's generated clients build a fetch `Request`, web
- * streams, an rxjs-style middleware chain, a new undici `Agent` in `applySecurityAuthentication` (then replaced by
- * ours), and copy every object through its `ObjectSerializer` both ways; that was most of the controller's CPU per
- * provision.
+ * A small JSON client for the calls the controller makes (list and watch the informers' kinds, create, patch and
+ * delete PVs, reschedule claims, write Events, keep the Lease), straight on the shared undici dispatcher
+ * (`dispatcher.request`): one request is a header object, a `JSON.stringify` and a `JSON.parse`. client-node's
+ * generated clients build a fetch `Request`, web streams, an rxjs-style middleware chain, a new undici `Agent` in
+ * `applySecurityAuthentication` (then replaced by ours), and copy every object through its `ObjectSerializer` both
+ * ways; that was most of the controller's CPU per provision. Without them, a bundled binary carries none of
+ * client-node's generated API classes either (see `makeProvisionControllerClient`).
  *
  * It keeps what makes it a drop-in for those clients: the server URL (with any path prefix) and credentials of the
  * KubeConfig's current context, the shared keep-alive agent, the User-Agent, the client-side rate limit (with a
  * priority), abort signals, and errors as client-node's `ApiException` (code, the raw body text, the headers), so
  * `apiStatus`, `isAlreadyExists` and the recorder's retry rules read them as before. Responses are parsed JSON,
- * not converted: callers decode what they keep (see `modelDecoder`).
+ * not converted: callers decode what they keep (see `modelDecoder`). Bodies are sent as `JSON.stringify` writes
+ * them, which is what client-node's `ObjectSerializer` sends for the models the library writes (none renames an
+ * attribute; `Date`s become `toISOString()`, a `V1MicroTime` its six-digit form), except that fields client-node's
+ * models do not know are sent rather than dropped: a replace keeps what a newer server added to an object instead of
+ * clearing it.
  */
 export class RestClient {
   private readonly kc: KubeConfig;
   private readonly agent: Dispatcher;
   private readonly userAgent: string;
   private readonly override: RateLimitOverride;
+  private readonly countInFlight: boolean;
   /** The current cluster's server URL, parsed once (until the KubeConfig's current cluster changes). */
   private server: { url: string; origin: string; base: string } | undefined;
 
@@ -133,12 +253,12 @@ export class RestClient {
   /**
    * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
    * @param options - `agent` (default the shared agent of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as
-   *   for `makeApiClient`; `watchInactivityMs`, how long a watch may go without a byte before it ends with a
-   *   `TimeoutError` (default {@link WATCH_INACTIVITY_TIMEOUT_MS}).
+   *   for `makeApiClient`; `watchInactivityMs` and `countInFlight`: see {@link RestClientOptions}.
    */
-  constructor(kc: KubeConfig, options: AgentClientOptions & { watchInactivityMs?: number } = {}) {
+  constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     this.kc = kc;
     this.watchInactivityMs = options.watchInactivityMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
+    this.countInFlight = options.countInFlight ?? true;
     this.agent = options.agent ?? sharedAgent(kc);
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.override = {
@@ -162,7 +282,7 @@ export class RestClient {
   private async headers(contentType: string | undefined): Promise<Record<string, string>> {
     const headers = await authHeaders(this.kc);
     headers['user-agent'] = this.userAgent;
-    headers.accept = 'application/json';
+    headers.accept = ACCEPT;
     if (contentType !== undefined) headers['content-type'] = contentType;
     return headers;
   }
@@ -171,29 +291,38 @@ export class RestClient {
    * Sends one request and resolves with the parsed JSON of a 2xx answer. Rejects with an `ApiException` for any
    * other status (401: message `Unauthorized` and no body, as client-node; otherwise the body text), and with the
    * network error or `signal.reason` otherwise.
+   *
+   * `request.options`, client-node's per-call options, are applied as its generated clients apply them: the request
+   * side of their middleware runs on a client-node `RequestContext` of the request, and the abort signal and
+   * Content-Type it sets are used (a PATCH may get any of {@link JSON_PATCH_TYPES}). The call rejects with an Error,
+   * sending nothing, when the options would change anything else.
    */
   async json<T>(request: RestRequest): Promise<T> {
     const { origin, path, url } = this.target(request.path, request.query);
-    const done = await inFlightRequests(this.kc).start(request.priority, request.signal);
+    let signal = request.signal;
+    let contentType = request.body === undefined ? undefined : (request.contentType ?? 'application/json');
+    if (request.options !== undefined)
+      ({ signal, contentType } = await applyCallOptions(request, request.options, url));
+    const done = this.countInFlight ? await inFlightRequests(this.kc).start(request.priority, signal) : undefined;
     let text: string;
     let status: number;
     let response: Dispatcher.ResponseData;
     try {
-      await throttleRequest(this.kc, this.override, request.method, url, request.signal, request.priority);
+      await throttleRequest(this.kc, this.override, request.method, url, signal, request.priority);
       const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-      const headers = await this.headers(body === undefined ? undefined : (request.contentType ?? 'application/json'));
+      const headers = await this.headers(body === undefined ? undefined : contentType);
       response = await this.agent.request({
         origin,
         path,
         method: request.method,
         headers,
         ...(body === undefined ? {} : { body }),
-        ...(request.signal === undefined ? {} : { signal: request.signal }),
+        ...(signal === undefined ? {} : { signal }),
       });
       text = await response.body.text();
       status = response.statusCode;
     } finally {
-      done();
+      done?.();
     }
     if (status >= 200 && status < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
     const responseHeaders = flatHeaders(response.headers);

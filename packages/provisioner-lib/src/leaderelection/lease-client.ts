@@ -1,8 +1,10 @@
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { CoordinationV1Api, KubeConfig, V1Lease } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import { buildDispatcher, makeApiClient } from '../client/agent.js';
+import { buildDispatcher } from '../client/agent.js';
+import { modelDecoder } from '../client/models.js';
 import { separateClientRateLimiter } from '../client/rate-limit/client-rate-limit.js';
 import type { RequestRateLimiter } from '../client/rate-limit/token-bucket.js';
+import { checkRequired, RestClient } from '../client/rest.js';
 
 /** The User-Agent of the lease client, so its requests stand apart in audit logs. */
 export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (kubernetes-client-javascript)';
@@ -22,10 +24,19 @@ export interface LeaseClientOptions {
   rateLimiter?: RequestRateLimiter | null;
 }
 
+/**
+ * The calls of client-node's `CoordinationV1Api` a `LeaseLock` makes: read, create and replace a Lease. A
+ * `CoordinationV1Api` (from `makeApiClient`) is one.
+ */
+export type LeaseApi = Pick<
+  CoordinationV1Api,
+  'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'
+>;
+
 /** A coordination.k8s.io/v1 client with its own connection pool and its own rate limit budget. */
 export interface LeaseClient {
-  /** The API client to give to a `LeaseLock`. */
-  readonly api: CoordinationV1Api;
+  /** The API client to give to a `LeaseLock`: the Lease calls it makes, with `CoordinationV1Api`'s signatures. */
+  readonly api: LeaseApi;
   /** The dispatcher every request of `api` goes through. */
   readonly agent: Dispatcher;
   /** Closes the agent if this function created it (a passed-in agent is left to its owner). */
@@ -44,10 +55,69 @@ export function newLeaseAgent(kc: KubeConfig): Dispatcher {
   return dispatcher;
 }
 
+type Call<K extends keyof LeaseApi> = Parameters<LeaseApi[K]>[0];
+
+const decodeLease = modelDecoder<V1Lease>('V1Lease');
+
+const leasesPath = (namespace: string): string =>
+  `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+
 /**
- * The client leader election should use: a `CoordinationV1Api` with its own connection pool and its own client-side
+ * {@link LeaseApi} through `rest`: client-node's requests (method, path, query parameters, JSON body, the abort
+ * signal of per-call options such as `withSignal(signal)`) and results (a Lease in client-node's model shape, with
+ * `acquireTime` and `renewTime` the strings received, as client-node gives them; errors as its `ApiException`).
+ */
+function leaseApi(rest: RestClient): LeaseApi {
+  return {
+    readNamespacedLease: async (param: Call<'readNamespacedLease'>, options) => {
+      checkRequired(['CoordinationV1Api', 'readNamespacedLease'], param, ['name', 'namespace']);
+      return decodeLease(
+        await rest.json({
+          method: 'GET',
+          path: `${leasesPath(param.namespace)}/${encodeURIComponent(param.name)}`,
+          query: { pretty: param.pretty },
+          options,
+        }),
+      );
+    },
+    createNamespacedLease: async (param: Call<'createNamespacedLease'>, options) => {
+      checkRequired(['CoordinationV1Api', 'createNamespacedLease'], param, ['namespace', 'body']);
+      const { pretty, dryRun, fieldManager, fieldValidation } = param;
+      return decodeLease(
+        await rest.json({
+          method: 'POST',
+          path: leasesPath(param.namespace),
+          query: { pretty, dryRun, fieldManager, fieldValidation },
+          body: param.body,
+          options,
+        }),
+      );
+    },
+    replaceNamespacedLease: async (param: Call<'replaceNamespacedLease'>, options) => {
+      checkRequired(['CoordinationV1Api', 'replaceNamespacedLease'], param, ['name', 'namespace', 'body']);
+      const { pretty, dryRun, fieldManager, fieldValidation } = param;
+      return decodeLease(
+        await rest.json({
+          method: 'PUT',
+          path: `${leasesPath(param.namespace)}/${encodeURIComponent(param.name)}`,
+          query: { pretty, dryRun, fieldManager, fieldValidation },
+          body: param.body,
+          options,
+        }),
+      );
+    },
+  };
+}
+
+/**
+ * The client leader election should use: the Lease calls with their own connection pool and their own client-side
  * rate limit budget, so a busy or throttled main client never holds up lease renewals (csi-lib-utils builds a
  * separate clientset for the same reason). Authentication is `kc`'s, applied per request as usual.
+ *
+ * The calls have client-node's `CoordinationV1Api` signatures and results and are sent by the library's lean JSON
+ * client (`RestClient`), not by a generated `CoordinationV1Api`: a bundled binary then carries none of client-node's
+ * generated API classes (see `makeProvisionControllerClient`). Its requests are not counted among the requests of
+ * `kc` in flight, which the controller's Event writes wait for.
  *
  * @param kc - the KubeConfig; its current context picks server, TLS and credentials.
  * @param options - `agent`: default a new dedicated agent ({@link newLeaseAgent}); `rateLimiter`: default a
@@ -55,12 +125,13 @@ export function newLeaseAgent(kc: KubeConfig): Dispatcher {
  * @throws Error when `kc` has no current cluster, or see {@link newLeaseAgent}.
  */
 export function makeLeaseClient(kc: KubeConfig, options: LeaseClientOptions = {}): LeaseClient {
+  if (kc.getCurrentCluster() === null) throw new Error('makeLeaseClient: the KubeConfig has no current cluster');
   const owned = options.agent === undefined;
   const agent = options.agent ?? newLeaseAgent(kc);
   const rateLimiter = options.rateLimiter === undefined ? (separateClientRateLimiter(kc) ?? null) : options.rateLimiter;
-  const api = makeApiClient(kc, CoordinationV1Api, { agent, userAgent: LEASE_CLIENT_USER_AGENT, rateLimiter });
+  const rest = new RestClient(kc, { agent, userAgent: LEASE_CLIENT_USER_AGENT, rateLimiter, countInFlight: false });
   return {
-    api,
+    api: leaseApi(rest),
     agent,
     close: async () => {
       if (owned) await agent.close();

@@ -1,6 +1,5 @@
 import {
   V1MicroTime,
-  type CoordinationV1Api,
   type KubeConfig,
   type V1Lease,
   type V1LeaseSpec,
@@ -8,7 +7,7 @@ import {
 } from '@kubernetes/client-node';
 import { withSignal } from '../client/agent.js';
 import { isNotFound } from '../client/api-errors.js';
-import { makeLeaseClient, type LeaseClient } from './lease-client.js';
+import { makeLeaseClient, type LeaseApi, type LeaseClient } from './lease-client.js';
 
 /**
  * The election state kept in the lock (client-go's `LeaderElectionRecord`), mapped to and from a Lease spec.
@@ -74,8 +73,11 @@ export interface LeaseLockOptions {
    * busy main client cannot delay renewals). Its agent is closed by {@link LeaseLock.close}.
    */
   kubeConfig?: KubeConfig | undefined;
-  /** A client to use instead; it should be dedicated to leader election too (see `makeLeaseClient`). */
-  client?: CoordinationV1Api | undefined;
+  /**
+   * A client to use instead, e.g. `makeLeaseClient(kc).api` or a `CoordinationV1Api`; it should be dedicated to
+   * leader election too (see `makeLeaseClient`).
+   */
+  client?: LeaseApi | undefined;
   /** Namespace of the Lease. */
   namespace: string;
   /** Name of the Lease (for a provisioner, `leaseName(provisionerName)`). */
@@ -164,7 +166,7 @@ export class LeaseLock implements ResourceLock {
   /** This candidate's identity, written as holder. */
   readonly identity: string;
   readonly #options: LeaseLockOptions;
-  readonly #client: CoordinationV1Api;
+  readonly #client: LeaseApi;
   readonly #owned: LeaseClient | undefined = undefined;
   #lease: V1Lease | undefined;
 

@@ -1,5 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
-import type { V1ListMeta, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1Lease, V1ListMeta, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+// client-node's own (de)serializer, which its generated clients use; not exported from its entry point.
+import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import { describe, expect, it } from 'vitest';
 import { DECODED_MODELS, modelDecoder } from '../../src/client/models.js';
 
@@ -84,5 +86,76 @@ describe('modelDecoder', () => {
     expect([...needed].filter((name) => !DECODED_MODELS.includes(name))).toEqual([]);
     expect(needed).toContain('V1ObjectMeta');
     expect(needed).toContain('V1PersistentVolumeClaimCondition');
+  });
+
+  it("decodes a Lease as client-node's ObjectSerializer does: its MicroTimes stay the strings received", () => {
+    const json = (): unknown => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'a', namespace: 'default', creationTimestamp: '2026-01-02T03:04:05Z' },
+      spec: {
+        holderIdentity: 'me',
+        leaseDurationSeconds: 15,
+        acquireTime: '2026-01-02T03:04:05.123456Z',
+        renewTime: '2026-01-02T03:04:06.000001Z',
+        leaseTransitions: 2,
+      },
+    });
+    const lease = modelDecoder<V1Lease>('V1Lease')(json());
+    expect(lease).toEqual(ObjectSerializer.deserialize(json(), 'V1Lease', ''));
+    expect(lease.metadata?.creationTimestamp).toEqual(new Date('2026-01-02T03:04:05Z'));
+    expect(lease.spec?.renewTime).toBe('2026-01-02T03:04:06.000001Z');
+  });
+});
+
+/** Every model reachable from `roots`, with what `JSON.stringify` would write differently from client-node. */
+function encodingDifferences(roots: readonly string[]): { models: Set<string>; differences: string[] } {
+  const models = new Set<string>();
+  const differences: string[] = [];
+  const visit = (type: string): void => {
+    const t = innerType(type);
+    const attributes = attributesOf(t);
+    if (attributes === undefined || models.has(t)) return;
+    models.add(t);
+    for (const a of attributes as readonly { name: string; baseName: string; type: string; format?: string }[]) {
+      if (a.name !== a.baseName) differences.push(`${t}.${a.name} is sent as ${a.baseName}`);
+      if (innerType(a.type) === 'Date' && a.format !== 'date-time')
+        differences.push(`${t}.${a.name} has format ${a.format}`);
+      visit(a.type);
+    }
+  };
+  for (const root of roots) visit(root);
+  return { models, differences };
+}
+
+describe("the bodies the library writes, against client-node's ObjectSerializer", () => {
+  it('need no conversion: no model below them renames an attribute or writes a Date other than toISOString', () => {
+    // What RestClient's JSON.stringify relies on; a client-node that adds either would need an encoder.
+    const { models, differences } = encodingDifferences([
+      'V1PersistentVolume',
+      'V1PersistentVolumeClaim',
+      'V1Lease',
+      'CoreV1Event',
+      'V1DeleteOptions',
+    ]);
+    expect(differences).toEqual([]);
+    expect(models).toContain('V1LeaseSpec');
+    expect(models).toContain('V1ManagedFieldsEntry');
+  });
+
+  it('are written by JSON.stringify as client-node writes them: Dates in ISO form, MicroTimes with six digits', () => {
+    const created = new Date('2026-01-02T03:04:05.000Z');
+    const renewed = new k8s.V1MicroTime('2026-01-02T03:04:06.789Z');
+    const lease: V1Lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'a', creationTimestamp: created, managedFields: [{ manager: 'm', time: created }] },
+      spec: { holderIdentity: 'me', acquireTime: renewed, renewTime: renewed, leaseDurationSeconds: 15 },
+    };
+    const ours = JSON.stringify(lease);
+    const theirs = JSON.stringify(ObjectSerializer.serialize(lease, 'V1Lease', ''));
+    expect(JSON.parse(ours)).toEqual(JSON.parse(theirs));
+    expect(ours).toContain('"renewTime":"2026-01-02T03:04:06.789000Z"');
+    expect(ours).toContain('"creationTimestamp":"2026-01-02T03:04:05.000Z"');
   });
 });

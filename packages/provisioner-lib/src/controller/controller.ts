@@ -10,6 +10,7 @@ import { silentLogger, type Logger } from '../logging/logger.js';
 import { createControllerMetrics, type ControllerMetrics } from '../metrics/controller-metrics.js';
 import { noopMetrics } from '../metrics/sink.js';
 import { holdProcessOpen } from '../process/keep-alive.js';
+import { keepMemoryReducerWorking } from '../process/memory-reducer.js';
 import { newRateLimitingQueue, provisionerRateLimiter, type RateLimitingQueue } from '../workqueue/index.js';
 import { describeError, toError } from '../client/api-errors.js';
 import { claimClass, claimRefOf, provisionLabels, shouldProvision } from './claims.js';
@@ -213,9 +214,12 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       throw new Error('ProvisionController.run can be called only once; create a new controller to run again');
     this.started = true;
     const release = holdProcessOpen();
+    // Without it, Node.js 24 keeps the memory of a burst of provisions for as long as the controller then idles.
+    const releaseReducer = keepMemoryReducerWorking();
     try {
       await this.runHeld(signal);
     } finally {
+      releaseReducer();
       release();
     }
   }

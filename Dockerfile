@@ -43,13 +43,17 @@ RUN pnpm --filter @kprov/quantity --filter @kprov/provisioner-lib --filter "./pa
  && cp -r "packages/${PACKAGE}/dist" "packages/${PACKAGE}/package.json" /app/ \
  && test -f /app/dist/cli.js
 
-# ---- runtime: the built package (dist, package.json), nothing else
+# ---- runtime: the built package (dist, package.json) and jemalloc, nothing else
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app ./
-# Node.js is started through kprov-node: without a container memory limit it caps V8's young generation, which
-# Node.js would size from the whole node's memory (see the script).
+# Node.js is started through kprov-node: with jemalloc as its allocator (glibc's keeps memory Node.js freed), and,
+# without a container memory limit, V8's young generation capped, which Node.js would size from the whole node's
+# memory (see the script).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libjemalloc2 \
+ && rm -rf /var/lib/apt/lists/*
 COPY --chmod=0755 docker/kprov-node.sh /usr/local/bin/kprov-node
 # Each bin of the package is also on the PATH under its own name (/usr/bin): upstream local-path-provisioner's
 # manifests and chart set `command: [local-path-provisioner, ...]`, which replaces the ENTRYPOINT, so a user can

@@ -1,10 +1,11 @@
 /**
- * `docker/kprov-node.sh`, which starts Node.js in the provisioners' images: without a memory limit it caps V8's
- * young generation at 16 MiB semi-spaces, which Node.js would otherwise size from the whole machine's memory; under a
- * memory limit, or with the size in NODE_OPTIONS, it adds nothing.
+ * `docker/kprov-node.sh`, which starts Node.js in the provisioners' images: with jemalloc as the allocator when the
+ * system has it (the images install it; the cases that need it are skipped elsewhere); without a memory limit it caps
+ * V8's young generation at 16 MiB semi-spaces, which Node.js would otherwise size from the whole machine's memory;
+ * under a memory limit, or with the size in NODE_OPTIONS, it adds nothing.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -43,7 +44,44 @@ function probe(env: NodeJS.ProcessEnv = {}, via: string[] = []): Probe {
 const CAP = '--max-semi-space-size=16';
 const unlimited = !(process.constrainedMemory() > 0 && process.constrainedMemory() < totalmem());
 
+/** Where Debian's libjemalloc2 (which the images install) puts the library, if this machine has it. */
+const JEMALLOC = readdirSync('/usr/lib', { withFileTypes: true })
+  .filter((d) => d.isDirectory() && d.name.endsWith('-linux-gnu'))
+  .map((d) => join('/usr/lib', d.name, 'libjemalloc.so.2'))
+  .find((file) => existsSync(file));
+
+/** Runs a program through the script that reports the shared libraries its Node.js process has mapped. */
+function mappedLibraries(env: NodeJS.ProcessEnv = {}): string {
+  const program = `process.stdout.write(require('node:fs').readFileSync('/proc/self/maps', 'utf8'))`;
+  return execFileSync('sh', [SCRIPT, '-e', program], {
+    env: { ...process.env, KPROV_NODE: process.execPath, NODE_OPTIONS: '', LD_PRELOAD: '', ...env },
+    encoding: 'utf8',
+  });
+}
+
 describe('the images start Node.js through docker/kprov-node.sh', () => {
+  describe('the memory allocator', () => {
+    it.runIf(JEMALLOC !== undefined)('is jemalloc when the system has it', () => {
+      expect(mappedLibraries()).toContain('libjemalloc.so.2');
+    });
+
+    it.runIf(JEMALLOC !== undefined)("stays glibc's with KPROV_MALLOC=glibc", () => {
+      expect(mappedLibraries({ KPROV_MALLOC: 'glibc' })).not.toContain('libjemalloc');
+    });
+
+    it('leaves an LD_PRELOAD of the operator alone', () => {
+      // A library every Linux system has, preloaded: the script must not replace it with jemalloc.
+      const libc = readdirSync('/usr/lib', { withFileTypes: true })
+        .filter((d) => d.isDirectory() && d.name.endsWith('-linux-gnu'))
+        .map((d) => join('/usr/lib', d.name, 'libc.so.6'))
+        .find((file) => existsSync(file));
+      if (libc === undefined) return;
+      const maps = mappedLibraries({ LD_PRELOAD: libc });
+      expect(maps).toContain('libc.so.6');
+      expect(maps).not.toContain('libjemalloc');
+    });
+  });
+
   it.runIf(unlimited)('caps the young generation at two 16 MiB semi-spaces when there is no memory limit', () => {
     const p = probe();
     expect(p.execArgv).toContain(CAP);

@@ -48,9 +48,9 @@ FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app ./
-# Node.js is started through kprov-node: with jemalloc as its allocator (glibc's keeps memory Node.js freed), and,
-# without a container memory limit, V8's young generation capped, which Node.js would size from the whole node's
-# memory (see the script).
+# Node.js is started through kprov-node, set up to keep the provisioner's memory low: jemalloc as its allocator (glibc's
+# keeps memory Node.js freed), one V8 background thread, no TurboFan, and, without a container memory limit, V8's
+# young generation capped, which Node.js would size from the whole node's memory (see the script).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*

@@ -1,37 +1,48 @@
 #!/bin/sh
-# Starts Node.js with the given arguments as the provisioners' images run it: `kprov-node dist/cli.js start ...`.
+# Starts Node.js with the given arguments as the provisioners' images run it: `kprov-node dist/cli.js start ...`,
+# set up to keep a provisioner's memory low (bench/README.md, "Where the memory goes", has the figures).
 #
-# Memory allocator: jemalloc, when the system has it (the images install Debian's libjemalloc2). glibc's malloc keeps
-# what Node.js and V8 freed in its arenas, below memory still in use, and gives it back rarely if ever: with 10,000
-# claims and PVs cached, about 10 MiB more RSS than with jemalloc, which returns freed pages within seconds (see
-# bench/README.md, "Where the memory goes"). KPROV_MALLOC=glibc keeps glibc's; an LD_PRELOAD of your own is left
-# alone.
+# Memory allocator: jemalloc, when the system has it (the images install Debian's libjemalloc2), returning freed
+# pages to the system after a second (MALLOC_CONF, unless set). glibc's malloc keeps what Node.js and V8 freed below
+# memory still in use, and gives it back rarely if ever: with 10,000 claims and PVs cached and the controller idle,
+# about 10 MiB more RSS. KPROV_MALLOC=glibc keeps glibc's; an LD_PRELOAD of your own is left alone.
+#
+# Node.js and V8 (KPROV_NODE_FLAGS, to replace them; empty for none): one thread for V8's background work instead of
+# four (`--v8-pool-size=1`; each thread keeps memory of its own), JavaScript optimized up to V8's Maglev compiler but
+# not its TurboFan (`--max-opt=2`), and WebAssembly (undici's HTTP parser) compiled by Liftoff only
+# (`--liftoff-only`): TurboFan's code and the memory it compiles in cost about 4 MiB, and the controller's CPU per
+# provision was no higher without it.
 #
 # V8's young generation: Node.js sizes it from the memory it may use, a container's memory limit or, when there is
-# none, the whole machine's memory: on a large node its two semi-spaces grow to 64 MiB each under load, and V8 keeps
-# them. Then this caps them at 16 MiB (`--max-semi-space-size=16`, what Node.js 24 picks itself under a 1 GiB limit),
-# for little CPU at the provisioners' load. Nothing is added when the process runs under a memory limit (Node.js
-# sizes the young generation from it) or when NODE_OPTIONS sets the size already.
+# none, the whole machine's memory: on a large node its two semi-spaces grow to 64 MiB each under load. Then this caps
+# them at 16 MiB (`--max-semi-space-size=16`, what Node.js 24 picks itself under a 1 GiB limit), for little CPU at the
+# provisioners' load. No cap is added when the process runs under a memory limit (Node.js sizes the young generation
+# from it) or when NODE_OPTIONS sets the size already.
 #
 # KPROV_NODE: the Node.js executable (default: `node` on the PATH).
 set -eu
 node="${KPROV_NODE:-node}"
+flags="${KPROV_NODE_FLAGS---v8-pool-size=1 --max-opt=2 --liftoff-only}"
 
 if [ -z "${LD_PRELOAD:-}" ] && [ "${KPROV_MALLOC:-jemalloc}" = jemalloc ]; then
   for lib in /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do
     if [ -e "$lib" ]; then
       export LD_PRELOAD="$lib"
+      export MALLOC_CONF="${MALLOC_CONF:-background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0}"
       break
     fi
   done
 fi
 
+# shellcheck disable=SC2086 # the flags are words
 case " ${NODE_OPTIONS:-} " in
-  *--max-semi-space-size* | *--max_semi_space_size*) exec "$node" "$@" ;;
+  *--max-semi-space-size* | *--max_semi_space_size*) exec "$node" $flags "$@" ;;
 esac
 # Node.js's own view of its limit (libuv reads cgroup v1 and v2 alike): limited when below the machine's memory.
 limited='const m = process.constrainedMemory(); process.exit(m > 0 && m < require("node:os").totalmem() ? 0 : 1)'
 if "$node" -e "$limited"; then
-  exec "$node" "$@"
+  # shellcheck disable=SC2086
+  exec "$node" $flags "$@"
 fi
-exec "$node" --max-semi-space-size=16 "$@"
+# shellcheck disable=SC2086
+exec "$node" --max-semi-space-size=16 $flags "$@"

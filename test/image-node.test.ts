@@ -1,8 +1,9 @@
 /**
  * `docker/kprov-node.sh`, which starts Node.js in the provisioners' images: with jemalloc as the allocator when the
- * system has it (the images install it; the cases that need it are skipped elsewhere); without a memory limit it caps
- * V8's young generation at 16 MiB semi-spaces, which Node.js would otherwise size from the whole machine's memory;
- * under a memory limit, or with the size in NODE_OPTIONS, it adds nothing.
+ * system has it (the images install it; the cases that need it are skipped elsewhere), with Node.js and V8 flags that
+ * keep its memory low (KPROV_NODE_FLAGS replaces them); without a memory limit it caps V8's young generation at 16 MiB
+ * semi-spaces, which Node.js would otherwise size from the whole machine's memory; under a memory limit, or with the
+ * size in NODE_OPTIONS, it adds no cap.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -82,6 +83,24 @@ describe('the images start Node.js through docker/kprov-node.sh', () => {
     });
   });
 
+  describe("Node.js's and V8's flags", () => {
+    const LEAN = ['--v8-pool-size=1', '--max-opt=2', '--liftoff-only'];
+
+    it('are one V8 thread, no TurboFan, Liftoff-only WebAssembly by default', () => {
+      expect(probe().execArgv).toEqual(expect.arrayContaining(LEAN));
+    });
+
+    it('are also those with a young-generation size in NODE_OPTIONS', () => {
+      expect(probe({ NODE_OPTIONS: '--max-semi-space-size=64' }).execArgv).toEqual(expect.arrayContaining(LEAN));
+    });
+
+    it('are what KPROV_NODE_FLAGS says, none when it is empty', () => {
+      expect(probe({ KPROV_NODE_FLAGS: '--v8-pool-size=2' }).execArgv).toContain('--v8-pool-size=2');
+      const none = probe({ KPROV_NODE_FLAGS: '' }).execArgv;
+      for (const flag of LEAN) expect(none).not.toContain(flag);
+    });
+  });
+
   it.runIf(unlimited)('caps the young generation at two 16 MiB semi-spaces when there is no memory limit', () => {
     const p = probe();
     expect(p.execArgv).toContain(CAP);
@@ -107,7 +126,7 @@ describe('the images start Node.js through docker/kprov-node.sh', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('adds nothing: Node.js sizes the young generation from the limit', async (ctx) => {
+    it('adds no young-generation cap: Node.js sizes the young generation from the limit', async (ctx) => {
       const l = await limit;
       if (l instanceof Error) {
         ctx.skip(`needs a memory cgroup (root and a cgroup memory controller): ${l.message}`);

@@ -1,9 +1,9 @@
 /**
  * `docker/kprov-node.sh`, which starts Node.js in the provisioners' images: with jemalloc as the allocator when the
  * system has it (the images install it; the cases that need it are skipped elsewhere), with Node.js and V8 flags that
- * keep its memory low (KPROV_NODE_FLAGS replaces them); without a memory limit it caps V8's young generation at 16 MiB
- * semi-spaces, which Node.js would otherwise size from the whole machine's memory; under a memory limit, or with the
- * size in NODE_OPTIONS, it adds no cap.
+ * keep its memory low (KPROV_NODE_FLAGS replaces them; with a young-generation size in NODE_OPTIONS, none that sizes
+ * it); without a memory limit it caps V8's young generation at 16 MiB semi-spaces, which Node.js would otherwise size
+ * from the whole machine's memory; under a memory limit, or with the size in NODE_OPTIONS, it adds no cap.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -85,19 +85,25 @@ describe('the images start Node.js through docker/kprov-node.sh', () => {
 
   describe("Node.js's and V8's flags", () => {
     const LEAN = ['--v8-pool-size=1', '--max-opt=2', '--liftoff-only'];
+    const SIZE = '--optimize-for-size';
 
-    it('are one V8 thread, no TurboFan, Liftoff-only WebAssembly by default', () => {
-      expect(probe().execArgv).toEqual(expect.arrayContaining(LEAN));
+    it("are V8's mode for small devices, one V8 thread, no TurboFan, Liftoff-only WebAssembly by default", () => {
+      const p = probe();
+      expect(p.execArgv).toEqual(expect.arrayContaining([SIZE, ...LEAN]));
+      // What --optimize-for-size does to the young generation: two 1 MiB semi-spaces, with 200 MiB kept alive.
+      expect(p.youngMiB).toBeLessThanOrEqual(2);
     });
 
-    it('are also those with a young-generation size in NODE_OPTIONS', () => {
-      expect(probe({ NODE_OPTIONS: '--max-semi-space-size=64' }).execArgv).toEqual(expect.arrayContaining(LEAN));
+    it('are those but the mode for small devices with a young-generation size in NODE_OPTIONS', () => {
+      const p = probe({ NODE_OPTIONS: '--max-semi-space-size=64' });
+      expect(p.execArgv).toEqual(expect.arrayContaining(LEAN));
+      expect(p.execArgv).not.toContain(SIZE);
     });
 
     it('are what KPROV_NODE_FLAGS says, none when it is empty', () => {
       expect(probe({ KPROV_NODE_FLAGS: '--v8-pool-size=2' }).execArgv).toContain('--v8-pool-size=2');
       const none = probe({ KPROV_NODE_FLAGS: '' }).execArgv;
-      for (const flag of LEAN) expect(none).not.toContain(flag);
+      for (const flag of [SIZE, ...LEAN]) expect(none).not.toContain(flag);
     });
   });
 

@@ -348,6 +348,13 @@ export async function controllerPart(tier, options, ctx) {
     const next = messagesOf(child);
     const label = `threadiness ${threadiness}${limit === undefined ? '' : `, QPS ${limit.qps}/burst ${limit.burst}`}`;
     let result;
+    // The claims' provision() call and PV save times, as the controller process sends them (with each burst's end and
+    // with its result).
+    const times = { provisioned: [], provisionCalled: [] };
+    const takeTimes = (message) => {
+      for (const entry of message.provisioned) times.provisioned.push(entry);
+      for (const entry of message.provisionCalled) times.provisionCalled.push(entry);
+    };
     try {
       if (warmup > 0) {
         // The warm-up's claims and PVs go before the timed claims come, so that the timed controller lists only its
@@ -396,6 +403,7 @@ export async function controllerPart(tier, options, ctx) {
         const timeoutMs = limit === undefined ? options.timeoutMs : Math.ceil(60 + (claims * 3) / limit.qps) * 1000;
         try {
           done = await next('allProvisioned', timeoutMs);
+          takeTimes(done.times);
         } catch (err) {
           complete = false;
           say(
@@ -460,12 +468,15 @@ export async function controllerPart(tier, options, ctx) {
       }
       child.send({ type: 'stop' });
       result = await next('result', 60_000);
+      takeTimes(result);
+      result = { ...result, ...times };
       say(`${label}: controller stopped in ${result.stopMs.toFixed(0)} ms`);
       const events = await eventsWritten(core);
       return {
         ...summarize(threadiness, limit, result, created, burstResults, started.memory, events, complete),
         idle: idle ?? null,
         execArgv: started.execArgv,
+        allocator: started.allocator,
       };
     } finally {
       if (result === undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -510,7 +521,8 @@ export async function controllerPart(tier, options, ctx) {
 
   function summarize(threadiness, limit, result, created, bursts, startMemory, events, complete) {
     const provisionedAt = new Map(result.provisioned);
-    const called = new Map(result.provisionCalled);
+    // The first call of each claim (a later one is a retry).
+    const called = new Map([...result.provisionCalled].reverse());
     const burstSummaries = bursts.map((b) => {
       const latencies = [];
       const toCall = [];
@@ -567,7 +579,7 @@ export async function controllerPart(tier, options, ctx) {
         afterGc: b.afterGc,
       };
     });
-    const provisioned = result.provisioned.length;
+    const provisioned = result.provisionedCount;
     const byVerb = {};
     let total = 0;
     for (const [key, n] of Object.entries(result.requests)) {
@@ -854,6 +866,19 @@ function cacheTable(c) {
   );
 }
 
+/** The goal's reading of the memory table: RSS with the caches full, once the controller is idle (≤ 100 MiB). */
+const RSS_GOAL_MIB = 100;
+function cacheGoal(c) {
+  const last = c.bursts.at(-1);
+  if (last === undefined || c.idle === null) return [];
+  const cached = f0(c.bursts.reduce((n, x) => n + x.provisioned, 0));
+  const settled = c.idle.minRss / 2 ** 20;
+  return [
+    `**RSS with ${cached} claims and ${cached} PVs cached, the controller idle: ${mib(c.idle.minRss)} MiB** (the lowest 1 s sample of the idle time, no GC forced; goal ≤ ${RSS_GOAL_MIB} MiB: ${settled <= RSS_GOAL_MIB ? 'met' : '**not met**'}). Right after the last burst, with the Events it left queued: ${mib(last.memory.rss)} MiB at its last PV, ${mib(last.afterGc.rss)} after full GCs.`,
+    '',
+  ];
+}
+
 export const CONTROLLER_HEADINGS = {
   testkit: '## kprov ProvisionController benchmark',
   real: '## kprov ProvisionController benchmark, real control plane',
@@ -887,7 +912,8 @@ export function controllerMarkdown(part, options, meta) {
           '',
           cacheTable(part.cache),
           '',
-          `The controller process of this run loaded the library and client-node ${options.unbundled ? 'from `node_modules` (`--unbundled`)' : 'bundled, as the provisioner binaries are built (`tsup.binary.ts`)'} and started with Node.js flags \`${(part.cache.execArgv ?? []).join(' ')}\` (${options.plainNode ? 'plain `node`, `--plain-node`' : 'through `docker/kprov-node.sh`, as the images start it'}). Its Events over the run: ${f0(Object.values(part.cache.eventsWritten).reduce((n, e) => n + e.objects, 0))} written, ${f0(part.cache.eventsDropped)} dropped (queue full); they trail the bursts, which follow one another at once, so the memory rows include the Events still queued at the time.`,
+          ...cacheGoal(part.cache),
+          `The controller process of this run loaded the library and client-node ${options.unbundled ? 'from `node_modules` (`--unbundled`)' : 'bundled, as the provisioner binaries are built (`tsup.binary.ts`)'} and started with Node.js flags \`${(part.cache.execArgv ?? []).join(' ')}\` (${options.plainNode ? 'plain `node`, `--plain-node`' : 'through `docker/kprov-node.sh`, as the images start it'}), with ${part.cache.allocator === 'jemalloc' ? 'jemalloc as its allocator' : part.cache.allocator === 'glibc' ? "glibc's malloc (the images run jemalloc; this machine has no libjemalloc2)" : 'an allocator the bench could not tell'}. Its Events over the run: ${f0(Object.values(part.cache.eventsWritten).reduce((n, e) => n + e.objects, 0))} written, ${f0(part.cache.eventsDropped)} dropped (queue full); they trail the bursts, which follow one another at once, so the memory rows include the Events still queued at the time.`,
           '',
         ]),
     `- Server: ${server}.`,

@@ -8,11 +8,12 @@
 // the testkit.
 //
 // Messages to the parent: { type: 'running' } after a warm-up, as the timed controller starts; { type: 'started',
-// memory, execArgv } once the informers have synced; after { type: 'burst', expected }
+// memory, execArgv, allocator } once the informers have synced; after { type: 'burst', expected }
 // (the total of distinct claims provisioned once the burst is done), { type: 'allProvisioned', cpuMs, wallMs,
-// memory } when that many were provisioned, CPU and wall time counted from the 'burst' message; after
+// memory, times } when that many were provisioned, CPU and wall time counted from the 'burst' message; after
 // { type: 'snapshot' }, { type: 'snapshot', memory } after two full GCs; { type: 'result', ... } after
 // { type: 'stop' }.
+import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import v8 from 'node:v8';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
@@ -70,12 +71,27 @@ const count = (level) => (fields, message) => {
 const logger = { error: count('error'), warn: count('warn'), info: count('info'), debug: count('debug') };
 logger.child = () => logger;
 
-/** The trivial provisioner: a hostPath PV template, at once; deleting does nothing. */
+/**
+ * Claims' first provision() call and PV save times (uid → ms) not yet sent to the driver: each message that ends a
+ * burst (and the result) takes them, so that the bench's own bookkeeping in this process, whose memory is measured,
+ * does not grow with the claims.
+ */
 const provisionCalled = new Map();
+const savedAt = new Map();
+/** The claims the timed controller provisioned so far (uids), for the count and for duplicates. */
+const provisioned = new Set();
+const takeTimes = () => {
+  const times = { provisioned: [...savedAt], provisionCalled: [...provisionCalled] };
+  savedAt.clear();
+  provisionCalled.clear();
+  return times;
+};
+
+/** The trivial provisioner: a hostPath PV template, at once; deleting does nothing. */
 const provisioner = {
   async provision({ pvName, pvc, storageClass }) {
     const uid = pvc.metadata?.uid ?? '';
-    if (!provisionCalled.has(uid)) provisionCalled.set(uid, now());
+    if (!provisionCalled.has(uid) && !provisioned.has(uid)) provisionCalled.set(uid, now());
     return {
       volume: {
         apiVersion: 'v1',
@@ -158,12 +174,20 @@ const controller = new lib.ProvisionController({
   metrics,
 });
 
-const provisioned = new Map();
 let duplicates = 0;
 let failures = 0;
 let memAtStart;
 /** The burst under way: { expected, cpuAtStart, wallAtStart } until its last claim is provisioned. */
 let burst;
+
+/** The malloc this process runs with: jemalloc when kprov-node.sh preloaded it (see docker/kprov-node.sh), else glibc's. */
+function allocator() {
+  try {
+    return readFileSync('/proc/self/maps', 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc';
+  } catch {
+    return 'unknown';
+  }
+}
 
 const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0 };
 const sample = () => {
@@ -180,14 +204,15 @@ controller.on('started', () => {
     globalThis.gc?.();
   }
   memAtStart = sample();
-  void send({ type: 'started', memory: memAtStart, execArgv: process.execArgv });
+  void send({ type: 'started', memory: memAtStart, execArgv: process.execArgv, allocator: allocator() });
 });
 
 function burstDone() {
   const cpu = process.cpuUsage(burst.cpuAtStart);
   const wallMs = now() - burst.wallAtStart;
   burst = undefined;
-  void send({ type: 'allProvisioned', cpuMs: (cpu.user + cpu.system) / 1000, wallMs, memory: sample() });
+  const memory = sample();
+  void send({ type: 'allProvisioned', cpuMs: (cpu.user + cpu.system) / 1000, wallMs, memory, times: takeTimes() });
 }
 controller.on('provisionFailed', () => {
   failures += 1;
@@ -199,7 +224,8 @@ controller.on('provisioned', (claim) => {
     duplicates += 1;
     return;
   }
-  provisioned.set(uid, t);
+  provisioned.add(uid);
+  savedAt.set(uid, t);
   if (burst !== undefined && provisioned.size >= burst.expected) burstDone();
 });
 
@@ -247,8 +273,8 @@ process.on('message', (message) => {
     clearInterval(sampler);
     await send({
       type: 'result',
-      provisioned: [...provisioned],
-      provisionCalled: [...provisionCalled],
+      ...takeTimes(),
+      provisionedCount: provisioned.size,
       duplicates,
       failures,
       requests: Object.fromEntries([...requests.named()].sort((a, b) => b[1] - a[1])),

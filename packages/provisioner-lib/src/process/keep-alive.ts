@@ -10,11 +10,12 @@
  * start until they settle, and release it then, so nothing outlives them.
  */
 
+import { sharedInterval } from './shared-interval.js';
+
 /** The longest delay a Node timer takes (about 24.8 days); the timer's callback does nothing. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
-let holders = 0;
-let handle: NodeJS.Timeout | undefined;
+const hold = sharedInterval(() => undefined, MAX_TIMER_DELAY_MS, { ref: true });
 
 /**
  * Keeps the process alive until the returned function is called (calling it again does nothing). All holders share
@@ -24,16 +25,5 @@ let handle: NodeJS.Timeout | undefined;
  * injected clock.
  */
 export function holdProcessOpen(): () => void {
-  holders += 1;
-  handle ??= setInterval(() => undefined, MAX_TIMER_DELAY_MS);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    holders -= 1;
-    if (holders === 0 && handle !== undefined) {
-      clearInterval(handle);
-      handle = undefined;
-    }
-  };
+  return hold();
 }

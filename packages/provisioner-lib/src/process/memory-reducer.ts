@@ -1,4 +1,5 @@
 import { Script } from 'node:vm';
+import { sharedInterval } from './shared-interval.js';
 
 /**
  * Keeping V8's memory reducer working in a process that runs a controller.
@@ -10,8 +11,8 @@ import { Script } from 'node:vm';
  * a Node.js program that never allocates there has a rate of exactly zero: the reducer then never sees a quiet
  * process, and only its watchdog, 100 s after the last full collection, ever reduces memory; any ordinary full
  * collection in between postpones it. A controller that provisioned a burst of volumes kept the memory of the
- * burst's peak for as long as it then idled: 180–200 MiB of RSS with 10,000 claims and PVs cached, where 115 was
- * enough once the reducer ran (bench/README.md).
+ * burst's peak for as long as it then idled: 182 MiB of RSS with 10,000 claims and PVs cached, against 125 once
+ * the reducer ran (bench/README.md).
  *
  * Compiling a `vm.Script` allocates a small object on that heap, which makes the rate small rather than zero. One
  * every 30 s keeps it so (a single one decays back to zero within a minute or two); each costs a few microseconds.
@@ -20,36 +21,18 @@ import { Script } from 'node:vm';
 /** How often a script is compiled, in ms. */
 const INTERVAL_MS = 30_000;
 
-let holders = 0;
-let handle: NodeJS.Timeout | undefined;
-
 function allocate(): void {
   // The empty script is compiled once and then comes from V8's compilation cache; the wrapper object Node.js makes
   // for it is what lands on the embedder's heap.
   new Script('');
 }
 
+const hold = sharedInterval(allocate, INTERVAL_MS, { ref: false, runAtStart: true });
+
 /**
  * Keeps V8's memory reducer able to run until the returned function is called (calling it again does nothing). All
  * holders share one unref'd timer, cleared when the last one releases it.
- *
- * Not a clock timer on purpose: what it works around runs on real time inside V8, whatever clock is injected.
  */
 export function keepMemoryReducerWorking(): () => void {
-  holders += 1;
-  if (handle === undefined) {
-    allocate();
-    handle = setInterval(allocate, INTERVAL_MS);
-    handle.unref();
-  }
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    holders -= 1;
-    if (holders === 0 && handle !== undefined) {
-      clearInterval(handle);
-      handle = undefined;
-    }
-  };
+  return hold();
 }

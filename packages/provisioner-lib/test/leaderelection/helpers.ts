@@ -78,6 +78,8 @@ export class CountingLock implements ResourceLock {
   gets = 0;
   creates = 0;
   updates = 0;
+  /** Requests sent and not yet answered: a fake clock's pending timers are only the elector's once this is 0. */
+  inFlight = 0;
   readonly events: string[] = [];
   constructor(readonly inner: LeaseLock) {}
   get identity(): string {
@@ -85,15 +87,21 @@ export class CountingLock implements ResourceLock {
   }
   get(signal?: AbortSignal): Promise<ObservedLock | undefined> {
     this.gets += 1;
-    return this.inner.get(signal);
+    return this.#track(this.inner.get(signal));
   }
   create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
     this.creates += 1;
-    return this.inner.create(record, signal);
+    return this.#track(this.inner.create(record, signal));
   }
   update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
     this.updates += 1;
-    return this.inner.update(record, signal);
+    return this.#track(this.inner.update(record, signal));
+  }
+  #track<T>(request: Promise<T>): Promise<T> {
+    this.inFlight += 1;
+    return request.finally(() => {
+      this.inFlight -= 1;
+    });
   }
   recordEvent(message: LeaderElectionEventMessage): void {
     this.inner.recordEvent(message);

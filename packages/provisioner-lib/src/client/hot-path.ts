@@ -2,7 +2,7 @@ import type { CoreV1Api, CoreV1Event, KubeConfig, V1PersistentVolume } from '@ku
 import type { AgentClientOptions } from './agent.js';
 import { modelDecoder } from './models.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
-import { checkRequired, RestClient } from './rest.js';
+import { checkRequired, RestClient, writeQuery } from './rest.js';
 
 /** The calls of client-node's `CoreV1Api` the controller makes for every provisioned claim. */
 export type HotPathApi = Pick<CoreV1Api, 'createPersistentVolume' | 'createNamespacedEvent' | 'patchNamespacedEvent'>;
@@ -32,12 +32,11 @@ export function hotPathApi(
   const api: HotPathApi = {
     createPersistentVolume: async (param: Call<'createPersistentVolume'>, callOptions) => {
       checkRequired(['CoreV1Api', 'createPersistentVolume'], param, ['body']);
-      const { pretty, dryRun, fieldManager, fieldValidation } = param;
       return decodeVolume(
         await rest.json({
           method: 'POST',
           path: '/api/v1/persistentvolumes',
-          query: { pretty, dryRun, fieldManager, fieldValidation },
+          query: writeQuery(param),
           body: param.body,
           priority,
           options: callOptions,

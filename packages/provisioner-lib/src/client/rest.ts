@@ -197,6 +197,17 @@ export function checkRequired(call: readonly [string, string], param: object, na
   }
 }
 
+/** What client-node's generated create, replace and patch calls send as query parameters (a patch adds `force`). */
+export function writeQuery(param: {
+  pretty?: string | undefined;
+  dryRun?: string | undefined;
+  fieldManager?: string | undefined;
+  fieldValidation?: string | undefined;
+}): Query {
+  const { pretty, dryRun, fieldManager, fieldValidation } = param;
+  return { pretty, dryRun, fieldManager, fieldValidation };
+}
+
 function searchOf(query: Query | undefined): string {
   if (query === undefined) return '';
   const params = new URLSearchParams();

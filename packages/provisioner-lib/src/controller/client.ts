@@ -2,7 +2,7 @@ import type { CoreV1Api, KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim
 import type { AgentClientOptions } from '../client/agent.js';
 import { hotPathApi } from '../client/hot-path.js';
 import { modelDecoder } from '../client/models.js';
-import { checkRequired, JSON_PATCH_TYPES, RestClient } from '../client/rest.js';
+import { checkRequired, JSON_PATCH_TYPES, RestClient, writeQuery } from '../client/rest.js';
 
 /**
  * The API calls a {@link ProvisionController} makes besides its informers, its Events and its Lease: saving a
@@ -59,12 +59,11 @@ export function makeProvisionControllerClient(
     createPersistentVolume: (param, callOptions) => writes.createPersistentVolume(param, callOptions),
     patchPersistentVolume: async (param: Call<'patchPersistentVolume'>, callOptions) => {
       checkRequired(['CoreV1Api', 'patchPersistentVolume'], param, ['name', 'body']);
-      const { pretty, dryRun, fieldManager, fieldValidation, force } = param;
       return decodeVolume(
         await rest.json({
           method: 'PATCH',
           path: volumePath(param.name),
-          query: { pretty, dryRun, fieldManager, fieldValidation, force },
+          query: { ...writeQuery(param), force: param.force },
           body: param.body,
           contentType: JSON_PATCH_TYPES[0],
           options: callOptions,
@@ -97,12 +96,11 @@ export function makeProvisionControllerClient(
       callOptions,
     ) => {
       checkRequired(['CoreV1Api', 'replaceNamespacedPersistentVolumeClaim'], param, ['name', 'namespace', 'body']);
-      const { pretty, dryRun, fieldManager, fieldValidation } = param;
       return decodeClaim(
         await rest.json({
           method: 'PUT',
           path: `/api/v1/namespaces/${encodeURIComponent(param.namespace)}/persistentvolumeclaims/${encodeURIComponent(param.name)}`,
-          query: { pretty, dryRun, fieldManager, fieldValidation },
+          query: writeQuery(param),
           body: param.body,
           options: callOptions,
         }),

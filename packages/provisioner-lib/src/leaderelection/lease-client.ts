@@ -4,7 +4,7 @@ import { buildDispatcher } from '../client/agent.js';
 import { modelDecoder } from '../client/models.js';
 import { separateClientRateLimiter } from '../client/rate-limit/client-rate-limit.js';
 import type { RequestRateLimiter } from '../client/rate-limit/token-bucket.js';
-import { checkRequired, RestClient } from '../client/rest.js';
+import { checkRequired, RestClient, writeQuery } from '../client/rest.js';
 
 /** The User-Agent of the lease client, so its requests stand apart in audit logs. */
 export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (kubernetes-client-javascript)';
@@ -82,12 +82,11 @@ function leaseApi(rest: RestClient): LeaseApi {
     },
     createNamespacedLease: async (param: Call<'createNamespacedLease'>, options) => {
       checkRequired(['CoordinationV1Api', 'createNamespacedLease'], param, ['namespace', 'body']);
-      const { pretty, dryRun, fieldManager, fieldValidation } = param;
       return decodeLease(
         await rest.json({
           method: 'POST',
           path: leasesPath(param.namespace),
-          query: { pretty, dryRun, fieldManager, fieldValidation },
+          query: writeQuery(param),
           body: param.body,
           options,
         }),
@@ -95,12 +94,11 @@ function leaseApi(rest: RestClient): LeaseApi {
     },
     replaceNamespacedLease: async (param: Call<'replaceNamespacedLease'>, options) => {
       checkRequired(['CoordinationV1Api', 'replaceNamespacedLease'], param, ['name', 'namespace', 'body']);
-      const { pretty, dryRun, fieldManager, fieldValidation } = param;
       return decodeLease(
         await rest.json({
           method: 'PUT',
           path: `${leasesPath(param.namespace)}/${encodeURIComponent(param.name)}`,
-          query: { pretty, dryRun, fieldManager, fieldValidation },
+          query: writeQuery(param),
           body: param.body,
           options,
         }),

@@ -78,3 +78,13 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
 export function sent(r: RecordedRequest): Omit<RecordedRequest, 'body'> & { body: unknown } {
   return { ...r, body: r.body === '' ? undefined : (JSON.parse(r.body) as unknown) };
 }
+
+/** What `call` rejected with, for comparing how two clients fail; rejects when the call succeeded. */
+export async function failure(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => {
+      throw new Error('the call succeeded');
+    },
+    (err: unknown) => err,
+  );
+}

@@ -15,7 +15,6 @@ import {
   type V1PersistentVolume,
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
-import { Agent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { sharedAgent, withSignal } from '../../src/client/agent.js';
@@ -26,7 +25,14 @@ import type { TokenBucketRateLimiter } from '../../src/client/rate-limit/token-b
 import { RestClient } from '../../src/client/rest.js';
 import { ANN_SELECTED_NODE } from '../../src/controller/annotations.js';
 import { makeProvisionControllerClient, type ProvisionControllerClient } from '../../src/controller/client.js';
-import { sent, startRecordingProxy, type RecordedRequest, type RecordingProxy } from '../client/recording-proxy.js';
+import { CountingAgent } from '../client/counting-agent.js';
+import {
+  failure,
+  sent,
+  startRecordingProxy,
+  type RecordedRequest,
+  type RecordingProxy,
+} from '../client/recording-proxy.js';
 
 const HOLD = 'example.com/hold';
 
@@ -67,16 +73,6 @@ function rescheduled(c: V1PersistentVolumeClaim): V1PersistentVolumeClaim {
   const annotations = { ...c.metadata?.annotations };
   delete annotations[ANN_SELECTED_NODE];
   return { ...c, metadata: { ...c.metadata, annotations } };
-}
-
-/** What a call rejected with. */
-async function failure(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => {
-      throw new Error('the call succeeded');
-    },
-    (err: unknown) => err,
-  );
 }
 
 describe("makeProvisionControllerClient sends what client-node's CoreV1Api sends", () => {
@@ -275,13 +271,6 @@ describe('makeProvisionControllerClient over its dispatcher and rate limit', () 
   });
 
   it('sends every call through the agent it is given', async () => {
-    let dispatched = 0;
-    class CountingAgent extends Agent {
-      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-        dispatched += 1;
-        return super.dispatch(options, handler);
-      }
-    }
     const agent = new CountingAgent();
     try {
       const client = makeProvisionControllerClient(kc, { agent });
@@ -297,7 +286,7 @@ describe('makeProvisionControllerClient over its dispatcher and rate limit', () 
         namespace: 'default',
         body: rescheduled(await cachedClaim(kc, 'c')),
       });
-      expect(dispatched).toBe(4);
+      expect(agent.dispatched).toBe(4);
     } finally {
       await agent.close();
     }

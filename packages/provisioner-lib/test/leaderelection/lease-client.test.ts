@@ -11,7 +11,13 @@ import { withSignal } from '../../src/client/agent.js';
 import { apiStatus, isAlreadyExists, isConflict, isNotFound } from '../../src/client/api-errors.js';
 import { makeLeaseClient, type LeaseApi, type LeaseClient } from '../../src/leaderelection/lease-client.js';
 import { LeaseLock, recordToLeaseSpec, type LeaderElectionRecord } from '../../src/leaderelection/lease-lock.js';
-import { sent, startRecordingProxy, type RecordedRequest, type RecordingProxy } from '../client/recording-proxy.js';
+import {
+  failure,
+  sent,
+  startRecordingProxy,
+  type RecordedRequest,
+  type RecordingProxy,
+} from '../client/recording-proxy.js';
 import { MICRO_TIME, uniqueName } from './helpers.js';
 
 function record(holder: string, transitions = 0): LeaderElectionRecord {
@@ -34,16 +40,6 @@ function leaseBody(name: string, holder: string): V1Lease {
     metadata: { name, namespace: 'default', labels: { app: 'lease-client-test' } },
     spec: recordToLeaseSpec(record(holder)),
   };
-}
-
-/** What a call rejected with. */
-async function failure(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => {
-      throw new Error('the call succeeded');
-    },
-    (err: unknown) => err,
-  );
 }
 
 describe("makeLeaseClient sends what client-node's CoordinationV1Api sends", () => {

@@ -1,11 +1,11 @@
 import { CoordinationV1Api, V1MicroTime, type V1ObjectReference } from '@kubernetes/client-node';
 import type { Testkit } from '@kprov/testkit';
-import { Agent, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedAgent } from '../../src/client/agent.js';
 import { makeLeaseClient } from '../../src/leaderelection/lease-client.js';
 import { isConflict } from '../../src/client/api-errors.js';
 import { LeaseLock, type LeaderElectionRecord } from '../../src/leaderelection/lease-lock.js';
+import { CountingAgent } from '../client/counting-agent.js';
 import { MICRO_TIME, rawLease, startKit, uniqueName } from './helpers.js';
 
 let kit: Testkit;
@@ -180,23 +180,16 @@ describe('LeaseLock', () => {
 
 describe('makeLeaseClient', () => {
   it('sends lease requests through its own agent, not the shared one', async () => {
-    let dispatched = 0;
-    class CountingAgent extends Agent {
-      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-        dispatched += 1;
-        return super.dispatch(options, handler);
-      }
-    }
     const agent = new CountingAgent();
     const client = makeLeaseClient(kit.kubeConfig, { agent });
     const lock = new LeaseLock({ client: client.api, namespace: 'default', name: uniqueName('agent'), identity: 'a' });
     try {
       await lock.get();
       await lock.create(record('a'));
-      expect(dispatched).toBe(2);
+      expect(agent.dispatched).toBe(2);
       await client.close(); // does not close an agent it was given
       await lock.get();
-      expect(dispatched).toBe(3);
+      expect(agent.dispatched).toBe(3);
     } finally {
       await agent.close();
     }

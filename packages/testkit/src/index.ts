@@ -64,6 +64,8 @@ export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOption
 export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
 export type { Taint } from './sim/types.js';
 export { demoMain, runDemo, type DemoContext, type DemoOptions } from './demo/runner.js';
+export { findHelm } from './helm/find.js';
+export { helmTemplate, type HelmTemplateOptions } from './helm/template.js';
 export {
   OBJECT_NAME,
   loadManifestFiles,

@@ -121,8 +121,8 @@ function parseSubset(name: string, text: string): TemplateNode[] {
     // The first construct outside the subset, in the order of the text, is the one the error names.
     for (const item of items)
       if (item.kind === 'action') for (const token of item.tokens) checkToken(token, item.line, fail);
-    // Every name parses as a function here: the tokens above were index at most.
-    parsed = parseTemplate(name, text, { isFunction: () => true, unquote: unquoteJson });
+    // The tokens above were index at most, the one name the parser then reads as a function.
+    parsed = parseTemplate(name, text, { unquote: unquoteJson });
   } catch (err) {
     if (err instanceof TemplateError) throw new GoTemplateError(err.message);
     throw err;

@@ -31,7 +31,7 @@ export type Operand =
   | { kind: 'nil' }
   | { kind: 'bool'; value: boolean }
   | { kind: 'string'; value: string; source: string } // source: the literal as written
-  | { kind: 'number'; value: number | bigint; text: string }
+  | { kind: 'number'; text: string } // a number or character constant, as written
   | { kind: 'field'; names: string[] } // .A.B
   | { kind: 'variable'; name: string; names: string[] } // $x.A.B
   | { kind: 'identifier'; name: string } // a function
@@ -56,10 +56,9 @@ export type Node =
   | { kind: 'if' | 'with' | 'range'; line: number; pipe: Pipeline; list: Node[]; elseList: Node[] | undefined }
   | { kind: 'template'; line: number; name: string; pipe: Pipeline | undefined };
 
-/** A parsed template: its body and where it comes from (the file name, for errors). */
+/** A template defined with {{ define "name" }}: its name and body. */
 export interface Template {
   name: string;
-  file: string;
   root: Node[];
 }
 
@@ -86,15 +85,12 @@ const trimRight = (s: string): string => s.replace(/[ \t\r\n]+$/, '');
 
 /** Options of {@link lex} and {@link parseTemplate}. */
 export interface SyntaxOptions {
-  /**
-   * Reads a double-quoted string literal (quotes included); throws with the reason when it is not one. Default Go's
-   * `strconv.Unquote`.
-   */
-  unquote?: (quoted: string) => string;
+  /** Reads a double-quoted string literal (quotes included); throws with the reason when it is not one. */
+  unquote: (quoted: string) => string;
 }
 
 /** Splits `text` (the template named `name`) into items. */
-export function lex(name: string, text: string, options: SyntaxOptions = {}): Item[] {
+export function lex(name: string, text: string, options: SyntaxOptions): Item[] {
   const items: Item[] = [];
   let line = 1;
   let pos = 0;
@@ -169,10 +165,7 @@ export function lex(name: string, text: string, options: SyntaxOptions = {}): It
         const source = text.slice(i, j + 1);
         let value: string;
         try {
-          value =
-            options.unquote === undefined
-              ? unquoteGo(source, () => fail(i, `bad string ${source}`))
-              : options.unquote(source);
+          value = options.unquote(source);
         } catch (e) {
           if (e instanceof TemplateError) throw e;
           fail(i, e instanceof Error ? e.message : String(e));
@@ -231,7 +224,7 @@ export function lex(name: string, text: string, options: SyntaxOptions = {}): It
   }
 }
 
-/** Go's strconv.Unquote for a double-quoted string literal. */
+/** Go's strconv.Unquote for a double-quoted literal: the body of a character constant, quoted. */
 function unquoteGo(quoted: string, bad: () => never): string {
   const body = quoted.slice(1, -1);
   let out = '';
@@ -282,20 +275,11 @@ export interface ParsedFile {
 
 type Stop = { word: 'end' | 'else' | 'eof'; item: Item & { kind: 'action' }; rest: Token[] };
 
-const UNSUPPORTED = new Set(['block', 'break', 'continue']);
-
-/** Options of {@link parseTemplate}. */
-export interface ParseOptions extends SyntaxOptions {
-  /** Whether a name is a function; a name that is not fails the parse, as in Go. */
-  isFunction: (name: string) => boolean;
-  /** Added to the messages about a function or construct the caller does not have (where to add it, say). */
-  note?: string;
-}
-
-/** Parses the file `file`. */
-export function parseTemplate(file: string, text: string, options: ParseOptions): ParsedFile {
-  const { isFunction } = options;
-  const note = options.note === undefined ? '' : ` (${options.note})`;
+/**
+ * Parses the file `file`. Every identifier that is not a keyword parses as a function name: which functions exist
+ * is for the caller to decide.
+ */
+export function parseTemplate(file: string, text: string, options: SyntaxOptions): ParsedFile {
   const items = lex(file, text, options);
   const defines: Template[] = [];
   let at = 0;
@@ -325,13 +309,11 @@ export function parseTemplate(file: string, text: string, options: ParseOptions)
         if (rest.length > 1) fail(item.line, 'unexpected tokens after the define name');
         const body = parseList(false);
         if (body.stop.word !== 'end') fail(body.stop.item.line, `unexpected {{${body.stop.word}}} in define`);
-        defines.push({ name, file, root: body.nodes });
+        defines.push({ name, root: body.nodes });
       } else if (word === 'template') {
         const name = templateName(rest, item.line, 'template');
         const pipe = rest.length > 1 ? parsePipeline(rest.slice(1), item.line, false, 'template') : undefined;
         nodes.push({ kind: 'template', line: item.line, name, pipe });
-      } else if (word !== undefined && UNSUPPORTED.has(word) && !isFunction(word)) {
-        fail(item.line, `{{${word}}} is not implemented${note}`);
       } else {
         nodes.push({
           kind: 'action',
@@ -434,10 +416,10 @@ export function parseTemplate(file: string, text: string, options: ParseOptions)
         term = { kind: 'string', value: t.value, source: t.source };
         break;
       case 'char':
-        term = { kind: 'number', value: BigInt(t.value), text: String.fromCodePoint(t.value) };
+        term = { kind: 'number', text: String.fromCodePoint(t.value) };
         break;
       case 'number':
-        term = { kind: 'number', value: parseNumber(file, t.text, line), text: t.text };
+        term = { kind: 'number', text: t.text };
         break;
       case 'field':
         term = { kind: 'field', names: [t.name] };
@@ -446,9 +428,6 @@ export function parseTemplate(file: string, text: string, options: ParseOptions)
         term = { kind: 'variable', name: t.name, names: [] };
         break;
       case 'identifier':
-        if (!isFunction(t.name)) {
-          fail(line, `function "${t.name}" not defined${note}`);
-        }
         term = { kind: 'identifier', name: t.name };
         break;
       case 'punct': {
@@ -485,19 +464,4 @@ export function parseTemplate(file: string, text: string, options: ParseOptions)
 
   const { nodes } = parseList(true);
   return { root: nodes, defines };
-}
-
-/** A Go number constant: an integer literal is an int (bigint here), one with a point or exponent a float64. */
-function parseNumber(file: string, text: string, line: number): number | bigint {
-  if (text.endsWith('i')) throw new TemplateError(file, line, `complex constant ${text} is not implemented`);
-  const clean = text.replace(/_/g, '');
-  const sign = clean.startsWith('-') ? -1n : 1n;
-  const body = clean.replace(/^[-+]/, '');
-  if (/^0[xX][0-9a-fA-F]+$/.test(body) || /^0[bB][01]+$/.test(body) || /^0[oO][0-7]+$/.test(body))
-    return sign * BigInt(body.toLowerCase());
-  if (/^0[0-7]+$/.test(body)) return sign * BigInt(`0o${body.slice(1)}`);
-  if (/^\d+$/.test(body)) return sign * BigInt(body);
-  const value = Number(clean);
-  if (Number.isNaN(value)) throw new TemplateError(file, line, `bad number syntax: ${text}`);
-  return value;
 }

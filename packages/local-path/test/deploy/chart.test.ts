@@ -1,14 +1,16 @@
-// The Helm chart deploy/chart/local-path-provisioner, rendered as `helm template local-path-provisioner <chart>
-// --namespace local-path-storage [-f values]` would (by the test renderer in helm/, there being no helm binary
-// here): every object validates against the Kubernetes schemas, the chart renders the kinds of upstream's chart,
-// agrees with deploy/local-path-storage.yaml (RBAC, ConfigMap, the Deployment's command, the class), and each values
-// key users rely on renders valid objects with the value applied.
+// The Helm chart deploy/chart/local-path-provisioner, rendered by helm itself (`helm template local-path-provisioner
+// <chart> --namespace local-path-storage [-f values]`, with the helm @kprov/testkit's findHelm finds): every object
+// validates against the Kubernetes schemas, the chart renders the kinds of upstream's chart, agrees with
+// deploy/local-path-storage.yaml (RBAC, ConfigMap, the Deployment's command, the class), and each values key users
+// rely on renders valid objects with the value applied. `pnpm check` also runs `helm lint --strict` on the chart.
 import { readFileSync, readdirSync } from 'node:fs';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { parseManifests } from '@kprov/testkit';
+import { helmTemplate, parseManifests } from '@kprov/testkit';
 import ValidationError from '@kubernetes-models/validate/runtime/validation_error';
 import type { IConfigMap, ISecret, IServiceAccount } from 'kubernetes-models/v1';
 import type { IDaemonSet, IDeployment } from 'kubernetes-models/apps/v1';
@@ -22,8 +24,6 @@ import type {
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseConfig, selectClassConfig, storageModeOf } from '../../src/config/index.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
-import { loadChart, renderChart, type RenderedChart } from './helm/chart.js';
-import type { GoMap } from './helm/go-values.js';
 import {
   CLUSTER_GRANTS,
   NAMESPACE_GRANTS,
@@ -43,7 +43,6 @@ import {
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
 const chartDir = join(packageDir, 'deploy/chart/local-path-provisioner');
-const chart = loadChart(chartDir);
 const RELEASE = 'local-path-provisioner';
 const NAMESPACE = 'local-path-storage';
 
@@ -54,16 +53,39 @@ const manifest = parseManifests(
 );
 const manifestOnly = <T>(kind: string): T => manifest.find((d) => d.kind === kind) as T;
 
-/** `helm template local-path-provisioner <chart> --namespace local-path-storage -f <values>`. */
-function render(values: GoMap = {}): Rendered {
-  return new Rendered(renderChart(chart, { releaseName: RELEASE, namespace: NAMESPACE, values }));
-}
+type Values = Record<string, unknown>;
 
+/**
+ * `helm template` leaves NOTES.txt out (helm install prints it): it is rendered from a copy of the chart with one
+ * template more, which includes NOTES.txt into a document of its own.
+ */
+const notesChart = await mkdtemp(join(tmpdir(), 'kprov-chart-notes-'));
+afterAll(() => rm(notesChart, { recursive: true, force: true }));
+await cp(chartDir, notesChart, { recursive: true });
+await writeFile(
+  join(notesChart, 'templates/notes-as-document.yaml'),
+  'notes: {{ include "local-path-provisioner/templates/NOTES.txt" . | toJson }}\n',
+);
+
+/** What `helm template` rendered for one set of values, and the NOTES.txt `helm install` would print with them. */
 class Rendered {
-  readonly objects: Manifest[];
+  #notes: Promise<string> | undefined;
 
-  constructor(readonly result: RenderedChart) {
-    this.objects = result.objects.map((o) => o.object);
+  constructor(
+    readonly objects: Manifest[],
+    private readonly releaseName: string,
+    private readonly values: Values,
+  ) {}
+
+  /** NOTES.txt, rendered on first use. */
+  notes(): Promise<string> {
+    this.#notes ??= helmTemplate(notesChart, {
+      releaseName: this.releaseName,
+      namespace: NAMESPACE,
+      values: this.values,
+      extraArgs: ['--show-only', 'templates/notes-as-document.yaml'],
+    }).then(([doc]) => (doc as unknown as { notes: string }).notes);
+    return this.#notes;
   }
 
   all<T>(kind: string): T[] {
@@ -100,6 +122,21 @@ class Rendered {
   }
 }
 
+const renders = new Map<string, Promise<Rendered>>();
+
+/** `helm template <releaseName> <chart> --namespace local-path-storage -f <values>`, once per release and values. */
+function render(values: Values = {}, releaseName = RELEASE): Promise<Rendered> {
+  const key = JSON.stringify([releaseName, values]);
+  let rendered = renders.get(key);
+  if (rendered === undefined) {
+    rendered = helmTemplate(chartDir, { releaseName, namespace: NAMESPACE, values }).then(
+      (objects) => new Rendered(objects, releaseName, values),
+    );
+    renders.set(key, rendered);
+  }
+  return rendered;
+}
+
 const BASE_KINDS = [
   'ClusterRole',
   'ClusterRoleBinding',
@@ -111,8 +148,10 @@ const BASE_KINDS = [
   'StorageClass',
 ];
 
+const defaults = await render();
+
 describe('the chart with its default values', () => {
-  const r = render();
+  const r = defaults;
 
   it("renders only the kinds of upstream's chart (section 5.3): no PodDisruptionBudget or Secret unless asked", () => {
     expect(r.kinds()).toEqual(BASE_KINDS);
@@ -210,23 +249,24 @@ describe('the chart with its default values', () => {
     expect(sc.parameters).toBeUndefined();
   });
 
-  it('NOTES.txt names the release, its namespace, provisioner and class', () => {
-    expect(r.result.notes).toContain(`${RELEASE} is installed in namespace ${NAMESPACE}.`);
-    expect(r.result.notes).toContain(`Provisioner name: cluster.local/${RELEASE}`);
-    expect(r.result.notes).toContain('StorageClass: local-path\n');
-    expect(r.result.notes).toContain('Leader election: on (replicas: 1)');
+  it('NOTES.txt names the release, its namespace, provisioner and class', async () => {
+    const notes = await r.notes();
+    expect(notes).toContain(`${RELEASE} is installed in namespace ${NAMESPACE}.`);
+    expect(notes).toContain(`Provisioner name: cluster.local/${RELEASE}`);
+    expect(notes).toContain('StorageClass: local-path\n');
+    expect(notes).toContain('Leader election: on (replicas: 1)');
   });
 
-  it('a release name that contains the chart name is the full name; another one is prefixed to it', () => {
-    const other = new Rendered(renderChart(chart, { releaseName: 'storage', namespace: NAMESPACE }));
+  it('a release name that contains the chart name is the full name; another one is prefixed to it', async () => {
+    const other = await render({}, 'storage');
     expect(other.deployment.metadata?.name).toBe('storage-local-path-provisioner');
     expect(other.only<IStorageClass>('StorageClass').provisioner).toBe('cluster.local/storage-local-path-provisioner');
   });
 });
 
 describe('mode: node', () => {
-  it('renders a DaemonSet in node mode instead of the Deployment, and no Role: no pod may be created', () => {
-    const r = render({ mode: 'node' });
+  it('renders a DaemonSet in node mode instead of the Deployment, and no Role: no pod may be created', async () => {
+    const r = await render({ mode: 'node' });
     r.expectValid();
     expect(r.kinds()).toEqual(
       [...BASE_KINDS.filter((k) => !['Deployment', 'Role', 'RoleBinding'].includes(k)), 'DaemonSet'].sort(),
@@ -239,11 +279,11 @@ describe('mode: node', () => {
     );
     expectAllowed(cluster, NODE_MODE_CLUSTER_GRANTS);
     expect(allowsPodCreate([...cluster, ...namespaced])).toBe(false);
-    expect(r.result.notes).toContain('Node mode: a DaemonSet');
+    expect(await r.notes()).toContain('Node mode: a DaemonSet');
   });
 
-  it("the DaemonSet's command is node mode with NODE_NAME from spec.nodeName and each hostPath at its own path", () => {
-    const r = render({ mode: 'node', nodeMode: { hostPaths: ['/opt/local-path-provisioner', '/data1'] } });
+  it("the DaemonSet's command is node mode with NODE_NAME from spec.nodeName and each hostPath at its own path", async () => {
+    const r = await render({ mode: 'node', nodeMode: { hostPaths: ['/opt/local-path-provisioner', '/data1'] } });
     r.expectValid();
     const ds = r.only<IDaemonSet>('DaemonSet');
     const options = startOptions(ds);
@@ -263,8 +303,8 @@ describe('mode: node', () => {
 });
 
 describe('values users set', () => {
-  it("storageClass.provisionerName: rancher.io/local-path takes over the manifest's volumes", () => {
-    const r = render({ storageClass: { provisionerName: 'rancher.io/local-path' } });
+  it("storageClass.provisionerName: rancher.io/local-path takes over the manifest's volumes", async () => {
+    const r = await render({ storageClass: { provisionerName: 'rancher.io/local-path' } });
     r.expectValid();
     expect(r.only<IStorageClass>('StorageClass').provisioner).toBe(
       manifestOnly<IStorageClass>('StorageClass').provisioner,
@@ -272,16 +312,16 @@ describe('values users set', () => {
     expect(startOptions(r.deployment).provisionerName).toBe('rancher.io/local-path');
   });
 
-  it('storageClass.create: false renders no StorageClass', () => {
-    const r = render({ storageClass: { create: false } });
+  it('storageClass.create: false renders no StorageClass', async () => {
+    const r = await render({ storageClass: { create: false } });
     r.expectValid();
     expect(r.kinds()).toEqual(BASE_KINDS.filter((k) => k !== 'StorageClass'));
-    expect(r.result.notes).not.toContain('StorageClass');
+    expect(await r.notes()).not.toContain('StorageClass');
   });
 
-  it('storageClass: defaultClass, name, reclaimPolicy, binding mode, annotations, topologies and patterns', () => {
+  it('storageClass: defaultClass, name, reclaimPolicy, binding mode, annotations, topologies and patterns', async () => {
     const topology = [{ matchLabelExpressions: [{ key: 'kubernetes.io/hostname', values: ['node-1'] }] }];
-    const r = render({
+    const r = await render({
       storageClass: {
         defaultClass: true,
         name: 'fast',
@@ -307,16 +347,16 @@ describe('values users set', () => {
         nodeAffinityKey: 'topology.kubernetes.io/zone',
       },
     });
-    expect(r.result.notes).toContain('StorageClass: fast (default)');
+    expect(await r.notes()).toContain('StorageClass: fast (default)');
   });
 
-  it('nodePathMap: config.json holds the given nodes and paths', () => {
+  it('nodePathMap: config.json holds the given nodes and paths', async () => {
     const nodePathMap = [
       { node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: ['/opt/local-path-provisioner'] },
       { node: 'node-1', paths: ['/data1', '/data2'] },
       { node: 'node-2', paths: [] },
     ];
-    const r = render({ nodePathMap });
+    const r = await render({ nodePathMap });
     r.expectValid();
     const config = parseConfig(r.configData['config.json']!);
     expect(Object.fromEntries(config.defaultConfig!.nodePathMap)).toEqual({
@@ -326,8 +366,8 @@ describe('values users set', () => {
     });
   });
 
-  it('sharedFileSystemPath (with nodePathMap: []): config.json is in shared mode', () => {
-    const r = render({
+  it('sharedFileSystemPath (with nodePathMap: []): config.json is in shared mode', async () => {
+    const r = await render({
       nodePathMap: [],
       sharedFileSystemPath: '/mnt/shared',
       storageClass: { volumeBindingMode: 'Immediate' },
@@ -338,8 +378,8 @@ describe('values users set', () => {
     expect(config.defaultConfig?.sharedFileSystemPath).toBe('/mnt/shared');
   });
 
-  it('storageClassConfigs: one class per entry, each with its own config', () => {
-    const r = render({
+  it('storageClassConfigs: one class per entry, each with its own config', async () => {
+    const r = await render({
       storageClassConfigs: {
         'local-path': {
           storageClass: { create: true },
@@ -361,12 +401,12 @@ describe('values users set', () => {
     expect(storageModeOf(selectClassConfig(config, 'local-path'))).toBe('local');
     expect(storageModeOf(selectClassConfig(config, 'local-path-shared'))).toBe('shared');
     expect(config.storageClassConfigs.has('not-created')).toBe(true);
-    expect(r.result.notes).toContain('StorageClasses: local-path, local-path-shared, not-created');
+    expect(await r.notes()).toContain('StorageClasses: local-path, local-path-shared, not-created');
   });
 
-  it('configmap.helperPod: tolerations, annotations and namespaceOverride land in a template that passes the checks', () => {
+  it('configmap.helperPod: tolerations, annotations and namespaceOverride land in a template that passes the checks', async () => {
     const toleration = { key: 'dedicated', operator: 'Equal', value: 'storage', effect: 'NoSchedule' };
-    const r = render({
+    const r = await render({
       configmap: {
         helperPod: { tolerations: [toleration], annotations: { 'x/y': 'z' }, namespaceOverride: 'helpers' },
       },
@@ -380,16 +420,16 @@ describe('values users set', () => {
     expect(pod.metadata).toMatchObject({ namespace: 'helpers', annotations: { 'x/y': 'z' } });
   });
 
-  it("helperPod.resources and image.pullPolicy reach the helper pod's container", () => {
+  it("helperPod.resources and image.pullPolicy reach the helper pod's container", async () => {
     const resources = { requests: { cpu: '10m', memory: '16Mi' } };
-    const r = render({ helperPod: { resources }, image: { pullPolicy: 'Always' } });
+    const r = await render({ helperPod: { resources }, image: { pullPolicy: 'Always' } });
     r.expectValid();
     const c = loadHelperPodTemplate(r.configData['helperPod.yaml']!, false).spec!.containers[0]!;
     expect(c).toMatchObject({ resources, imagePullPolicy: 'Always' });
   });
 
-  it("imagePullSecrets and a registry secret: the Secret, the ServiceAccount's and the pod's pull secrets", () => {
-    const r = render({
+  it("imagePullSecrets and a registry secret: the Secret, the ServiceAccount's and the pod's pull secrets", async () => {
+    const r = await render({
       imagePullSecrets: [{ name: 'pull' }],
       defaultSettings: { registrySecret: 'registry' },
       privateRegistry: { registryUrl: 'registry.example:5000', registryUser: 'user', registryPasswd: 'secret' },
@@ -416,19 +456,19 @@ describe('values users set', () => {
     expect(startOptions(r.deployment).helperImage).toBe('registry.example:5000/docker.io/library/busybox:latest');
   });
 
-  it("replicaCount: 2 with a PodDisruptionBudget that selects the provisioner's pods; leader election stays on", () => {
-    const r = render({ replicaCount: 2, podDisruptionBudget: { enabled: true, minAvailable: 1 } });
+  it("replicaCount: 2 with a PodDisruptionBudget that selects the provisioner's pods; leader election stays on", async () => {
+    const r = await render({ replicaCount: 2, podDisruptionBudget: { enabled: true, minAvailable: 1 } });
     r.expectValid();
     expect(r.deployment.spec?.replicas).toBe(2);
     const pdb = r.only<IPodDisruptionBudget>('PodDisruptionBudget');
     expect(pdb.spec?.minAvailable).toBe(1);
     expect(r.deployment.spec?.template.metadata?.labels).toMatchObject(pdb.spec!.selector!.matchLabels!);
     expect(startOptions(r.deployment).leaderElection).toBe(true);
-    expect(r.result.notes).toContain('Leader election: on (replicas: 2)');
+    expect(await r.notes()).toContain('Leader election: on (replicas: 2)');
   });
 
-  it('debug, workerThreads, retry counts, extraArgs and leaderElection.enabled reach the command line', () => {
-    const r = render({
+  it('debug, workerThreads, retry counts, extraArgs and leaderElection.enabled reach the command line', async () => {
+    const r = await render({
       debug: true,
       workerThreads: 8,
       provisioningRetryCount: 3,
@@ -447,7 +487,7 @@ describe('values users set', () => {
     });
   });
 
-  it('pod settings: podAnnotations, resources, nodeSelector, tolerations, affinity, priorityClassName, security contexts', () => {
+  it('pod settings: podAnnotations, resources, nodeSelector, tolerations, affinity, priorityClassName, security contexts', async () => {
     const affinity = {
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
@@ -466,7 +506,7 @@ describe('values users set', () => {
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
       hostUsers: false,
     };
-    const r = render(values);
+    const r = await render(values);
     r.expectValid();
     const spec = r.deployment.spec!.template.spec!;
     expect(r.deployment.spec?.template.metadata?.annotations).toEqual(values.podAnnotations);
@@ -484,8 +524,8 @@ describe('values users set', () => {
     });
   });
 
-  it('health.enabled: false drops the port, the probes and HEALTH_PORT', () => {
-    const r = render({ health: { enabled: false } });
+  it('health.enabled: false drops the port, the probes and HEALTH_PORT', async () => {
+    const r = await render({ health: { enabled: false } });
     r.expectValid();
     const c = containerOf(r.deployment);
     expect([c.ports, c.startupProbe, c.livenessProbe, c.readinessProbe]).toEqual([
@@ -497,16 +537,16 @@ describe('values users set', () => {
     expect((c.env ?? []).map((e) => e.name)).toEqual(['POD_NAMESPACE', 'CONFIG_MOUNT_PATH']);
   });
 
-  it('rbac.create and serviceAccount.create false: no RBAC, no account, and the command names the given account', () => {
-    const r = render({ rbac: { create: false }, serviceAccount: { create: false, name: 'existing' } });
+  it('rbac.create and serviceAccount.create false: no RBAC, no account, and the command names the given account', async () => {
+    const r = await render({ rbac: { create: false }, serviceAccount: { create: false, name: 'existing' } });
     r.expectValid();
     expect(r.kinds()).toEqual(['ConfigMap', 'Deployment', 'StorageClass']);
     expect(startOptions(r.deployment).serviceAccountName).toBe('existing');
     expect(r.deployment.spec?.template.spec?.serviceAccountName).toBe('existing');
   });
 
-  it('commonLabels, fullnameOverride and namespaceOverride apply to every object', () => {
-    const r = render({
+  it('commonLabels, fullnameOverride and namespaceOverride apply to every object', async () => {
+    const r = await render({
       commonLabels: { team: 'storage' },
       fullnameOverride: 'lpp',
       namespaceOverride: 'storage-system',
@@ -639,12 +679,13 @@ function lookup(path: string): unknown {
 
 describe('deploy/chart/local-path-provisioner as files', () => {
   it("Chart.yaml: upstream's chart name, our version", () => {
-    expect(chart.metadata).toMatchObject({
+    const chart = parseYaml(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8'), { uniqueKeys: true }) as Values;
+    expect(chart).toMatchObject({
       apiVersion: 'v2',
       name: 'local-path-provisioner',
       appVersion: packageJson.version,
     });
-    expect(chart.metadata.version).toBe(packageJson.version);
+    expect(chart.version).toBe(packageJson.version);
   });
 
   it("has upstream's set of templates", () => {

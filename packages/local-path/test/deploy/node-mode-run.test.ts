@@ -11,13 +11,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubernetesObjectApi, type KubernetesObject, type V1Container } from '@kubernetes/client-node';
+import { helmTemplate } from '@kprov/testkit';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { publishConfigMapVolume } from '../main/configmap-volume.js';
 import { runMain, startKit, waitStarted } from '../main/harness.js';
 import { claim, getVolume, NAMESPACE, volumeTestPod, WAIT, waitBound, waitSucceeded } from '../provisioner/helpers.js';
-import { loadChart, renderChart } from './helm/chart.js';
 
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -27,10 +27,10 @@ type Doc = KubernetesObject & {
   spec?: { template?: { spec?: { serviceAccountName?: string; containers?: V1Container[] } } };
 };
 
-const SOURCES: [string, () => Doc[]][] = [
+const SOURCES: [string, () => Promise<Doc[]>][] = [
   [
     'deploy/local-path-storage-node-mode.yaml',
-    () =>
+    async () =>
       parseAllDocuments(readFileSync(path.join(packageDir, 'deploy/local-path-storage-node-mode.yaml'), 'utf8')).map(
         (d) => d.toJS() as Doc,
       ),
@@ -38,17 +38,17 @@ const SOURCES: [string, () => Doc[]][] = [
   [
     'the chart with mode: node',
     () =>
-      renderChart(loadChart(path.join(packageDir, 'deploy/chart/local-path-provisioner')), {
+      helmTemplate(path.join(packageDir, 'deploy/chart/local-path-provisioner'), {
         releaseName: 'local-path-provisioner',
         namespace: NAMESPACE,
         values: { mode: 'node' },
-      }).objects.map((o) => o.object as unknown as Doc),
+      }),
   ],
 ];
 
 describeTiers('node mode manifests, applied and run', () => {
   it.each(SOURCES)('%s provisions a claim on its node', async (_, load) => {
-    const docs = load();
+    const docs = await load();
     const k = await startKit({ withConfigMap: false, withClass: false });
     const api = KubernetesObjectApi.makeApiClient(k.cluster.kubeConfig);
     const rbac = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];

@@ -1,20 +1,27 @@
 /**
  * The manifests of deploy/ and the Helm chart: they parse, their ConfigMap is a config the binary takes whole, the
  * DaemonSet mounts it where the binary reads it and each discovery directory where the config says, and the chart
- * renders the same shapes from upstream's values.
+ * (rendered by helm itself, `helm template`, with the helm @kprov/testkit's findHelm finds) renders the same shapes
+ * from upstream's values.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { helmTemplate } from '@kprov/testkit';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { buildConfig, DEFAULT_CONFIG_DIR } from '../../src/config/config.js';
 import { parseConfigTexts } from '../../src/config/source.js';
-// The repository's `helm template` (written for local-path's chart), so that the chart is rendered without helm.
-import { loadChart, renderChart } from '../../../local-path/test/deploy/helm/chart.js';
 
 type Obj = { kind: string; metadata?: { name?: string; namespace?: string }; [k: string]: unknown };
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
+const CHART = `${DEPLOY}chart/local-static-provisioner`;
+
+/** `helm template <releaseName> <chart> --namespace <namespace> -f <values>`. */
+async function render(releaseName: string, namespace: string, values: Record<string, unknown> = {}): Promise<Obj[]> {
+  const objects = await helmTemplate(CHART, { releaseName, namespace, values });
+  return objects as unknown as Obj[];
+}
 
 function load(file: string): Obj[] {
   return parseAllDocuments(readFileSync(`${DEPLOY}${file}`, 'utf8'))
@@ -88,11 +95,9 @@ describe('deploy/', () => {
 });
 
 describe('the Helm chart', () => {
-  const chart = loadChart(fileURLToPath(new URL('../../deploy/chart/local-static-provisioner', import.meta.url)));
-
-  it('renders a DaemonSet whose ConfigMap the binary takes whole, with its RBAC and StorageClass', () => {
-    const r = renderChart(chart, { releaseName: 'lsp', namespace: 'kube-system' });
-    const kinds = r.objects.map((o) => `${o.object.kind}/${o.object.metadata?.name ?? ''}`);
+  it('renders a DaemonSet whose ConfigMap the binary takes whole, with its RBAC and StorageClass', async () => {
+    const objects = await render('lsp', 'kube-system');
+    const kinds = objects.map((o) => `${o.kind}/${o.metadata?.name ?? ''}`);
     expect(kinds).toEqual(
       expect.arrayContaining([
         'ConfigMap/lsp-local-static-provisioner-config',
@@ -104,33 +109,30 @@ describe('the Helm chart', () => {
       ]),
     );
     expect(kinds.some((k) => k.startsWith('Role/'))).toBe(false);
-    const find = (kind: string): Obj => r.objects.find((o) => o.object.kind === kind)!.object;
+    const find = (kind: string): Obj => objects.find((o) => o.kind === kind)!;
     checkDeployment(find('DaemonSet'), find('ConfigMap'));
   });
 
-  it("maps upstream's values onto the config keys", () => {
-    const r = renderChart(chart, {
-      releaseName: 'lsp',
-      values: {
-        nodeLabels: ['topology.kubernetes.io/zone'],
-        labelsForPV: { team: 'storage' },
-        setPVOwnerRef: true,
-        useJobForCleaning: true,
-        removeNodeNotReadyTaint: true,
-        tolerations: [{ key: 'dedicated', operator: 'Exists' }],
-        classes: [
-          {
-            name: 'nvme',
-            hostDir: '/mnt/nvme',
-            mountDir: '/discovery/nvme',
-            volumeMode: 'Block',
-            namePattern: 'nvme*',
-            storageClass: { reclaimPolicy: 'Retain', isDefaultClass: true },
-          },
-        ],
-      },
+  it("maps upstream's values onto the config keys", async () => {
+    const objects = await render('lsp', 'default', {
+      nodeLabels: ['topology.kubernetes.io/zone'],
+      labelsForPV: { team: 'storage' },
+      setPVOwnerRef: true,
+      useJobForCleaning: true,
+      removeNodeNotReadyTaint: true,
+      tolerations: [{ key: 'dedicated', operator: 'Exists' }],
+      classes: [
+        {
+          name: 'nvme',
+          hostDir: '/mnt/nvme',
+          mountDir: '/discovery/nvme',
+          volumeMode: 'Block',
+          namePattern: 'nvme*',
+          storageClass: { reclaimPolicy: 'Retain', isDefaultClass: true },
+        },
+      ],
     });
-    const configMap = r.objects.find((o) => o.object.kind === 'ConfigMap')!.object as Obj;
+    const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
     const { config, errors } = buildConfig(parseConfigTexts(configMap.data as Record<string, string>));
     expect(errors).toEqual([]);
     expect(config).toMatchObject({
@@ -145,13 +147,13 @@ describe('the Helm chart', () => {
         nvme: { hostDir: '/mnt/nvme', mountDir: '/discovery/nvme', volumeMode: 'Block', namePattern: 'nvme*' },
       },
     });
-    expect(r.objects.find((o) => o.object.kind === 'StorageClass')?.object).toMatchObject({
+    expect(objects.find((o) => o.kind === 'StorageClass')).toMatchObject({
       metadata: { name: 'nvme', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
       reclaimPolicy: 'Retain',
       provisioner: 'kubernetes.io/no-provisioner',
     });
-    expect(r.objects.map((o) => o.object.kind)).toEqual(expect.arrayContaining(['Role', 'RoleBinding']));
-    const daemonSet = r.objects.find((o) => o.object.kind === 'DaemonSet')!.object as Obj;
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['Role', 'RoleBinding']));
+    const daemonSet = objects.find((o) => o.kind === 'DaemonSet')!;
     checkDeployment(daemonSet, configMap);
     const tolerations = (daemonSet.spec as { template: { spec: { tolerations: { key: string }[] } } }).template.spec
       .tolerations;

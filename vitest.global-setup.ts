@@ -1,7 +1,7 @@
-/** Says once per run whether the real tier runs, and how to enable it when it does not. */
-import { realTierSkippedLine } from './packages/testkit/src/tiers/tiers.js';
+/** Says once per run whether the real and node tiers run, and how to enable them when they do not. */
+import { nodeTierSkippedLine, realTierSkippedLine } from './packages/testkit/src/tiers/tiers.js';
 
 export default function setup(): void {
-  const line = realTierSkippedLine();
-  if (line !== undefined) process.stdout.write(`${line}\n`);
+  for (const line of [realTierSkippedLine(), nodeTierSkippedLine()])
+    if (line !== undefined) process.stdout.write(`${line}\n`);
 }

@@ -51,8 +51,9 @@ export {
 export type { Identity } from './control-plane/pki.js';
 export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
 export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
-export { RealTier, type RealTierOptions } from './tiers/real.js';
-export { availableTiers, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
+export { RealTier, SIMULATED_NODES, type NodeSource, type RealTierOptions, type TestNodes } from './tiers/real.js';
+export { NodeTier, type NodeTierOptions } from './tiers/node.js';
+export { availableTiers, nodeTierSkippedLine, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
 export {
   ObjectReader,
   recordWatch,
@@ -77,3 +78,6 @@ export {
   type ManifestModel,
   type PolicyRuleLike,
 } from './manifests/manifests.js';
+export { startNode, type NodeOptions, type RealNode } from './node/node.js';
+export { nodeHostMissing, NODE_PACKAGES } from './node/host.js';
+export { busyboxImage, BUSYBOX_IMAGE } from './node/images.js';

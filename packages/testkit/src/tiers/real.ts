@@ -1,13 +1,58 @@
 /**
  * The real tier: one control plane shared by the tests of a file (starting one takes seconds), each test getting a
- * clean cluster: its namespaces, a kubelet for its nodes, and on stop everything it created deleted again.
+ * clean cluster: its namespaces, its nodes (the simulated kubelet's, or real ones on the node tier: a
+ * {@link NodeSource}), and on stop everything it created deleted again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../control-plane/control-plane.js';
-import { startKubelet, type Kubelet } from '../kubelet/start.js';
-import { nodePathOn, type Cluster, type ClusterOptions } from './cluster.js';
+import { startKubelet } from '../kubelet/start.js';
+import type { NodeSpec } from '../testkit.js';
+import { nodePathOn, type Cluster, type ClusterOptions, type TierName } from './cluster.js';
 import { resetToBaseline, takeBaseline } from './reset.js';
 import { RestClient, statusOf } from '../client/rest.js';
+
+/** The nodes of one test on a real control plane. */
+export interface TestNodes {
+  /** Each node's name and the folder that is its filesystem on this machine. */
+  readonly nodes: readonly { name: string; root: string }[];
+  /** Stops them (their Node objects stay, for the reset to delete). */
+  stop(): Promise<void>;
+}
+
+/** Where a tier on a real control plane gets the nodes of each test. */
+export interface NodeSource {
+  /** The tier's name. */
+  readonly tier: TierName;
+  /**
+   * Starts `nodes` for one test against `cp`; `schedulable`: wait for the not-ready taint to go (only
+   * kube-controller-manager removes it). `images` are OCI archives for nodes that run images.
+   */
+  start(
+    cp: ControlPlane,
+    nodes: readonly NodeSpec[],
+    options: { schedulable: boolean; images: readonly string[] },
+  ): Promise<TestNodes>;
+}
+
+/** The real tier's nodes: the simulated kubelet, as a client of the control plane. */
+export const SIMULATED_NODES: NodeSource = {
+  tier: 'real',
+  async start(cp, specs, { schedulable }) {
+    const unready = specs.find((n) => n.ready === false);
+    if (unready !== undefined)
+      throw new Error(`RealTier: node ${unready.name} is asked to be not Ready, which only the testkit tier simulates`);
+    const kubelet = await startKubelet({
+      kubeConfig: cp.kubeConfig,
+      nodes: specs.map((n) => ({
+        name: n.name,
+        ...(n.root === undefined ? {} : { root: n.root }),
+        ...(n.labels === undefined ? {} : { labels: n.labels }),
+      })),
+      waitSchedulable: schedulable,
+    });
+    return { nodes: kubelet.nodes, stop: () => kubelet.stop() };
+  },
+};
 
 /** Options of {@link RealTier}. */
 export interface RealTierOptions {
@@ -27,7 +72,11 @@ export class RealTier {
   private baseline: Set<string> | undefined;
   private active: Cluster | undefined;
 
-  constructor(private readonly options: RealTierOptions = {}) {}
+  /** `source`: where each test's nodes come from. Default the simulated kubelet ({@link SIMULATED_NODES}). */
+  constructor(
+    private readonly options: RealTierOptions = {},
+    private readonly source: NodeSource = SIMULATED_NODES,
+  ) {}
 
   /** The shared control plane, started on first use. */
   async controlPlane(): Promise<ControlPlane> {
@@ -51,32 +100,21 @@ export class RealTier {
     const withKcm = this.options.controlPlane?.controllerManager ?? true;
     for (const ns of options.namespaces ?? []) await ensureNamespace(cp, ns, withKcm);
     const nodeSpecs = options.nodes ?? [{ name: 'node-1' }];
-    const unready = nodeSpecs.find((n) => n.ready === false);
-    if (unready !== undefined)
-      throw new Error(`RealTier: node ${unready.name} is asked to be not Ready, which only the testkit tier simulates`);
-    let kubelet: Kubelet | undefined;
+    let testNodes: TestNodes | undefined;
     try {
-      kubelet =
+      testNodes =
         nodeSpecs.length === 0
           ? undefined
-          : await startKubelet({
-              kubeConfig: kc,
-              nodes: nodeSpecs.map((n) => ({
-                name: n.name,
-                ...(n.root === undefined ? {} : { root: n.root }),
-                ...(n.labels === undefined ? {} : { labels: n.labels }),
-              })),
-              waitSchedulable: withKcm,
-            });
+          : await this.source.start(cp, nodeSpecs, { schedulable: withKcm, images: options.images ?? [] });
     } catch (err) {
       await resetToBaseline(kc, this.baseline ?? new Set());
       throw err;
     }
-    const nodes = kubelet?.nodes ?? [];
+    const nodes = testNodes?.nodes ?? [];
     const baseline = this.baseline ?? new Set();
     let apiDown = false;
     const cluster: Cluster = {
-      tier: 'real',
+      tier: this.source.tier,
       url: cp.url,
       kubeConfig: kc,
       nodes,
@@ -98,7 +136,7 @@ export class RealTier {
       stop: async () => {
         if (this.active !== cluster) return;
         try {
-          await kubelet?.stop();
+          await testNodes?.stop();
           if (apiDown) await cp.startApiServer();
           await resetToBaseline(kc, baseline);
         } finally {

@@ -45,7 +45,7 @@ const key = (plural: string, m: Item['metadata']): string => `${plural}/${m.name
  */
 function alwaysKept(plural: string, m: Item['metadata']): boolean {
   if (plural === 'serviceaccounts' && m.name === 'default') return true;
-  if (plural === 'configmaps' && m.name === 'kube-root-ca.crt') return true;
+  if (plural === 'configmaps' && (m.name === 'kube-root-ca.crt' || m.name === 'openshift-service-ca.crt')) return true;
   return plural === 'leases' && m.namespace === 'kube-system' && m.name.startsWith('apiserver-');
 }
 

@@ -1,10 +1,12 @@
-/** Which tiers a run covers: always the testkit, and the real tier when its binaries are there. */
+/** Which tiers a run covers: always the testkit, the real tier when its binaries are there, the node tier when the machine can run nodes. */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ASSETS_ENV, assetsDir, type Binary } from '../control-plane/assets.js';
+import { NODE_PACKAGES, nodeHostMissing } from '../node/host.js';
+import { BUSYBOX_BINARY } from '../node/images.js';
 import type { TierName } from './cluster.js';
 
-/** The environment variable that narrows a run to one tier: `testkit` or `real`. */
+/** The environment variable that narrows a run to some tiers: `testkit`, `real`, `node`, comma-separated. */
 export const TIERS_ENV = 'KPROV_TIERS';
 
 /** The binaries the real tier runs (envtest's assets have only the first two). */
@@ -18,13 +20,25 @@ function realTierMissing(): string | undefined {
   return missing.length === 0 ? undefined : `${ASSETS_ENV}=${dir} has no ${missing.join(', ')}`;
 }
 
+/** Why the node tier cannot run here, or `undefined` when it can. */
+function nodeTierMissing(): string | undefined {
+  const real = realTierMissing();
+  if (real !== undefined) return real;
+  const host = nodeHostMissing();
+  if (host !== undefined) return host;
+  return existsSync(BUSYBOX_BINARY) ? undefined : `${BUSYBOX_BINARY} not found (apt-get install busybox-static)`;
+}
+
 /**
- * The tiers to run end-to-end tests on: `testkit`, and `real` when `KUBEBUILDER_ASSETS` names a folder holding etcd,
- * kube-apiserver, kube-controller-manager and kube-scheduler. `KPROV_TIERS` (`testkit`, `real`, or both
- * comma-separated) narrows the choice.
+ * The tiers to run end-to-end tests on: `testkit`; `real` when `KUBEBUILDER_ASSETS` names a folder holding etcd,
+ * kube-apiserver, kube-controller-manager and kube-scheduler; `node` when that folder also holds kubelet and pause
+ * and the machine can run nodes (root, containerd, runc, CNI plugins, buildah, busybox-static). `KPROV_TIERS`
+ * (comma-separated names) narrows the choice.
  */
 export function availableTiers(): TierName[] {
-  const all: TierName[] = realTierMissing() === undefined ? ['testkit', 'real'] : ['testkit'];
+  const all: TierName[] = ['testkit'];
+  if (realTierMissing() === undefined) all.push('real');
+  if (nodeTierMissing() === undefined) all.push('node');
   const wanted = process.env[TIERS_ENV];
   if (wanted === undefined || wanted === '') return all;
   const names = wanted.split(',').map((s) => s.trim());
@@ -36,4 +50,12 @@ export function realTierSkippedLine(): string | undefined {
   const why = realTierMissing();
   if (why === undefined) return undefined;
   return `real tier skipped (${why}): set ${ASSETS_ENV} to a folder holding ${REAL_TIER_BINARIES.join(', ')} (Kubernetes 1.32) to run every end-to-end suite on a real control plane too; see docs/testkit.md`;
+}
+
+/** The one line a run prints when the node tier is skipped (and the real tier is not), saying why and how to enable it. */
+export function nodeTierSkippedLine(): string | undefined {
+  if (realTierMissing() !== undefined) return undefined;
+  const why = nodeTierMissing();
+  if (why === undefined) return undefined;
+  return `node tier skipped (${why}): as root, with kubelet and pause in ${ASSETS_ENV} and \`apt-get install ${NODE_PACKAGES.join(' ')} busybox-static\`, the suites that run pods also run on real nodes; see docs/testkit.md`;
 }

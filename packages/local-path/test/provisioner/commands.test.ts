@@ -61,67 +61,73 @@ async function startWithManager(
   return { e, command, calls };
 }
 
-describeTiers('setupCommand and teardownCommand', () => {
-  it("provisions and deletes through the configured command with upstream's arguments, and mounts no scripts", async () => {
-    // The ConfigMap's scripts would fail: only the command may run.
-    const { e, command, calls } = await startWithManager(
-      (command) => ({ setupCommand: command, teardownCommand: command }),
-      {
-        setup: '#!/bin/sh\nexit 7\n',
-        teardown: '#!/bin/sh\nexit 7\n',
-      },
-    );
+describeTiers(
+  'setupCommand and teardownCommand',
+  () => {
+    it("provisions and deletes through the configured command with upstream's arguments, and mounts no scripts", async () => {
+      // The ConfigMap's scripts would fail: only the command may run.
+      const { e, command, calls } = await startWithManager(
+        (command) => ({ setupCommand: command, teardownCommand: command }),
+        {
+          setup: '#!/bin/sh\nexit 7\n',
+          teardown: '#!/bin/sh\nexit 7\n',
+        },
+      );
 
-    await e.storage.createStorageClass({ body: storageClass() });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e);
-    await waitSucceeded(e);
-    const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
-    const dir = e.onNode('node-1', nodePath);
-    expect(readFileSync(path.join(dir, 'test'), 'utf8')).toBe('local-path-test\n');
+      await e.storage.createStorageClass({ body: storageClass() });
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+      await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+      const pvName = await waitBound(e);
+      await waitSucceeded(e);
+      const nodePath = `${BASE_PATH}/${pvName}_default_local-path-pvc`;
+      const dir = e.onNode('node-1', nodePath);
+      expect(readFileSync(path.join(dir, 'test'), 'utf8')).toBe('local-path-test\n');
 
-    const [create] = e.helperPodsCreated;
-    const container = create!.spec!.containers[0]!;
-    expect(container.command).toEqual([command]);
-    expect(container.args).toEqual(['-p', nodePath, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']);
-    // A real server's ServiceAccount admission adds its token volume (kube-api-access-*) to every pod.
-    const ours = (name: string): boolean => !name.startsWith('kube-api-access-');
-    expect(create!.spec!.volumes?.map((v) => v.name).filter(ours)).toEqual(['data']);
-    expect(container.volumeMounts?.map((m) => m.name).filter(ours)).toEqual(['data']);
+      const [create] = e.helperPodsCreated;
+      const container = create!.spec!.containers[0]!;
+      expect(container.command).toEqual([command]);
+      expect(container.args).toEqual(['-p', nodePath, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']);
+      // A real server's ServiceAccount admission adds its token volume (kube-api-access-*) to every pod.
+      const ours = (name: string): boolean => !name.startsWith('kube-api-access-');
+      expect(create!.spec!.volumes?.map((v) => v.name).filter(ours)).toEqual(['data']);
+      expect(container.volumeMounts?.map((m) => m.name).filter(ours)).toEqual(['data']);
 
-    await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
-    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(async () => {
-      expect(await volumes(e)).toEqual([]);
-      expect(existsSync(dir)).toBe(false);
-    }, WAIT);
-    expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual([command]);
-    expect(e.helperPodsCreated[1]!.spec!.containers[0]!.args?.at(-1)).toBe('delete');
-    expect((await readFile(calls, 'utf8')).split('\n').filter((l) => l !== '')).toEqual([
-      'create size=134217728 mode=Filesystem same-as-VOL_DIR=yes',
-      'delete size=134217728 mode=Filesystem same-as-VOL_DIR=yes',
-    ]);
-  });
+      await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
+      await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+      await vi.waitFor(async () => {
+        expect(await volumes(e)).toEqual([]);
+        expect(existsSync(dir)).toBe(false);
+      }, WAIT);
+      expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual([command]);
+      expect(e.helperPodsCreated[1]!.spec!.containers[0]!.args?.at(-1)).toBe('delete');
+      expect((await readFile(calls, 'utf8')).split('\n').filter((l) => l !== '')).toEqual([
+        'create size=134217728 mode=Filesystem same-as-VOL_DIR=yes',
+        'delete size=134217728 mode=Filesystem same-as-VOL_DIR=yes',
+      ]);
+    });
 
-  it('runs the teardown script from the ConfigMap when only setupCommand is set', async () => {
-    const { e, calls } = await startWithManager((command) => ({ setupCommand: command }));
+    it('runs the teardown script from the ConfigMap when only setupCommand is set', async () => {
+      const { e, calls } = await startWithManager((command) => ({ setupCommand: command }));
 
-    await e.storage.createStorageClass({ body: storageClass() });
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const pvName = await waitBound(e);
-    await waitSucceeded(e);
-    const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
-    // The create pod mounts only the teardown item of the ConfigMap (the one not overridden).
-    expect(e.helperPodsCreated[0]!.spec!.volumes?.find((v) => v.name === 'script')?.configMap?.items).toEqual([
-      { key: 'teardown', path: 'teardown' },
-    ]);
+      await e.storage.createStorageClass({ body: storageClass() });
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim() });
+      await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+      const pvName = await waitBound(e);
+      await waitSucceeded(e);
+      const dir = e.onNode('node-1', `${BASE_PATH}/${pvName}_default_local-path-pvc`);
+      // The create pod mounts only the teardown item of the ConfigMap (the one not overridden).
+      expect(e.helperPodsCreated[0]!.spec!.volumes?.find((v) => v.name === 'script')?.configMap?.items).toEqual([
+        { key: 'teardown', path: 'teardown' },
+      ]);
 
-    await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
-    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
-    expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual(['/bin/sh', '/script/teardown']);
-    expect((await readFile(calls, 'utf8')).trim()).toBe('create size=134217728 mode=Filesystem same-as-VOL_DIR=yes');
-  });
-});
+      await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
+      await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+      await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
+      expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual(['/bin/sh', '/script/teardown']);
+      expect((await readFile(calls, 'utf8')).trim()).toBe('create size=134217728 mode=Filesystem same-as-VOL_DIR=yes');
+    });
+  },
+  // Not the node tier: there the command runs in the helper container, so it must be in the helper image (as in
+  // upstream's distroless example); the simulated kubelet runs it on this machine, where the test writes it.
+  { tiers: ['testkit', 'real'] },
+);

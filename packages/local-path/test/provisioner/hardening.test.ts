@@ -5,7 +5,7 @@
  * and helper pods carry no service account token. (A failed helper pod whose log cannot be read: test/main/rbac.test.ts.)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { ALL_TIERS, describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { SELECTED_NODE_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
 import {
@@ -169,71 +169,77 @@ describeTiers('the node of a volume', () => {
   });
 });
 
-describeTiers('a symbolic link left in a retained volume', () => {
-  it('cannot send a new volume outside the base path: setup refuses the path', async () => {
-    const e = await env({ retryMs: 500 });
-    await e.storage.createStorageClass({
-      body: storageClass('local-path-retain', { reclaimPolicy: 'Retain', parameters: { pathPattern: SUB_PATTERN } }),
-    });
-    const elsewhere = e.onNode('node-1', '/elsewhere');
-    mkdirSync(elsewhere, { recursive: true });
-    // sub "" gives the directory default/local-path-pvc; its pod plants default/local-path-pvc/evil -> /elsewhere.
-    const first = claim('local-path-pvc', 'local-path-retain');
-    first.metadata!.annotations = { sub: '' };
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: first });
-    await e.core.createNamespacedPod({
-      namespace: 'default',
-      body: podRunning('planter', 'local-path-pvc', `ln -s ${elsewhere} /data/evil`),
-    });
-    await waitBound(e);
-    await waitSucceeded(e, 'planter');
-    await e.core.deleteNamespacedPod({ name: 'planter', namespace: 'default' });
-    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(async () => expect(await getClaim(e, 'local-path-pvc')).toBeUndefined(), WAIT);
+describeTiers(
+  'a symbolic link left in a retained volume',
+  () => {
+    it('cannot send a new volume outside the base path: setup refuses the path', async () => {
+      const e = await env({ retryMs: 500 });
+      await e.storage.createStorageClass({
+        body: storageClass('local-path-retain', { reclaimPolicy: 'Retain', parameters: { pathPattern: SUB_PATTERN } }),
+      });
+      const elsewhere = e.onNode('node-1', '/elsewhere');
+      mkdirSync(elsewhere, { recursive: true });
+      // sub "" gives the directory default/local-path-pvc; its pod plants default/local-path-pvc/evil -> /elsewhere.
+      const first = claim('local-path-pvc', 'local-path-retain');
+      first.metadata!.annotations = { sub: '' };
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: first });
+      await e.core.createNamespacedPod({
+        namespace: 'default',
+        body: podRunning('planter', 'local-path-pvc', `ln -s ${elsewhere} /data/evil`),
+      });
+      await waitBound(e);
+      await waitSucceeded(e, 'planter');
+      await e.core.deleteNamespacedPod({ name: 'planter', namespace: 'default' });
+      await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+      await vi.waitFor(async () => expect(await getClaim(e, 'local-path-pvc')).toBeUndefined(), WAIT);
 
-    // The same claim again, with sub "evil": its path goes through the link.
-    const second = claim('local-path-pvc', 'local-path-retain');
-    second.metadata!.annotations = { sub: 'evil' };
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: second });
-    await e.core.createNamespacedPod({
-      namespace: 'default',
-      body: podRunning('writer', 'local-path-pvc', 'echo escaped > /data/x'),
+      // The same claim again, with sub "evil": its path goes through the link.
+      const second = claim('local-path-pvc', 'local-path-retain');
+      second.metadata!.annotations = { sub: 'evil' };
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: second });
+      await e.core.createNamespacedPod({
+        namespace: 'default',
+        body: podRunning('writer', 'local-path-pvc', 'echo escaped > /data/x'),
+      });
+      const message = await provisioningFailure(e);
+      expect(message).toContain(`refusing ${e.onNode('node-1', `${BASE_PATH}/default/local-path-pvc/evil`)}`);
+      expect(message).toContain(`resolves to ${elsewhere}`);
+      expect((await getClaim(e, 'local-path-pvc'))?.status?.phase).toBe('Pending');
+      expect(readdirSync(elsewhere)).toEqual([]);
     });
-    const message = await provisioningFailure(e);
-    expect(message).toContain(`refusing ${e.onNode('node-1', `${BASE_PATH}/default/local-path-pvc/evil`)}`);
-    expect(message).toContain(`resolves to ${elsewhere}`);
-    expect((await getClaim(e, 'local-path-pvc'))?.status?.phase).toBe('Pending');
-    expect(readdirSync(elsewhere)).toEqual([]);
-  });
 
-  it('cannot make teardown follow it', async () => {
-    const e = await env();
-    await e.storage.createStorageClass({
-      body: storageClass('local-path', { parameters: { pathPattern: SUB_PATTERN } }),
+    it('cannot make teardown follow it', async () => {
+      const e = await env();
+      await e.storage.createStorageClass({
+        body: storageClass('local-path', { parameters: { pathPattern: SUB_PATTERN } }),
+      });
+      const elsewhere = e.onNode('node-1', '/elsewhere');
+      mkdirSync(`${elsewhere}/x`, { recursive: true });
+      const c = claim();
+      c.metadata!.annotations = { sub: 'vol' };
+      await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: c });
+      // The pod swaps its own directory for a link to /elsewhere/x through its parent.
+      await e.core.createNamespacedPod({
+        namespace: 'default',
+        body: podRunning('swapper', 'local-path-pvc', `cd /data/.. && rm -rf vol && ln -s ${elsewhere}/x vol`),
+      });
+      const pvName = await waitBound(e);
+      await waitSucceeded(e, 'swapper');
+      await e.core.deleteNamespacedPod({ name: 'swapper', namespace: 'default' });
+      await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+      const [event] = await vi.waitFor(async () => {
+        const events = await eventsFor(e, 'PersistentVolume', pvName, 'VolumeFailedDelete');
+        if (events.length === 0) throw new Error('no VolumeFailedDelete yet');
+        return events;
+      }, WAIT);
+      expect(event?.message).toContain('resolves to');
+      expect(existsSync(`${elsewhere}/x`)).toBe(true);
     });
-    const elsewhere = e.onNode('node-1', '/elsewhere');
-    mkdirSync(`${elsewhere}/x`, { recursive: true });
-    const c = claim();
-    c.metadata!.annotations = { sub: 'vol' };
-    await e.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: c });
-    // The pod swaps its own directory for a link to /elsewhere/x through its parent.
-    await e.core.createNamespacedPod({
-      namespace: 'default',
-      body: podRunning('swapper', 'local-path-pvc', `cd /data/.. && rm -rf vol && ln -s ${elsewhere}/x vol`),
-    });
-    const pvName = await waitBound(e);
-    await waitSucceeded(e, 'swapper');
-    await e.core.deleteNamespacedPod({ name: 'swapper', namespace: 'default' });
-    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    const [event] = await vi.waitFor(async () => {
-      const events = await eventsFor(e, 'PersistentVolume', pvName, 'VolumeFailedDelete');
-      if (events.length === 0) throw new Error('no VolumeFailedDelete yet');
-      return events;
-    }, WAIT);
-    expect(event?.message).toContain('resolves to');
-    expect(existsSync(`${elsewhere}/x`)).toBe(true);
-  });
-});
+  },
+  // Not the node tier: the links here name a path of this machine, which the simulated kubelet's processes resolve;
+  // in a real helper container an absolute link target resolves inside the container (docs/testkit.md, fidelity).
+  { tiers: ['testkit', 'real'] },
+);
 
 describeTiers('a volume path', () => {
   it.each([
@@ -256,56 +262,71 @@ describeTiers('a volume path', () => {
   });
 });
 
-describeTiers('helper pods', () => {
-  it('carry no service account token unless the template asks for one', async () => {
-    const e = await env();
-    await e.storage.createStorageClass({ body: storageClass() });
-    await liveVolume(e);
-    const [setup] = e.helperPodsCreated;
-    expect(setup?.spec?.automountServiceAccountToken).toBe(false);
-    // A real server adds the token volume (kube-api-access-*) only when the token is mounted.
-    expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toEqual(['data', 'script']);
-    expect(setup?.metadata?.labels).toMatchObject({ 'local.path.provisioner/operation': 'create' });
-  });
-
-  it('keep the token when the template sets automountServiceAccountToken: true', async () => {
-    const e = await env({
-      helperPodYaml: HELPER_POD_YAML.replace('spec:\n', 'spec:\n  automountServiceAccountToken: true\n'),
+describeTiers(
+  'helper pods',
+  () => {
+    it('carry no service account token unless the template asks for one', async () => {
+      const e = await env();
+      await e.storage.createStorageClass({ body: storageClass() });
+      await liveVolume(e);
+      const [setup] = e.helperPodsCreated;
+      expect(setup?.spec?.automountServiceAccountToken).toBe(false);
+      // A real server adds the token volume (kube-api-access-*) only when the token is mounted.
+      expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toEqual(['data', 'script']);
+      expect(setup?.metadata?.labels).toMatchObject({ 'local.path.provisioner/operation': 'create' });
     });
-    await e.storage.createStorageClass({ body: storageClass() });
-    await liveVolume(e);
-    const [setup] = e.helperPodsCreated;
-    expect(setup?.spec?.automountServiceAccountToken).toBe(true);
-    if (e.cluster.controlPlane !== undefined)
-      expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toContainEqual(
-        expect.stringMatching(/^kube-api-access-/),
+
+    it('keep the token when the template sets automountServiceAccountToken: true', async () => {
+      const e = await env({
+        helperPodYaml: HELPER_POD_YAML.replace('spec:\n', 'spec:\n  automountServiceAccountToken: true\n'),
+      });
+      await e.storage.createStorageClass({ body: storageClass() });
+      await liveVolume(e);
+      const [setup] = e.helperPodsCreated;
+      expect(setup?.spec?.automountServiceAccountToken).toBe(true);
+      if (e.cluster.controlPlane !== undefined)
+        expect((setup?.spec?.volumes ?? []).map((v) => v.name)).toContainEqual(
+          expect.stringMatching(/^kube-api-access-/),
+        );
+    });
+  },
+  { tiers: ALL_TIERS },
+);
+
+describeTiers(
+  'the helper pod reconciler',
+  () => {
+    it('deletes, on its periodic pass, a leftover helper pod that no operation uses', async () => {
+      const e = await env({ reconcileIntervalMs: 200 });
+      // Once the first pass ran at start-up, a teardown pod left by an earlier process appears.
+      await new Promise((r) => setTimeout(r, 300));
+      await e.core.createNamespacedPod({
+        namespace: 'local-path-storage',
+        body: {
+          metadata: {
+            name: 'helper-pod-delete-pvc-leftover',
+            labels: { 'local.path.provisioner/operation': 'delete' },
+            annotations: { 'local.path.provisioner/volume': 'pvc-leftover' },
+          },
+          spec: {
+            nodeName: 'node-1',
+            restartPolicy: 'Never',
+            containers: [
+              {
+                name: 'helper-pod',
+                image: 'busybox',
+                imagePullPolicy: 'IfNotPresent',
+                command: ['sh', '-c', 'sleep 30'],
+              },
+            ],
+          },
+        },
+      });
+      await vi.waitFor(
+        async () => expect((await e.read.pods('local-path-storage')).map((p) => p.metadata?.name)).toEqual([]),
+        WAIT,
       );
-  });
-});
-
-describeTiers('the helper pod reconciler', () => {
-  it('deletes, on its periodic pass, a leftover helper pod that no operation uses', async () => {
-    const e = await env({ reconcileIntervalMs: 200 });
-    // Once the first pass ran at start-up, a teardown pod left by an earlier process appears.
-    await new Promise((r) => setTimeout(r, 300));
-    await e.core.createNamespacedPod({
-      namespace: 'local-path-storage',
-      body: {
-        metadata: {
-          name: 'helper-pod-delete-pvc-leftover',
-          labels: { 'local.path.provisioner/operation': 'delete' },
-          annotations: { 'local.path.provisioner/volume': 'pvc-leftover' },
-        },
-        spec: {
-          nodeName: 'node-1',
-          restartPolicy: 'Never',
-          containers: [{ name: 'helper-pod', image: 'busybox', command: ['sh', '-c', 'sleep 30'] }],
-        },
-      },
     });
-    await vi.waitFor(
-      async () => expect((await e.read.pods('local-path-storage')).map((p) => p.metadata?.name)).toEqual([]),
-      WAIT,
-    );
-  });
-});
+  },
+  { tiers: ALL_TIERS },
+);

@@ -361,6 +361,8 @@ export function volumeTestPod(
         {
           name: 'volume-test',
           image: 'busybox',
+          // Loaded on the node tier's nodes, which have no registry to pull from.
+          imagePullPolicy: 'IfNotPresent',
           command: ['sh', '-c', 'echo local-path-test > /data/test'],
           volumeMounts: [{ name: 'volv', mountPath: '/data' }],
         },
@@ -370,7 +372,11 @@ export function volumeTestPod(
   };
 }
 
-export const WAIT = { timeout: 20_000, interval: 50 };
+/**
+ * How long a test waits for a condition before it fails: long enough for real helper and consumer pods (node tier)
+ * on a busy machine; a wait ends as soon as its condition holds.
+ */
+export const WAIT = { timeout: 60_000, interval: 50 };
 
 /** Anything that reads through the API: an {@link Env}, or main()'s test harness. */
 export interface Reads {

@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { ALL_TIERS, describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
@@ -64,86 +64,90 @@ function envOf(pod: V1Pod): Record<string, string> {
   return Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((v) => [v.name, v.value ?? '']));
 }
 
-describeTiers('userPattern, groupPattern and permPattern', () => {
-  it('renders the patterns from the claim into VOL_USER, VOL_GROUP and VOL_PERM, which the setup script applies', async () => {
-    const e = await env();
-    await createClaim(e, { uid: ` ${UID}`, gid: `${GID}\n`, perm: '0750' });
+describeTiers(
+  'userPattern, groupPattern and permPattern',
+  () => {
+    it('renders the patterns from the claim into VOL_USER, VOL_GROUP and VOL_PERM, which the setup script applies', async () => {
+      const e = await env();
+      await createClaim(e, { uid: ` ${UID}`, gid: `${GID}\n`, perm: '0750' });
 
-    const pvName = await waitBound(e);
-    const [helper] = e.helperPodsCreated;
-    // Rendered with the surrounding white space trimmed, as upstream.
-    expect(envOf(helper!)).toMatchObject({ VOL_USER: `${UID}`, VOL_GROUP: `${GID}`, VOL_PERM: '0750' });
-    const dir = e.onNode('node-1', (await getVolume(e, pvName))!.spec!.hostPath!.path);
-    const stat = statSync(dir);
-    expect({ mode: stat.mode & 0o7777, uid: stat.uid, gid: stat.gid }).toEqual({ mode: 0o750, uid: UID, gid: GID });
-    await waitSucceeded(e);
+      const pvName = await waitBound(e);
+      const [helper] = e.helperPodsCreated;
+      // Rendered with the surrounding white space trimmed, as upstream.
+      expect(envOf(helper!)).toMatchObject({ VOL_USER: `${UID}`, VOL_GROUP: `${GID}`, VOL_PERM: '0750' });
+      const dir = e.onNode('node-1', (await getVolume(e, pvName))!.spec!.hostPath!.path);
+      const stat = statSync(dir);
+      expect({ mode: stat.mode & 0o7777, uid: stat.uid, gid: stat.gid }).toEqual({ mode: 0o750, uid: UID, gid: GID });
+      await waitSucceeded(e);
 
-    // The teardown helper pod gets them empty.
-    await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
-    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
-    expect(envOf(e.helperPodsCreated[1]!)).toMatchObject({ VOL_USER: '', VOL_GROUP: '', VOL_PERM: '' });
-  });
-
-  it('accepts a symbolic chmod mode', async () => {
-    const e = await env();
-    await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: 'u=rwx,g=rx,o=' });
-    const pvName = await waitBound(e);
-    const dir = e.onNode('node-1', (await getVolume(e, pvName))!.spec!.hostPath!.path);
-    expect(statSync(dir).mode & 0o7777).toBe(0o750);
-  });
-
-  it('fails with the pattern and the missing key when the claim lacks an annotation the pattern reads', async () => {
-    const e = await env();
-    await createClaim(e, { uid: `${UID}`, perm: '0750' });
-    const message = await provisioningFailure(e);
-    expect(message).toMatch(/^failed to create group from pattern \{\{ \.PVC\.Annotations\.gid \}\}: .*gid/);
-    await expectNothingCreated(e);
-  });
-
-  it('fails with the pattern when it does not parse', async () => {
-    const e = await env();
-    await e.storage.createStorageClass({
-      body: storageClass('local-path-broken', { parameters: { permPattern: '{{ .PVC.Annotations.perm' } }),
+      // The teardown helper pod gets them empty.
+      await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
+      await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+      await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
+      expect(envOf(e.helperPodsCreated[1]!)).toMatchObject({ VOL_USER: '', VOL_GROUP: '', VOL_PERM: '' });
     });
-    await e.core.createNamespacedPersistentVolumeClaim({
-      namespace: 'default',
-      body: claim('local-path-pvc', 'local-path-broken'),
+
+    it('accepts a symbolic chmod mode', async () => {
+      const e = await env();
+      await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: 'u=rwx,g=rx,o=' });
+      const pvName = await waitBound(e);
+      const dir = e.onNode('node-1', (await getVolume(e, pvName))!.spec!.hostPath!.path);
+      expect(statSync(dir).mode & 0o7777).toBe(0o750);
     });
-    await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
-    const message = await provisioningFailure(e);
-    expect(message).toMatch(/^failed to create perm from pattern \{\{ \.PVC\.Annotations\.perm: /);
-    await expectNothingCreated(e);
-  });
 
-  it('refuses a rendered mode that chmod would refuse, before creating the directory', async () => {
-    const e = await env();
-    await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: '0758' });
-    const message = await provisioningFailure(e);
-    expect(message).toContain('permPattern');
-    expect(message).toContain('"0758"');
-    expect(message).toContain('chmod');
-    await expectNothingCreated(e);
-  });
+    it('fails with the pattern and the missing key when the claim lacks an annotation the pattern reads', async () => {
+      const e = await env();
+      await createClaim(e, { uid: `${UID}`, perm: '0750' });
+      const message = await provisioningFailure(e);
+      expect(message).toMatch(/^failed to create group from pattern \{\{ \.PVC\.Annotations\.gid \}\}: .*gid/);
+      await expectNothingCreated(e);
+    });
 
-  it('refuses a rendered user or group with white space or a colon inside, before creating the directory', async () => {
-    const e = await env();
-    await createClaim(e, { uid: '1000 2000', gid: `${GID}`, perm: '0750' });
-    const message = await provisioningFailure(e);
-    expect(message).toContain('userPattern');
-    expect(message).toContain('"1000 2000"');
-    await expectNothingCreated(e);
+    it('fails with the pattern when it does not parse', async () => {
+      const e = await env();
+      await e.storage.createStorageClass({
+        body: storageClass('local-path-broken', { parameters: { permPattern: '{{ .PVC.Annotations.perm' } }),
+      });
+      await e.core.createNamespacedPersistentVolumeClaim({
+        namespace: 'default',
+        body: claim('local-path-pvc', 'local-path-broken'),
+      });
+      await e.core.createNamespacedPod({ namespace: 'default', body: volumeTestPod() });
+      const message = await provisioningFailure(e);
+      expect(message).toMatch(/^failed to create perm from pattern \{\{ \.PVC\.Annotations\.perm: /);
+      await expectNothingCreated(e);
+    });
 
-    await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
-    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
-    await vi.waitFor(async () => expect(await e.read.claims('default')).toEqual([]), WAIT);
-    await createClaim(e, { uid: `${UID}`, gid: 'staff:wheel', perm: '0750' });
-    await vi.waitFor(async () => {
-      const messages = (await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed')).map(
-        (ev) => ev.message ?? '',
-      );
-      expect(messages.some((m) => m.includes('groupPattern') && m.includes('"staff:wheel"'))).toBe(true);
-    }, WAIT);
-    await expectNothingCreated(e);
-  });
-});
+    it('refuses a rendered mode that chmod would refuse, before creating the directory', async () => {
+      const e = await env();
+      await createClaim(e, { uid: `${UID}`, gid: `${GID}`, perm: '0758' });
+      const message = await provisioningFailure(e);
+      expect(message).toContain('permPattern');
+      expect(message).toContain('"0758"');
+      expect(message).toContain('chmod');
+      await expectNothingCreated(e);
+    });
+
+    it('refuses a rendered user or group with white space or a colon inside, before creating the directory', async () => {
+      const e = await env();
+      await createClaim(e, { uid: '1000 2000', gid: `${GID}`, perm: '0750' });
+      const message = await provisioningFailure(e);
+      expect(message).toContain('userPattern');
+      expect(message).toContain('"1000 2000"');
+      await expectNothingCreated(e);
+
+      await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
+      await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+      await vi.waitFor(async () => expect(await e.read.claims('default')).toEqual([]), WAIT);
+      await createClaim(e, { uid: `${UID}`, gid: 'staff:wheel', perm: '0750' });
+      await vi.waitFor(async () => {
+        const messages = (await eventsFor(e, 'PersistentVolumeClaim', 'local-path-pvc', 'ProvisioningFailed')).map(
+          (ev) => ev.message ?? '',
+        );
+        expect(messages.some((m) => m.includes('groupPattern') && m.includes('"staff:wheel"'))).toBe(true);
+      }, WAIT);
+      await expectNothingCreated(e);
+    });
+  },
+  { tiers: ALL_TIERS },
+);

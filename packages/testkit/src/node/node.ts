@@ -86,16 +86,36 @@ async function credentials(options: NodeOptions, name: string): Promise<{ text: 
     return { text: kc.exportConfig(), client: options.controlPlane.kubeConfig };
   }
   if (options.kubeconfig === undefined) throw new Error('startNode: pass controlPlane or kubeconfig');
-  const text = readFileSync(options.kubeconfig, 'utf8');
   const kc = new KubeConfigClass();
-  kc.loadFromString(text);
-  return { text: kc.exportConfig(), client: kc };
+  kc.loadFromFile(options.kubeconfig);
+  return { text: withFilesInlined(kc).exportConfig(), client: kc };
+}
+
+/**
+ * `kc` with the certificate and key files it names read into it: the kubelet reads its kubeconfig inside the node,
+ * whose filesystem does not have them.
+ */
+function withFilesInlined(kc: KubeConfig): KubeConfig {
+  const read = (file: string | undefined): string | undefined =>
+    file === undefined ? undefined : readFileSync(file).toString('base64');
+  const inlined = new KubeConfigClass();
+  inlined.loadFromOptions({
+    clusters: kc.clusters.map(({ caFile, ...c }) => ({ ...c, caData: c.caData ?? read(caFile) })),
+    users: kc.users.map(({ certFile, keyFile, ...u }) => ({
+      ...u,
+      certData: u.certData ?? read(certFile),
+      keyData: u.keyData ?? read(keyFile),
+    })),
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return inlined;
 }
 
 /**
  * The last error of a klog or logrus log as one line (klog's multi-line `err=<` block joined), or its last line.
  */
-export function lastError(file: string): string {
+function lastError(file: string): string {
   let lines: string[];
   try {
     lines = readFileSync(file, 'utf8').trimEnd().split('\n');

@@ -136,7 +136,9 @@ export async function releaseSlot({ slot, dir }: Slot): Promise<void> {
       } catch {
         // Gone already.
       }
-      while (running(pid)) await sleep(20);
+      // SIGKILL cannot be ignored; the wait is for the kernel to tear the namespaces down.
+      const deadline = Date.now() + 30_000;
+      while (running(pid) && Date.now() < deadline) await sleep(20);
     }
   }
   await removeNetwork(nodeAddresses(slot));

@@ -7,6 +7,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +131,41 @@ describe.skipIf(!availableTiers().includes('node'))('startNode', () => {
       expect(await iptablesRules()).not.toContain(`kprov-node-${path.basename(path.dirname(node.root))}`);
     },
     NODE_START_MS + 2 * POD_MS,
+  );
+
+  it(
+    'kprov-testkit node joins a cluster from its kubeconfig, prints each step with its time, and stops on SIGTERM',
+    async () => {
+      const kubeconfig = await cp.writeKubeconfig(path.join(cp.dataDir, 'cli.kubeconfig'));
+      const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+      const child = spawn(process.execPath, [cli, 'node', '--kubeconfig', kubeconfig, '--name', 'cli-node'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const lines: string[] = [];
+      createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const ready = await waitFor(
+        'kprov-testkit node ready',
+        () => {
+          if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${stderr}`);
+          return lines.find((l) => l.includes('node cli-node ready in'));
+        },
+        { timeoutMs: NODE_START_MS },
+      );
+      for (const step of ['pause image ready', 'containerd started', 'images loaded', 'node cli-node Ready'])
+        expect(
+          lines.some((l) => l.startsWith('kprov-testkit: ') && l.includes(step) && / \(\d+\.\d s\)$/.test(l)),
+        ).toBe(true);
+      const root = /filesystem (\S+)$/.exec(ready)?.[1] ?? '';
+      const node = await cp.kubeConfig.makeApiClient(CoreV1Api).readNode({ name: 'cli-node' });
+      expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(traces({ root })).toEqual([]);
+    },
+    NODE_START_MS,
   );
 
   it(

@@ -5,17 +5,14 @@
  * tell users: the provisioner's pod gets Ready through its probes, and local-path provisions a claim for a pod that
  * writes into it. Runs on the node tier when images/ holds the archives.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import type { Cluster } from '@kprov/testkit';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { userTools, type Cluster } from '@kprov/testkit';
+import { currentTier, describeTiers } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const exec = promisify(execFile);
 /** How long a provisioner's pod may take to get Ready on a busy machine: image unpacked, probes passed. */
 const READY_TIMEOUT = '240s';
 
@@ -23,10 +20,11 @@ const PACKAGES = ['local-path', 'local-static', 'hostpath-example'] as const;
 const archive = (pkg: (typeof PACKAGES)[number]): string => join(ROOT, 'images', `${pkg}.oci.tar`);
 const missing = PACKAGES.filter((pkg) => !existsSync(archive(pkg)));
 
-/** kubectl with the cluster's administrator kubeconfig. */
+/** kubectl with the cluster's administrator kubeconfig, for the running test. */
 async function kubectlFor(cluster: Cluster): Promise<(...args: string[]) => Promise<string>> {
-  const kubeconfig = await cluster.writeKubeconfig(join(cluster.nodes[0]?.root ?? ROOT, '..', 'test.kubeconfig'));
-  return async (...args) => (await exec('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 300_000 })).stdout;
+  const tools = await userTools(cluster);
+  currentTier().defer(() => tools.close());
+  return tools.kubectl;
 }
 
 /** The package's deploy/ files, as the docs apply them. */

@@ -53,6 +53,7 @@ export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
 export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
 export { RealTier, SIMULATED_NODES, type NodeSource, type RealTierOptions, type TestNodes } from './tiers/real.js';
 export { NodeTier, type NodeTierOptions } from './tiers/node.js';
+export { userTools, type UserTools, type UserToolsOptions } from './tiers/user-tools.js';
 export { availableTiers, nodeTierSkippedLine, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
 export {
   ObjectReader,

@@ -54,6 +54,7 @@ export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, typ
 export { RealTier, SIMULATED_NODES, type NodeSource, type RealTierOptions, type TestNodes } from './tiers/real.js';
 export { NodeTier, type NodeTierOptions } from './tiers/node.js';
 export { userTools, type UserTools, type UserToolsOptions } from './tiers/user-tools.js';
+export { terminatePod, type TerminatedContainer, type TerminatePodOptions } from './tiers/terminate-pod.js';
 export { availableTiers, nodeTierSkippedLine, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
 export {
   ObjectReader,

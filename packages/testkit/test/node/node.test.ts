@@ -18,6 +18,7 @@ import { busyboxImage } from '../../src/node/images.js';
 import { startNode } from '../../src/node/node.js';
 import { nodesDir } from '../../src/node/slot.js';
 import { waitFor } from '../../src/process/wait-for.js';
+import { terminatePod } from '../../src/tiers/terminate-pod.js';
 import { availableTiers } from '../../src/tiers/tiers.js';
 
 const exec = promisify(execFile);
@@ -129,6 +130,44 @@ describe.skipIf(!availableTiers().includes('node'))('startNode', () => {
       }
       expect(traces(node)).toEqual([]);
       expect(await iptablesRules()).not.toContain(`kprov-node-${path.basename(path.dirname(node.root))}`);
+    },
+    NODE_START_MS + 2 * POD_MS,
+  );
+
+  it(
+    'terminatePod: a container that handles SIGTERM exits 0 with its last words; one that ignores it is killed',
+    async () => {
+      const node = await startNode({ controlPlane: cp, name: 'node-1', images: [busybox] });
+      try {
+        const core = cp.kubeConfig.makeApiClient(CoreV1Api);
+        const pod = (name: string, script: string): V1Pod => ({
+          ...busyboxPod(name, script),
+          spec: { ...busyboxPod(name, script).spec!, terminationGracePeriodSeconds: 3 },
+        });
+        await core.createNamespacedPod({
+          namespace: 'default',
+          body: pod('polite', "trap 'echo stopping; exit 0' TERM; echo started; while :; do sleep 0.2; done"),
+        });
+        await core.createNamespacedPod({
+          namespace: 'default',
+          body: pod('deaf', "trap '' TERM; echo started; while :; do sleep 0.2; done"),
+        });
+        for (const name of ['polite', 'deaf'])
+          await waitFor(
+            `pod ${name} Running`,
+            async () =>
+              (await core.readNamespacedPod({ namespace: 'default', name })).status?.phase === 'Running'
+                ? true
+                : undefined,
+            { timeoutMs: POD_MS },
+          );
+        const [polite] = await terminatePod(cp.kubeConfig, 'default', 'polite');
+        expect(polite).toEqual({ name: 'c', exitCode: 0, log: 'started\nstopping\n' });
+        const [deaf] = await terminatePod(cp.kubeConfig, 'default', 'deaf');
+        expect(deaf).toMatchObject({ name: 'c', exitCode: 137, log: 'started\n' });
+      } finally {
+        await node.stop();
+      }
     },
     NODE_START_MS + 2 * POD_MS,
   );

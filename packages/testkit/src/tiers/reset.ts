@@ -15,13 +15,23 @@ interface Kind {
   namespaced: boolean;
 }
 
-/** The kinds cleaned, in order: pods before their claims, claims before volumes. */
+/**
+ * The kinds cleaned, in order: what makes pods (a manifest's or chart's Deployments and DaemonSets) before the pods,
+ * pods before their claims, claims before volumes.
+ */
 const KINDS: readonly Kind[] = [
+  { api: 'apis/apps/v1', plural: 'deployments', namespaced: true },
+  { api: 'apis/apps/v1', plural: 'daemonsets', namespaced: true },
+  { api: 'apis/apps/v1', plural: 'statefulsets', namespaced: true },
+  { api: 'apis/apps/v1', plural: 'replicasets', namespaced: true },
+  { api: 'apis/batch/v1', plural: 'jobs', namespaced: true },
+  { api: 'apis/policy/v1', plural: 'poddisruptionbudgets', namespaced: true },
   { api: 'api/v1', plural: 'pods', namespaced: true },
   { api: 'api/v1', plural: 'persistentvolumeclaims', namespaced: true },
   { api: 'api/v1', plural: 'persistentvolumes', namespaced: false },
   { api: 'apis/storage.k8s.io/v1', plural: 'storageclasses', namespaced: false },
   { api: 'api/v1', plural: 'configmaps', namespaced: true },
+  { api: 'api/v1', plural: 'services', namespaced: true },
   { api: 'api/v1', plural: 'secrets', namespaced: true },
   { api: 'api/v1', plural: 'serviceaccounts', namespaced: true },
   { api: 'apis/coordination.k8s.io/v1', plural: 'leases', namespaced: true },

@@ -44,7 +44,7 @@ export const PACKAGE_IMAGES: PackageImage[] = [
     'deploy/rbac.yaml',
     'deploy/storageclass.yaml',
   ]),
-  packageImage('hostpath-example', ['deploy/rbac.yaml', 'deploy/pod.yaml']),
+  packageImage('hostpath-example', ['deploy/rbac.yaml', 'deploy/deployment.yaml']),
 ];
 
 /**

@@ -25,6 +25,7 @@ import {
   type IRoleBinding,
 } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { StorageClass, type IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
+import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { parseOptions, type CliOptions } from '../src/index.js';
 
 const deployDir = fileURLToPath(new URL('../deploy/', import.meta.url));
@@ -39,6 +40,7 @@ const validate = manifestValidator([
   ClusterRoleBinding,
   Role,
   RoleBinding,
+  Deployment,
   Pod,
   StorageClass,
   PersistentVolumeClaim,
@@ -62,14 +64,14 @@ function all<T>(file: string, kind: string): T[] {
 
 describe('deploy/ manifests', () => {
   it('has the five files of the guide, each with documents', () => {
-    expect(files).toEqual(['claim.yaml', 'class.yaml', 'pod.yaml', 'rbac.yaml', 'test-pod.yaml']);
+    expect(files).toEqual(['claim.yaml', 'class.yaml', 'deployment.yaml', 'rbac.yaml', 'test-pod.yaml']);
     for (const [file, docs] of byFile) expect(docs.length, file).toBeGreaterThan(0);
   });
 
   describeManifestFiles(manifests, validate, ValidationError);
 
   it('rejects a pod whose container has no name', () => {
-    const pod = structuredClone(only<IPod>('pod.yaml', 'Pod'));
+    const pod = structuredClone(only<IPod>('test-pod.yaml', 'Pod'));
     delete (pod.spec!.containers[0] as { name?: string }).name;
     expect(() => validate(pod)).toThrow(/containers\/0 must have required property '?name'?/);
   });
@@ -85,10 +87,10 @@ describe('deploy/ manifests', () => {
 
   describe('cross-references', () => {
     // Looked up inside each test, so a missing object fails that test rather than the whole file.
-    const pod = (): IPod => only<IPod>('pod.yaml', 'Pod');
-    const podSpec = (): NonNullable<IPod['spec']> => pod().spec!;
+    const deployment = (): IDeployment => only<IDeployment>('deployment.yaml', 'Deployment');
+    const podSpec = (): NonNullable<IPod['spec']> => deployment().spec!.template.spec!;
     const container = (): NonNullable<IPod['spec']>['containers'][number] => podSpec().containers[0]!;
-    const podNamespace = (): string => pod().metadata?.namespace ?? 'default';
+    const podNamespace = (): string => deployment().metadata?.namespace ?? 'default';
     /** The container's args and env as kprov-hostpath parses them (downward API values filled in). */
     const cli = (): CliOptions => {
       const env: Record<string, string | undefined> = {};
@@ -98,7 +100,7 @@ describe('deploy/ manifests', () => {
       }
       const parsed = parseOptions(container().args ?? [], env);
       if (parsed.kind !== 'run')
-        throw new Error(`pod.yaml args: ${parsed.kind === 'error' ? parsed.message : '--help'}`);
+        throw new Error(`deployment.yaml args: ${parsed.kind === 'error' ? parsed.message : '--help'}`);
       return parsed.options;
     };
 
@@ -136,13 +138,21 @@ describe('deploy/ manifests', () => {
       expect(volume?.hostPath?.path).toBe(pvDir);
     });
 
-    it('the liveness probe targets the --http-endpoint port', () => {
+    it('the liveness and readiness probes target the --http-endpoint port', () => {
       const endpoint = cli().httpEndpoint;
       expect(endpoint, '--http-endpoint is set').toBeDefined();
       const port = (container().ports ?? []).find((p) => p.containerPort === endpoint?.port);
       expect(port, 'a container port for the http endpoint').toBeDefined();
       expect([port?.name, port?.containerPort]).toContain(container().livenessProbe?.httpGet?.port);
       expect(container().livenessProbe?.httpGet?.path).toBe('/healthz');
+      expect([port?.name, port?.containerPort]).toContain(container().readinessProbe?.httpGet?.port);
+      expect(container().readinessProbe?.httpGet?.path).toBe('/readyz');
+    });
+
+    it('the Deployment selects its own pods', () => {
+      const d = deployment();
+      expect(d.spec?.replicas).toBe(1);
+      expect(d.spec?.template.metadata?.labels).toMatchObject(d.spec?.selector.matchLabels ?? { missing: 'labels' });
     });
 
     it('the class is provisioned by example.com/hostpath, the name the provisioner runs under', () => {
@@ -168,6 +178,8 @@ describe('deploy/ manifests', () => {
       expect(volume?.persistentVolumeClaim?.claimName).toBe(claim.metadata?.name);
       const testContainer = testPod.spec!.containers[0]!;
       expect(testContainer.image).toMatch(/^busybox(:|$)/);
+      // A node given the image without a registry (ctr images import, kind load) runs it.
+      expect(testContainer.imagePullPolicy).toBe('IfNotPresent');
       expect(testContainer.volumeMounts).toContainEqual({ name: volume?.name, mountPath: '/mnt' });
       expect([...(testContainer.command ?? []), ...(testContainer.args ?? [])].join(' ')).toContain(
         'touch /mnt/SUCCESS && exit 0 || exit 1',

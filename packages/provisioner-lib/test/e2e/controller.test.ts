@@ -115,7 +115,8 @@ describeTiers('ProvisionController end to end', (tier) => {
     expect(s.backend.deletes.map((d) => [d.pvName, d.removed])).toEqual([[pvName, true]]);
     expect([...s.backend.backing]).toEqual([]);
     expect(s.history.createdByClaim.get(uid)).toEqual([pvName]);
-    expect(s.history.deleted.get(pvName)).toBe(1);
+    // The history follows a watch, which may hear of the deletion after the read above saw the PV gone.
+    await vi.waitFor(() => expect(s.history.deleted.get(pvName)).toBe(1), WAIT);
   });
 
   it('records each failed attempt on the claim as one ProvisioningFailed Event whose count goes up, then ProvisioningSucceeded', async () => {

@@ -57,6 +57,9 @@ describeTiers('restarts', (tier) => {
     await new Promise<void>((resolve) => old.controller.once('started', resolve));
     let saved = 0;
     let successor: RunningController | undefined;
+    // When the new process starts leading, the old one's work has ended: no provision call still under way, and every
+    // successful one saved. Listened for as the new process starts: it may lead before the test looks again.
+    let oldWorkAtTakeover: { pending: number; ok: number; saved: number } | undefined;
     old.controller.on('provisioned', () => {
       saved += 1;
       if (saved !== STOP_AFTER) return;
@@ -65,23 +68,20 @@ describeTiers('restarts', (tier) => {
       timeline.mark('test', 'oldStopped');
       successor = start('new-process');
       running.push(successor);
+      successor.controller.once('startedLeading', () => {
+        const mine = backend.provisions.filter((p) => p.who === old.identity);
+        oldWorkAtTakeover = {
+          pending: mine.filter((p) => p.outcome === 'pending').length,
+          ok: mine.filter((p) => p.outcome === 'ok').length,
+          saved: timeline.find({ who: old.identity, what: 'provisioned' }).length,
+        };
+      });
     });
     const uids = await createClaims(api, 'burst', CLAIMS, CLASS);
     const names = Array.from({ length: CLAIMS }, (_, i) => `burst-${i}`);
 
     await vi.waitFor(() => expect(successor).toBeDefined(), { timeout: 20_000, interval: 20 });
     const next = successor as RunningController;
-    // When the new process starts leading, the old one's work has ended: no provision call still under way, and every
-    // successful one saved.
-    let oldWorkAtTakeover: { pending: number; ok: number; saved: number } | undefined;
-    next.controller.once('startedLeading', () => {
-      const mine = backend.provisions.filter((p) => p.who === old.identity);
-      oldWorkAtTakeover = {
-        pending: mine.filter((p) => p.outcome === 'pending').length,
-        ok: mine.filter((p) => p.outcome === 'ok').length,
-        saved: timeline.find({ who: old.identity, what: 'provisioned' }).length,
-      };
-    });
     await old.running;
     expect(old.stopped()).toBe(true);
     await vi.waitFor(async () => expect(await unbound(api, names)).toEqual([]), { timeout: 30_000, interval: 50 });

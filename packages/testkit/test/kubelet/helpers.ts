@@ -15,6 +15,8 @@ export function hostPathPod(name: string, script: string, hostDir = '/var/kprov-
         {
           name: 'c',
           image: 'busybox',
+          // A real node (startNode) has the image loaded and no registry to pull from.
+          imagePullPolicy: 'IfNotPresent',
           command: ['sh', '-c', script],
           volumeMounts: [{ name: 'data', mountPath: '/data' }],
         },
@@ -145,6 +147,8 @@ export function claimPod(name: string, claim: string, script: string): V1Pod {
         {
           name: 'c',
           image: 'busybox',
+          // A real node (startNode) has the image loaded and no registry to pull from.
+          imagePullPolicy: 'IfNotPresent',
           command: ['sh', '-c', script],
           volumeMounts: [{ name: 'data', mountPath: '/data' }],
         },

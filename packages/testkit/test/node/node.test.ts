@@ -20,6 +20,7 @@ import { nodesDir } from '../../src/node/slot.js';
 import { waitFor } from '../../src/process/wait-for.js';
 import { terminatePod } from '../../src/tiers/terminate-pod.js';
 import { availableTiers } from '../../src/tiers/tiers.js';
+import { hostPathPod } from '../kubelet/helpers.js';
 
 const exec = promisify(execFile);
 /** A node takes seconds to start on an idle machine; a busy one can take ten times that. */
@@ -54,27 +55,6 @@ async function iptablesRules(): Promise<string> {
   return (await exec('iptables', ['-w', '-t', 'nat', '-S', 'PREROUTING'])).stdout;
 }
 
-/** A pod that runs `script` in busybox with the node's `hostDir` at /data. */
-function busyboxPod(name: string, script: string, hostDir = '/var/kprov-test'): V1Pod {
-  return {
-    metadata: { name },
-    spec: {
-      restartPolicy: 'Never',
-      containers: [
-        {
-          name: 'c',
-          image: 'busybox',
-          // The node has the image from an archive and no registry to pull from.
-          imagePullPolicy: 'IfNotPresent',
-          command: ['sh', '-c', script],
-          volumeMounts: [{ name: 'data', mountPath: '/data' }],
-        },
-      ],
-      volumes: [{ name: 'data', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } }],
-    },
-  };
-}
-
 describe.skipIf(!availableTiers().includes('node'))('startNode', () => {
   let cp: ControlPlane;
   let busybox: string;
@@ -103,7 +83,7 @@ describe.skipIf(!availableTiers().includes('node'))('startNode', () => {
           'cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo',
           'sleep 3600',
         ].join('; ');
-        await core.createNamespacedPod({ namespace: 'default', body: busyboxPod('writer', script) });
+        await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('writer', script) });
         await waitFor(
           'pod writer Running',
           async () =>
@@ -141,8 +121,8 @@ describe.skipIf(!availableTiers().includes('node'))('startNode', () => {
       try {
         const core = cp.kubeConfig.makeApiClient(CoreV1Api);
         const pod = (name: string, script: string): V1Pod => ({
-          ...busyboxPod(name, script),
-          spec: { ...busyboxPod(name, script).spec!, terminationGracePeriodSeconds: 3 },
+          ...hostPathPod(name, script),
+          spec: { ...hostPathPod(name, script).spec!, terminationGracePeriodSeconds: 3 },
         });
         await core.createNamespacedPod({
           namespace: 'default',

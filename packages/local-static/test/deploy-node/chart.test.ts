@@ -19,6 +19,7 @@ import {
   docCommands,
   FAST_DISKS,
   INSTALL,
+  notesCommands,
   prepareNode,
   RECYCLE_MS,
   releaseClaim,
@@ -50,7 +51,7 @@ if (CANNOT_RUN !== undefined) {
         'publishes a disk and a block device given after it started, as its notes show; a pod writes to the device; released, the block cleaner wipes it and it is published again; SIGTERM stops it cleanly',
         async () => {
           const i = await prepareNode(tier);
-          await i.run(INSTALL.helmBlock);
+          const installed = await i.run(INSTALL.helmBlock);
           const pod = await waitProvisionerReady(i, DAEMON_SET);
 
           // A disk mounted and a block device linked on the node now, after the pod started.
@@ -74,6 +75,13 @@ if (CANNOT_RUN !== undefined) {
               },
             },
           });
+          // The commands of the chart's notes show what they say they show.
+          const [listVolumes, listPods] = notesCommands(installed);
+          const volumes = await i.tools.kubectl(...listVolumes!);
+          expect(volumes).toContain(fs.metadata!.name!);
+          expect(volumes).toContain(pv.metadata!.name!);
+          expect(await i.tools.kubectl(...listPods!)).toContain(pod);
+
           await createClaim(i, 'raw', 'block-disks', { block: true });
           const writer = await runPod(
             i,

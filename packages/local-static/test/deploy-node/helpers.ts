@@ -292,6 +292,12 @@ export async function stopProvisioner(
   return { container, afterSignal: from < 0 ? lines : lines.slice(from) };
 }
 
+/** The arguments of each `kubectl` command of the NOTES that `helm install` printed. */
+export function notesCommands(helmOutput: string): string[][] {
+  const notes = helmOutput.slice(helmOutput.indexOf('NOTES:'));
+  return [...notes.matchAll(/^\s+kubectl (.+)$/gm)].map((m) => m[1]!.trim().split(/\s+/));
+}
+
 /**
  * The command lines of the doc's `sh` blocks: a line continued with a backslash joined to the next, a trailing
  * comment removed.

@@ -558,6 +558,8 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
         configMapName: options.configmapName,
         allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
         logger,
+        // A stop (SIGTERM) lets the volume operations in flight finish before the Lease is given up.
+        stopping: signal,
         warn: (pv: V1PersistentVolume, text: string, reason: string) => {
           events.event(
             {

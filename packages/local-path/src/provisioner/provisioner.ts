@@ -54,6 +54,7 @@ import { validateHelperPodTemplate } from '../helper-pod/template.js';
 import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
 import { checkVolumePathText } from '../volume/path-safety.js';
 import { cleanPath, volumePath } from '../volume/path-pattern.js';
+import { finishOnStop } from './finish-on-stop.js';
 import { HelperPodRunner } from './helper-runner.js';
 import { kuttiNodeOf } from '../node-mode/kutti.js';
 import { NodeVolumes } from '../node-mode/node-volumes.js';
@@ -156,6 +157,13 @@ export interface LocalPathProvisionerOptions {
    * Default: none, every teardown lists the PVs from the API.
    */
   readonly volumes?: (() => Iterable<V1PersistentVolume> | undefined) | undefined;
+  /**
+   * The program's requested stop (SIGTERM, SIGINT). Once it has aborted, {@link LocalPathProvisioner.provision} and
+   * {@link LocalPathProvisioner.delete} calls in flight are finished (helper pod, script) rather than aborted when
+   * the controller aborts their signal; a lost leadership or an operation timeout still aborts them. Default none:
+   * an operation ends whenever its signal aborts.
+   */
+  readonly stopping?: AbortSignal | undefined;
 }
 
 /** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
@@ -261,12 +269,15 @@ export class LocalPathProvisioner implements Provisioner {
    * then is the helper pod created.
    */
   async provision(options: ProvisionOptions, signal: AbortSignal): Promise<ProvisionResult> {
+    const operation = finishOnStop(signal, this.options.stopping);
     try {
-      return await this.provisionVolume(options, signal);
+      return await this.provisionVolume(options, operation.signal);
     } catch (err) {
       // A failed attempt gives its reserved space back.
       this.options.capacity?.release(options.pvName);
       throw err;
+    } finally {
+      operation.dispose();
     }
   }
 
@@ -463,6 +474,15 @@ export class LocalPathProvisioner implements Provisioner {
    * {@link VOLUME_DELETION_REFUSED} warning names it, nothing is removed and the PV is kept.
    */
   async delete(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+    const operation = finishOnStop(signal, this.options.stopping);
+    try {
+      await this.deleteVolume(volume, operation.signal);
+    } finally {
+      operation.dispose();
+    }
+  }
+
+  private async deleteVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
     const pvName = volume.metadata?.name ?? '';
     // A volume whose PV was never saved is deleted by the controller: its reservation goes.
     this.options.capacity?.release(pvName);

@@ -19,6 +19,7 @@ export {
 export {
   DEFAULT_VERSION,
   HELP,
+  NO_COMMAND_MESSAGE,
   PROGRAM,
   UsageError,
   describeUsageError,

@@ -50,6 +50,7 @@ import { startHealthServer, type HealthServer } from './cli/health.js';
 import {
   DEFAULT_VERSION,
   describeUsageError,
+  HELP,
   parseCommandLine,
   PROGRAM,
   UsageError,
@@ -379,7 +380,9 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
     command = parseCommandLine(argv, env, version);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    return { kind: 'exit', code: err.exitCode, stderr: `${describeUsageError(err)}\n` };
+    // With no command, the help first and the reason last, where `kubectl logs` of a restarting pod ends.
+    const help = err.showHelp ? `${HELP}\n` : '';
+    return { kind: 'exit', code: err.exitCode, stderr: `${help}${describeUsageError(err)}\n` };
   }
   if (command.kind !== 'start') return { kind: 'exit', code: 0, stdout: command.text };
   const options = command.options;
@@ -395,7 +398,9 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
  * Runs `local-path-provisioner` with the given arguments (without `node` and the script) and environment;
  * resolves with the exit code: 0 after `--help`, `--version` or a requested stop; 1 for invalid flag values
  * (`Error starting daemon: ...`), start-up failures and lost leadership; 2 for unparsable command lines
- * (`Usage error, please check your command: ...`).
+ * (`Usage error, please check your command: ...`), and for no command at all outside
+ * kuttiproject/provisioner-localvolume's environment (the help, then that line). With no command and kutti's
+ * environment it runs as kutti (see {@link parseCommandLine}).
  */
 export async function main(argv: readonly string[], env: Env, context: MainContext = {}): Promise<number> {
   const { version, templatePollIntervalMs, reconcileIntervalMs, onStarted, ...runtime } = context;
@@ -631,10 +636,18 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
             'started',
             () => void orphans.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
           );
-          logger.debug(
-            { provisioner: options.provisionerName, leaderElection, node: nodeMode?.nodeName },
-            nodeMode === undefined ? 'Provisioner started' : `Provisioner started in node mode on ${nodeMode.nodeName}`,
-          );
+          // Node mode says so at the default level: which node, and under which name (kutti's, without arguments).
+          if (nodeMode === undefined)
+            logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
+          else
+            logger.info(
+              {
+                provisioner: options.provisionerName,
+                node: nodeMode.nodeName,
+                ...(options.kuttiRootPath === undefined ? {} : { kuttiRootPath: options.kuttiRootPath }),
+              },
+              `Provisioner started in node mode on ${nodeMode.nodeName}`,
+            );
         },
       };
     },

@@ -23,6 +23,7 @@ import {
   type ParsedFlags,
 } from '@kprov/provisioner-lib/runtime';
 import packageJson from '../../package.json' with { type: 'json' };
+import { KUTTI_PROVISIONER_NAME } from '../node-mode/kutti.js';
 
 /** The version `--version` prints: this package's (upstream prints the git tag stamped in at build time). */
 export const DEFAULT_VERSION: string = packageJson.version;
@@ -362,6 +363,7 @@ export type Command =
  * A command line error. `flag` names the flag at fault (without dashes) when there is one. `exitCode` is 2 for
  * syntax errors (upstream panics with `Usage error, please check your command: <message>`) and 1 for invalid
  * values (upstream exits via `Error starting daemon: <message>`); {@link describeUsageError} gives that line.
+ * `showHelp` (default false): the program prints {@link HELP} before that line (no command was given).
  */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -369,10 +371,16 @@ export class UsageError extends Error {
     message: string,
     readonly flag: string | undefined,
     readonly exitCode: 1 | 2 = 1,
+    readonly showHelp = false,
   ) {
     super(message);
   }
 }
+
+/** The message of a command line without a command, outside kutti's environment (see {@link parseCommandLine}). */
+export const NO_COMMAND_MESSAGE =
+  'no command given: pass "start" and its flags (such as "start --node-mode" in a DaemonSet), or set KUTTI_NODE_NAME ' +
+  'and KUTTI_ROOT_PATH to run as kuttiproject/provisioner-localvolume';
 
 /** The line upstream prints for `err`: the syntax error prefix, or the start-up error prefix. */
 export function describeUsageError(err: UsageError): string {
@@ -406,6 +414,8 @@ export const HELP = `NAME:
 
 USAGE:
   ${PROGRAM} [--debug] start [flags]
+  ${PROGRAM} [--debug]     with KUTTI_NODE_NAME and KUTTI_ROOT_PATH set: as kuttiproject/provisioner-localvolume,
+                                  "start --node-mode --provisioner-name ${KUTTI_PROVISIONER_NAME}"
 
 COMMANDS:
   start    run the provisioner
@@ -422,7 +432,7 @@ ${helpLines(START_FLAGS.filter((s) => s.ours === true))}
 
 ENVIRONMENT (read directly):
   CONFIG_MOUNT_PATH  directory of the mounted ConfigMap; if set, <dir>/helperPod.yaml is re-read every 30s
-  KUTTI_NODE_NAME    --node-name when neither the flag nor NODE_NAME is set
+  KUTTI_NODE_NAME    --node-name when neither the flag nor NODE_NAME is set; with no command, see USAGE
   KUBECONFIG, HOME   kubeconfig discovery when --kubeconfig is empty
 
 A flag wins over its environment variable. Values go as "--flag value" or "--flag=value" (one dash works too);
@@ -547,8 +557,32 @@ function nonEmpty(name: string, value: string): string {
 }
 
 /**
+ * No command: kuttiproject/provisioner-localvolume's image runs its binary without arguments, with `KUTTI_NODE_NAME`
+ * and `KUTTI_ROOT_PATH` set (kutti's manifest). With either of them set, this is `start --node-mode` with kutti's
+ * provisioner name (unless `PROVISIONER_NAME` names another), and both must be set, as kutti requires. Without them
+ * it is a usage error that prints the help (upstream prints the help and exits 0, so a pod run without arguments
+ * would restart without saying why).
+ */
+function startAsKutti(values: Values, env: Readonly<Record<string, string | undefined>>): void {
+  const nodeName = env.KUTTI_NODE_NAME ?? '';
+  const rootPath = env.KUTTI_ROOT_PATH ?? '';
+  if (nodeName === '' && rootPath === '') throw new UsageError(NO_COMMAND_MESSAGE, undefined, 2, true);
+  const missing = nodeName === '' ? 'KUTTI_NODE_NAME' : rootPath === '' ? 'KUTTI_ROOT_PATH' : undefined;
+  if (missing !== undefined) {
+    throw new UsageError(
+      `no command given and ${missing} is empty: kuttiproject/provisioner-localvolume's environment needs both KUTTI_NODE_NAME (the node, from spec.nodeName) and KUTTI_ROOT_PATH (the root path of the volumes)`,
+      missing === 'KUTTI_NODE_NAME' ? 'node-name' : 'kutti-root-path',
+    );
+  }
+  values.set('node-mode', true);
+  if ((env.PROVISIONER_NAME ?? '') === '') values.set('provisioner-name', KUTTI_PROVISIONER_NAME);
+}
+
+/**
  * Parses `argv` (the arguments after the program name) and `env` as `local-path-provisioner` does. Returns what to
- * do: start with options, print help (`--help`, `-h`, or no command, as urfave/cli), or print the version.
+ * do: start with options, print help (`--help`, `-h`), or print the version. No command starts as
+ * kuttiproject/provisioner-localvolume when its environment is set (`KUTTI_NODE_NAME`, `KUTTI_ROOT_PATH`: node mode
+ * with its provisioner name), and is a usage error otherwise ({@link NO_COMMAND_MESSAGE}, with the help).
  *
  * Values come from the flag, else its environment variable, else the default. Upstream's checks run in its start-up
  * order (provisioner-name, namespace, configmap-name, helper-image, service-account-name, the retry counts,
@@ -566,12 +600,14 @@ export function parseCommandLine(
   if (root.help) return { kind: 'help', text: HELP };
   if (root.version) return { kind: 'version', text: `${PROGRAM} version ${version}\n` };
   const [command, ...rest] = root.rest;
-  if (command === undefined) return { kind: 'help', text: HELP };
-  if (command !== 'start') throw new UsageError(`unrecognized command: ${command}`, undefined, 2);
-  const start = parseFlagSet(rest, [...GLOBAL_FLAGS, ...START_FLAGS], HELP_REQUESTS, values);
-  if (start.help) return { kind: 'help', text: HELP };
-  if (start.rest.length > 0)
-    throw new UsageError(`unexpected argument "${start.rest[0]}": start takes no arguments`, undefined, 2);
+  if (command === undefined) startAsKutti(values, env);
+  else if (command !== 'start') throw new UsageError(`unrecognized command: ${command}`, undefined, 2);
+  else {
+    const start = parseFlagSet(rest, [...GLOBAL_FLAGS, ...START_FLAGS], HELP_REQUESTS, values);
+    if (start.help) return { kind: 'help', text: HELP };
+    if (start.rest.length > 0)
+      throw new UsageError(`unexpected argument "${start.rest[0]}": start takes no arguments`, undefined, 2);
+  }
   applyEnv([...GLOBAL_FLAGS, ...START_FLAGS], values, env);
 
   const str = (name: string, dflt: string): string => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   describeUsageError,
   HELP,
+  NO_COMMAND_MESSAGE,
   parseCommandLine,
   parseEndpoint,
   UsageError,
@@ -390,10 +391,25 @@ describe('syntax', () => {
 });
 
 describe('help and version', () => {
-  it('prints help for --help, -h, start --help and no command', () => {
-    for (const argv of [['--help'], ['-h'], ['start', '--help'], ['start', '-h'], []]) {
+  it('prints help for --help, -h and start --help', () => {
+    for (const argv of [['--help'], ['-h'], ['start', '--help'], ['start', '-h']]) {
       expect(parseCommandLine(argv, {})).toEqual({ kind: 'help', text: HELP });
     }
+    expect(parseCommandLine(['-h'], { KUTTI_NODE_NAME: 'k1', KUTTI_ROOT_PATH: '/kutti/vols' }).kind).toBe('help');
+  });
+
+  it("refuses no command outside kutti's environment with exit code 2, the help, and what to pass", () => {
+    for (const argv of [[], ['--debug']]) {
+      const err = usageError(argv);
+      expect({ message: err.message, exitCode: err.exitCode, showHelp: err.showHelp, flag: err.flag }).toEqual({
+        message: NO_COMMAND_MESSAGE,
+        exitCode: 2,
+        showHelp: true,
+        flag: undefined,
+      });
+    }
+    expect(usageError([], { KUTTI_NODE_NAME: '', KUTTI_ROOT_PATH: '' }).showHelp).toBe(true);
+    expect(NO_COMMAND_MESSAGE).not.toContain('\n');
   });
 
   it('prints the version before start', () => {
@@ -493,6 +509,38 @@ describe('node mode', () => {
         'kutti-root-path',
       );
     }
+  });
+
+  it("starts node mode as kutti with no command and kutti's environment (KUTTI_NODE_NAME, KUTTI_ROOT_PATH)", () => {
+    const kutti = { KUTTI_NODE_NAME: 'k1', KUTTI_ROOT_PATH: '/kutti/vols' };
+    const options = start([], kutti);
+    expect(options).toEqual({
+      ...DEFAULTS,
+      provisionerName: 'kuttiproject/provisioner-localvolume',
+      nodeMode: true,
+      nodeName: 'k1',
+      kuttiRootPath: '/kutti/vols',
+      config: JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: ['/kutti/vols'] }] }),
+    });
+    // The other variables still apply: PROVISIONER_NAME, NODE_NAME, --debug before the (missing) command.
+    expect(start([], { ...kutti, PROVISIONER_NAME: 'example.com/local' }).provisionerName).toBe('example.com/local');
+    expect(start([], { ...kutti, NODE_NAME: 'n1' }).nodeName).toBe('n1');
+    expect(start([], { ...kutti, NODE_MODE: 'false' }).nodeMode).toBe(true);
+    expect(start(['--debug'], kutti).debug).toBe(true);
+  });
+
+  it("refuses half of kutti's environment with no command, naming the missing variable", () => {
+    const noRoot = usageError([], { KUTTI_NODE_NAME: 'k1' });
+    expect({ flag: noRoot.flag, exitCode: noRoot.exitCode, showHelp: noRoot.showHelp }).toEqual({
+      flag: 'kutti-root-path',
+      exitCode: 1,
+      showHelp: false,
+    });
+    expect(noRoot.message).toMatch(/^no command given and KUTTI_ROOT_PATH is empty: /);
+    const noNode = usageError([], { KUTTI_ROOT_PATH: '/kutti/vols' });
+    expect(noNode.flag).toBe('node-name');
+    expect(noNode.message).toMatch(/^no command given and KUTTI_NODE_NAME is empty: /);
+    expect(usageError([], { KUTTI_NODE_NAME: 'k1', KUTTI_ROOT_PATH: 'relative' }).flag).toBe('kutti-root-path');
   });
 
   it('lists its flags in the help', () => {

@@ -38,4 +38,5 @@ export {
   KUTTI_PROVISIONED_ON_ANNOTATION,
   KUTTI_PROVISIONER_NAME,
   kuttiNodeOf,
+  kuttiVolumeType,
 } from './kutti.js';

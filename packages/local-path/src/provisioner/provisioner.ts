@@ -56,7 +56,7 @@ import { checkVolumePathText } from '../volume/path-safety.js';
 import { cleanPath, volumePath } from '../volume/path-pattern.js';
 import { finishOnStop } from './finish-on-stop.js';
 import { HelperPodRunner } from './helper-runner.js';
-import { kuttiNodeOf } from '../node-mode/kutti.js';
+import { kuttiNodeOf, kuttiVolumeType } from '../node-mode/kutti.js';
 import { NodeVolumes } from '../node-mode/node-volumes.js';
 import type { NodeScripts } from '../node-mode/scripts.js';
 import {
@@ -96,9 +96,10 @@ export interface NodeModeOptions {
    */
   readonly scripts?: (() => NodeScripts | Promise<NodeScripts>) | undefined;
   /**
-   * kuttiproject/provisioner-localvolume compatibility: also delete the PVs kutti made on this node (annotations
-   * `kuttiproject.org/provisionedBy` and `kuttiproject.org/provisionedOn`, folder `<base path>/<PV name>`). Default
-   * false.
+   * kuttiproject/provisioner-localvolume compatibility: volumes are `local` PVs, as kutti's, unless the claim's
+   * `volumeType` or the class's `defaultVolumeType` annotation says otherwise; and the PVs kutti made on this node
+   * (annotations `kuttiproject.org/provisionedBy` and `kuttiproject.org/provisionedOn`, folder `<base path>/<PV
+   * name>`) are deleted too. Default false.
    */
   readonly kutti?: boolean | undefined;
 }
@@ -374,7 +375,10 @@ export class LocalPathProvisioner implements Provisioner {
       pvc,
       storageClass,
       path,
-      volumeType: resolved.volumeType,
+      volumeType:
+        nodeMode?.kutti === true
+          ? kuttiVolumeType(resolved.volumeType, pvc.metadata?.annotations, storageClass.metadata?.annotations)
+          : resolved.volumeType,
       mode,
       nodeName,
       node,

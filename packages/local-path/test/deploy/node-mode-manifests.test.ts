@@ -1,7 +1,8 @@
 // The node-mode manifests, deploy/local-path-storage-node-mode.yaml and deploy/kutti/provisioner-localvolume.yaml:
-// every document validates against the Kubernetes schemas, the DaemonSet's command parses as node mode with the
-// node's name from the downward API, the base paths are mounted at their own paths, and the RBAC grants what node
-// mode needs and no right to create pods. node-mode-run.test.ts applies them to a cluster and runs them.
+// every document validates against the Kubernetes schemas. The node-mode DaemonSet's command parses as node mode with
+// the node's name from the downward API, the base paths are mounted at their own paths, and the RBAC grants what node
+// mode needs and no right to create pods; kutti's manifest is kutti's own with our image, and its environment starts
+// node mode as kutti. node-mode-run.test.ts and test/main/kutti.test.ts run them.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -10,8 +11,9 @@ import { describeManifestFiles } from '@kprov/testkit/vitest';
 import ValidationError from '@kubernetes-models/validate/runtime/validation_error';
 import { parseAllDocuments } from 'yaml';
 import type { IConfigMap, IServiceAccount } from 'kubernetes-models/v1';
-import type { IDaemonSet } from 'kubernetes-models/apps/v1';
+import type { IDaemonSet, IDeployment } from 'kubernetes-models/apps/v1';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
+import { parseCommandLine } from '../../src/cli/options.js';
 import { chooseBasePath, parseConfig, selectClassConfig } from '../../src/config/index.js';
 import { KUTTI_PROVISIONER_NAME } from '../../src/node-mode/kutti.js';
 import {
@@ -106,43 +108,82 @@ describe(NODE_MODE, () => {
 });
 
 describe(KUTTI, () => {
-  const ds = (): IDaemonSet => only<IDaemonSet>(KUTTI, 'DaemonSet');
+  const deployment = (): IDeployment => only<IDeployment>(KUTTI, 'Deployment');
 
-  it("keeps kutti's names, environment, root path and provisioner name", () => {
-    expect(ds().metadata).toMatchObject({ name: 'kutti-provisioner', namespace: 'kube-system' });
-    expect(only<IServiceAccount>(KUTTI, 'ServiceAccount').metadata?.name).toBe('kutti-provisioner');
-    const env = containerOf(ds()).env ?? [];
-    expect(env.find((e) => e.name === 'KUTTI_NODE_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('spec.nodeName');
-    const options = startOptions(ds());
-    expect(options).toMatchObject({
+  it("is kutti's deploy/kubernetes/provisioner.yaml (v0.2.2) with our image: its objects and environment", () => {
+    expect((manifests.byFile.get(KUTTI) ?? []).map((d) => `${d.kind}/${d.metadata?.name}`)).toEqual([
+      'ClusterRole/kutti-provisioner',
+      'ServiceAccount/kutti-provisioner',
+      'ClusterRoleBinding/kutti-provisioner',
+      'Deployment/kutti-provisioner',
+      'StorageClass/kutti-delete',
+      'StorageClass/kutti-retain',
+    ]);
+    expect(deployment().metadata?.namespace).toBe('kube-system');
+    expect(deployment().spec?.replicas).toBe(1);
+    expect(deployment().spec?.template.spec?.serviceAccount).toBe('kutti-provisioner');
+    const container = containerOf(deployment());
+    // Only the image is ours: no command, arguments, probes or other variables.
+    expect(container).toEqual({
+      name: 'provisioner',
+      image: 'ghcr.io/kprov/local-path:0.1.0',
+      volumeMounts: [{ mountPath: '/kutti/vols', name: 'kuttivolsroot' }],
+      env: [
+        { name: 'KUTTI_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+        { name: 'KUTTI_ROOT_PATH', value: '/kutti/vols' },
+      ],
+    });
+    expect(deployment().spec?.template.spec?.volumes).toEqual([
+      { name: 'kuttivolsroot', hostPath: { path: '/kutti/vols', type: 'DirectoryOrCreate' } },
+    ]);
+  });
+
+  it("started as the Deployment starts the image (no arguments, kutti's environment), runs node mode as kutti", () => {
+    const parsed = parseCommandLine([], { KUTTI_NODE_NAME: 'node-1', KUTTI_ROOT_PATH: '/kutti/vols' });
+    expect(parsed.kind).toBe('start');
+    expect(parsed.kind === 'start' ? parsed.options : undefined).toMatchObject({
       nodeMode: true,
       nodeName: 'node-1',
       kuttiRootPath: '/kutti/vols',
       provisionerName: KUTTI_PROVISIONER_NAME,
-      namespace: 'kube-system',
     });
-    expect(hostPathsMountedInPlace(ds())).toEqual(['/kutti/vols']);
   });
 
-  it('has the two StorageClasses of kutti: kutti-delete (the default class) and kutti-retain', () => {
+  it('has the StorageClasses of kutti: kutti-delete (the default class) and kutti-retain, without parameters', () => {
     const classes = all<IStorageClass>(KUTTI, 'StorageClass').map((c) => ({
       name: c.metadata?.name,
       provisioner: c.provisioner,
       reclaimPolicy: c.reclaimPolicy,
       volumeBindingMode: c.volumeBindingMode,
-      isDefault: c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true',
+      annotations: c.metadata?.annotations,
+      parameters: c.parameters,
     }));
-    const common = { provisioner: KUTTI_PROVISIONER_NAME, volumeBindingMode: 'WaitForFirstConsumer' };
+    const common = {
+      provisioner: KUTTI_PROVISIONER_NAME,
+      volumeBindingMode: 'WaitForFirstConsumer',
+      parameters: undefined,
+    };
     expect(classes).toEqual([
-      { name: 'kutti-delete', reclaimPolicy: 'Delete', isDefault: true, ...common },
-      { name: 'kutti-retain', reclaimPolicy: 'Retain', isDefault: false, ...common },
+      {
+        name: 'kutti-delete',
+        reclaimPolicy: 'Delete',
+        annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
+        ...common,
+      },
+      { name: 'kutti-retain', reclaimPolicy: 'Retain', annotations: undefined, ...common },
     ]);
   });
 
-  it('grants what node mode needs and no right to create pods', () => {
+  it("binds kutti's ClusterRole, which grants what node mode uses there (no Role)", () => {
     const { cluster, namespaced } = rulesOf(KUTTI);
-    expectAllowed(cluster, NODE_MODE_CLUSTER_GRANTS);
-    expect(allowsPodCreate([...cluster, ...namespaced])).toBe(false);
+    expect(namespaced).toEqual([]);
+    expectAllowed(cluster, [
+      ['', 'persistentvolumeclaims', ['get', 'list', 'watch', 'update']],
+      ['', 'persistentvolumes', ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update']],
+      ['', 'events', ['create', 'patch']],
+      ['storage.k8s.io', 'storageclasses', ['get', 'list', 'watch']],
+      ['', 'nodes', ['get', 'list']],
+    ]);
   });
 });
 

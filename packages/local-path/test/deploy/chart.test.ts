@@ -265,6 +265,24 @@ describe('the chart with its default values', () => {
 });
 
 describe('mode: node', () => {
+  it("runs on every node, tainted ones too, at system-node-critical, as the manifest's DaemonSet; values add or replace", async () => {
+    const spec = async (v: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const s = (await render({ mode: 'node', ...v })).only<IDaemonSet>('DaemonSet').spec!.template.spec!;
+      return { tolerations: s.tolerations, priorityClassName: s.priorityClassName };
+    };
+    const everyTaint = { operator: 'Exists' };
+    expect(await spec({})).toEqual({ tolerations: [everyTaint], priorityClassName: 'system-node-critical' });
+    const own = { key: 'CriticalAddonsOnly', operator: 'Exists' };
+    expect(await spec({ tolerations: [own], priorityClassName: 'storage' })).toEqual({
+      tolerations: [everyTaint, own],
+      priorityClassName: 'storage',
+    });
+    expect(await spec({ nodeMode: { tolerations: [], priorityClassName: '' } })).toEqual({
+      tolerations: undefined,
+      priorityClassName: undefined,
+    });
+  });
+
   it('renders a DaemonSet in node mode instead of the Deployment, and no Role: no pod may be created', async () => {
     const r = await render({ mode: 'node' });
     r.expectValid();
@@ -638,7 +656,13 @@ const UPSTREAM_COMMENTED = [
   'deletionRetryCount',
 ];
 /** Our additions. */
-const OUR_VALUES = ['leaderElection.enabled', 'mode', 'nodeMode.hostPaths'];
+const OUR_VALUES = [
+  'leaderElection.enabled',
+  'mode',
+  'nodeMode.hostPaths',
+  'nodeMode.tolerations',
+  'nodeMode.priorityClassName',
+];
 
 const TEMPLATES = [
   'NOTES.txt',

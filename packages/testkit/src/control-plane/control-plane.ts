@@ -1,16 +1,18 @@
 /**
  * A real Kubernetes control plane for tests, as controller-runtime's envtest starts one for Go: etcd and
- * kube-apiserver, and by default kube-controller-manager and kube-scheduler, from the folder named by
- * `KUBEBUILDER_ASSETS`, on free loopback ports, in a temporary folder, with generated credentials. There is no
- * kubelet: `startKubelet` simulates one against it.
+ * kube-apiserver, and kube-controller-manager and kube-scheduler when the folder named by `KUBEBUILDER_ASSETS` holds
+ * them (envtest's assets do not), on free loopback ports, in a temporary folder, with generated credentials, and the
+ * CRDs asked for installed. There is no kubelet: `startKubelet` simulates one against it.
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { findBinaries, type Binary } from './assets.js';
+import { findBinaries, missingOptionalBinary, optionalBinary, type Binary, type OptionalBinary } from './assets.js';
 import { Component, logTail } from './component.js';
+import { applyCRDs, readCRDs, type CRDInstallOptions } from './crds.js';
+import { waitFor } from '../process/wait-for.js';
 import { Guardian } from './guardian.js';
 import { CertificateAuthority, serviceAccountKeys, type CertAndKey, type Identity } from './pki.js';
 import { answers200, request } from './probe.js';
@@ -25,12 +27,29 @@ export interface ExtraArgs {
 
 /** Options of {@link startControlPlane}. */
 export interface ControlPlaneOptions {
-  /** Folder holding `etcd`, `kube-apiserver` (and `kube-controller-manager`, `kube-scheduler` when run). Default `$KUBEBUILDER_ASSETS`. */
+  /**
+   * Folder holding `etcd` and `kube-apiserver`, and `kube-controller-manager` and `kube-scheduler` if they are to run
+   * (a `setup-envtest` folder has only the first two). Default `$KUBEBUILDER_ASSETS`.
+   */
   binDir?: string;
-  /** Run kube-controller-manager (PV binding, service accounts, garbage collection, node lifecycle). Default true. */
+  /**
+   * Run kube-controller-manager (PV binding, service accounts and each namespace's `default` one, garbage
+   * collection, node lifecycle): `true` requires it (an error saying where to get it when the folder lacks it),
+   * `false` never runs it. Default: run it when the folder holds it.
+   */
   controllerManager?: boolean;
-  /** Run kube-scheduler. Default true. */
+  /** Run kube-scheduler: `true` requires it, `false` never runs it. Default: run it when the folder holds it. */
   scheduler?: boolean;
+  /**
+   * CRDs installed once kube-apiserver is up, before the start resolves: files and folders of YAML or JSON
+   * (envtest's `CRDDirectoryPaths`), CRD objects, and how long they may take to be Established. Default none.
+   */
+  crds?: CRDInstallOptions;
+  /**
+   * Told each step of the start once it is done (`etcd ready`, `kube-apiserver ready`, ...), with the ms it took;
+   * `kprov-testkit control-plane` prints them. Default none.
+   */
+  onStep?: (step: string, ms: number) => void;
   /** kube-apiserver's port on 127.0.0.1; 0 picks a free one. Default 0. */
   apiServerPort?: number;
   /** etcd's client port on 127.0.0.1; 0 picks a free one. Default 0. */
@@ -75,6 +94,10 @@ export interface ControlPlane {
   readonly dataDir: string;
   /** The CA that signs the serving certificate and client certificates (PEM). */
   readonly caCert: string;
+  /** The binaries running: `etcd`, `kube-apiserver`, and `kube-controller-manager` and `kube-scheduler` when started. */
+  readonly binaries: readonly Binary[];
+  /** The names of the CRDs installed at start ({@link ControlPlaneOptions.crds}). */
+  readonly crds: readonly string[];
   /** The log file of a binary. */
   logFile(binary: Binary): string;
   /** A client-node configuration for another user, with a client certificate signed by the control plane's CA. */
@@ -164,12 +187,24 @@ function portRace(logFile: string): boolean {
  *   time, or naming the flag when a chosen port is taken. Whatever was started is stopped again.
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  const withKcm = options.controllerManager ?? true;
-  const withScheduler = options.scheduler ?? true;
-  const needed: Binary[] = ['etcd', 'kube-apiserver'];
-  if (withKcm) needed.push('kube-controller-manager');
-  if (withScheduler) needed.push('kube-scheduler');
-  const bin = findBinaries(options.binDir, needed);
+  const bin = findBinaries(options.binDir, ['etcd', 'kube-apiserver']);
+  /** The optional binary's path when it is to run; `undefined` when it is not (see the options). */
+  const optional = (name: OptionalBinary, wanted: boolean | undefined): string | undefined => {
+    if (wanted === false) return undefined;
+    const file = optionalBinary(options.binDir, name);
+    if (file === undefined && wanted === true) throw missingOptionalBinary(options.binDir, name);
+    return file;
+  };
+  const kcmBinary = optional('kube-controller-manager', options.controllerManager);
+  const schedulerBinary = optional('kube-scheduler', options.scheduler);
+  // Read before anything starts: a bad path or file fails at once, not after the binaries' start.
+  const crdFiles = options.crds === undefined ? [] : await readCRDs(options.crds.paths ?? [], options.crds.crds ?? []);
+  let stepStart = Date.now();
+  const step = (what: string): void => {
+    const now = Date.now();
+    options.onStep?.(what, now - stepStart);
+    stepStart = now;
+  };
   if (options.apiServerPort !== undefined && options.apiServerPort !== 0)
     await checkPortFree(options.apiServerPort, 'kube-apiserver --secure-port');
   if (options.etcdPort !== undefined && options.etcdPort !== 0)
@@ -238,6 +273,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const saKey = await file('sa.key', sa.privateKey);
     const saPub = await file('sa.pub', sa.publicKey);
     const admin = await ca.client(ADMIN);
+    step('credentials made');
 
     // etcd reads every ETCD_* variable as a flag: it gets an environment of its own.
     let etcdPort = options.etcdPort ?? 0;
@@ -265,6 +301,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           () => answers200(`http://127.0.0.1:${port}/health`),
         );
         etcdPort = port;
+        step('etcd ready');
       } catch (err) {
         if (options.etcdPort === undefined || options.etcdPort === 0 ? attempt < 2 && portRace(logFile('etcd')) : false)
           continue;
@@ -322,6 +359,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }
     }
     let apiServer = started;
+    step('kube-apiserver ready');
 
     const kubeConfig = makeKubeConfig(url, ca.cert, admin, 'admin');
     const kubeconfigPath = path.join(dirs.kubeconfigs, 'admin.kubeconfig');
@@ -332,13 +370,21 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       return p;
     };
 
-    if (withKcm) {
-      const core = kubeConfig.makeApiClient(CoreV1Api);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    // kube-apiserver makes it soon after it is ready; clients of a new control plane expect it.
+    await waitFor('namespace default', () => core.readNamespace({ name: 'default' }), { timeoutMs });
+    step('namespace default created');
+    const binaries: Binary[] = ['etcd', 'kube-apiserver'];
+    const skipped = (name: OptionalBinary, wanted: boolean | undefined): void =>
+      step(`${name} not started (${wanted === false ? 'not asked for' : 'not in the folder'})`);
+
+    if (kcmBinary === undefined) skipped('kube-controller-manager', options.controllerManager);
+    else {
       const qps = options.controllerManagerQps ?? { qps: 20, burst: 30 };
       await launch(
         {
           name: 'kube-controller-manager',
-          binary: bin['kube-controller-manager'],
+          binary: kcmBinary,
           args: [
             `--kubeconfig=${await componentKubeconfig('kube-controller-manager', { user: 'system:kube-controller-manager' })}`,
             `--controllers=${options.controllers ?? '*,-service-ca-certificate-publisher-controller'}`,
@@ -365,13 +411,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           return true;
         },
       );
+      binaries.push('kube-controller-manager');
+      step('kube-controller-manager ready (ServiceAccount default, ConfigMap kube-root-ca.crt)');
     }
-    if (withScheduler) {
+    if (schedulerBinary === undefined) skipped('kube-scheduler', options.scheduler);
+    else {
       const port = await freePort();
       await launch(
         {
           name: 'kube-scheduler',
-          binary: bin['kube-scheduler'],
+          binary: schedulerBinary,
           args: [
             `--kubeconfig=${await componentKubeconfig('kube-scheduler', { user: 'system:kube-scheduler' })}`,
             '--leader-elect=false',
@@ -384,7 +433,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         },
         () => answers200(`https://127.0.0.1:${port}/healthz`, {}),
       );
+      binaries.push('kube-scheduler');
+      step('kube-scheduler ready');
     }
+    const crds = await applyCRDs(kubeConfig, crdFiles, options.crds?.timeoutMs ?? timeoutMs);
+    if (crds.length > 0) step(`${crds.length} CustomResourceDefinition${crds.length === 1 ? '' : 's'} Established`);
 
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     return {
@@ -393,6 +446,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kubeconfigPath,
       dataDir,
       caCert: ca.cert,
+      binaries,
+      crds,
       logFile,
       async kubeConfigFor(identity) {
         return makeKubeConfig(url, ca.cert, await ca.client(identity), identity.user);

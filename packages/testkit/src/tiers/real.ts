@@ -57,8 +57,9 @@ export const SIMULATED_NODES: NodeSource = {
 /** Options of {@link RealTier}. */
 export interface RealTierOptions {
   /**
-   * Options of the shared control plane. Default: {@link startControlPlane}'s, except kube-controller-manager's
-   * `--pvclaimbinder-sync-period` of 2 s (a pre-bound volume is bound within seconds, not 15) and a client limit
+   * Options of the shared control plane. Default: {@link startControlPlane}'s, except that kube-controller-manager
+   * and kube-scheduler are required (the tier's tests need the PV binder and the scheduler: `controllerManager: true`,
+   * `scheduler: true`), kube-controller-manager's `--pvclaimbinder-sync-period` of 2 s (a pre-bound volume is bound within seconds, not 15) and a client limit
    * of 100 requests/s with a burst of 200 (bursts of claims are bound as fast as they come).
    */
   controlPlane?: ControlPlaneOptions;
@@ -81,6 +82,8 @@ export class RealTier {
   /** The shared control plane, started on first use. */
   async controlPlane(): Promise<ControlPlane> {
     this.plane ??= startControlPlane({
+      controllerManager: true,
+      scheduler: true,
       pvClaimBinderSyncPeriod: '2s',
       controllerManagerQps: { qps: 100, burst: 200 },
       ...this.options.controlPlane,
@@ -97,7 +100,7 @@ export class RealTier {
       throw new Error('RealTier: a cluster of this tier is still running; stop it before starting another');
     const cp = await this.controlPlane();
     const kc = cp.kubeConfig;
-    const withKcm = this.options.controlPlane?.controllerManager ?? true;
+    const withKcm = cp.binaries.includes('kube-controller-manager');
     for (const ns of options.namespaces ?? []) await ensureNamespace(cp, ns, withKcm);
     const nodeSpecs = options.nodes ?? [{ name: 'node-1' }];
     let testNodes: TestNodes | undefined;

@@ -49,13 +49,24 @@ export {
   type ExtraArgs,
 } from './control-plane/control-plane.js';
 export type { Identity } from './control-plane/pki.js';
-export { ASSETS_ENV, assetsDir, type Binary } from './control-plane/assets.js';
+export { ASSETS_ENV, assetsDir, type Binary, type OptionalBinary } from './control-plane/assets.js';
 export { startTestkitCluster, nodePathOn, type Cluster, type ClusterOptions, type TierName } from './tiers/cluster.js';
 export { RealTier, SIMULATED_NODES, type NodeSource, type RealTierOptions, type TestNodes } from './tiers/real.js';
 export { NodeTier, type NodeTierOptions } from './tiers/node.js';
+export { ExistingClusterTier, CREATED_FOR_TEST_LABEL, type ExistingClusterTierOptions } from './tiers/existing.js';
+export { installCRDs, type CRDInstallOptions } from './control-plane/crds.js';
 export { userTools, type UserTools, type UserToolsOptions } from './tiers/user-tools.js';
 export { terminatePod, type TerminatedContainer, type TerminatePodOptions } from './tiers/terminate-pod.js';
-export { availableTiers, nodeTierSkippedLine, realTierSkippedLine, TIERS_ENV } from './tiers/tiers.js';
+export {
+  availableTiers,
+  existingClusterLine,
+  nodeTierSkippedLine,
+  realTierSkippedLine,
+  useExistingCluster,
+  ENVTEST_USE_EXISTING_CLUSTER_ENV,
+  TIERS_ENV,
+  USE_EXISTING_CLUSTER_ENV,
+} from './tiers/tiers.js';
 export {
   ObjectReader,
   recordWatch,

@@ -1,7 +1,8 @@
 /**
  * @packageDocumentation
  * Vitest helpers for running one suite on several tiers: the in-process testkit; when `KUBEBUILDER_ASSETS` is set, a
- * real control plane; and, for suites that ask for it, real nodes.
+ * real control plane (with `KPROV_USE_EXISTING_CLUSTER=true` or envtest's `USE_EXISTING_CLUSTER=true`, the cluster of
+ * the current kubeconfig instead); and, for suites that ask for it, real nodes.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OBJECT_NAME, type Manifest, type ManifestFiles } from './manifests/manifests.js';
@@ -9,8 +10,9 @@ import { startTestkitCluster, type Cluster, type ClusterOptions, type TierName }
 
 export type { TierName };
 import { NodeTier } from './tiers/node.js';
+import { ExistingClusterTier } from './tiers/existing.js';
 import { RealTier, type RealTierOptions } from './tiers/real.js';
-import { availableTiers } from './tiers/tiers.js';
+import { availableTiers, useExistingCluster } from './tiers/tiers.js';
 
 /** One tier inside {@link describeTiers}. */
 export interface TierContext {
@@ -55,16 +57,36 @@ export const ALL_TIERS: readonly TierName[] = ['testkit', 'real', 'node'];
  * The control planes of this test file, by tier and options: the suites of one file on the same tier with the same
  * options share one, which stops after the last of them.
  */
-const shared = new Map<string, { tier: RealTier; suites: number }>();
+const shared = new Map<string, { tier: SharedTier; suites: number }>();
+
+/** What a suite needs of the real, node and existing-cluster tiers. */
+interface SharedTier {
+  /** Starts the control plane, or checks that the existing cluster answers. */
+  ready(): Promise<unknown>;
+  start(options?: ClusterOptions): Promise<Cluster>;
+  close(): Promise<void>;
+}
+
+/** The tier `name` for `options`: on an existing cluster (see `useExistingCluster`) the real tier uses it. */
+function newSharedTier(name: 'real' | 'node', options: RealTierOptions): SharedTier {
+  if (name === 'real' && useExistingCluster()) {
+    const t = new ExistingClusterTier(
+      options.controlPlane?.crds === undefined ? {} : { crds: options.controlPlane.crds },
+    );
+    return { ready: () => t.connect(), start: (o) => t.start(o), close: () => t.close() };
+  }
+  const t = name === 'node' ? new NodeTier(options) : new RealTier(options);
+  return { ready: () => t.controlPlane(), start: (o) => t.start(o), close: () => t.close() };
+}
 
 function sharedRealTier(
   name: 'real' | 'node',
   options: RealTierOptions,
-): { tier: RealTier; release: () => Promise<void> } {
+): { tier: SharedTier; release: () => Promise<void> } {
   const key = `${name} ${JSON.stringify(options.controlPlane ?? {})}`;
   let entry = shared.get(key);
   if (entry === undefined) {
-    entry = { tier: name === 'node' ? new NodeTier(options) : new RealTier(options), suites: 0 };
+    entry = { tier: newSharedTier(name, options), suites: 0 };
     shared.set(key, entry);
   }
   entry.suites += 1;
@@ -94,7 +116,9 @@ export function currentTier(): TierContext {
  * Declares the suite `body` once per tier it asks for that is available (see `availableTiers`), titled
  * `<title> [testkit]`, `<title> [real]`, `<title> [node]`. On the real and node tiers one control plane is started
  * before the suite's first test and stopped after the file's last suite that uses it (suites of one file on the same
- * tier with the same options share it).
+ * tier with the same options share it). With `KPROV_USE_EXISTING_CLUSTER=true` (or envtest's `USE_EXISTING_CLUSTER=true`)
+ * the real tier runs on the cluster of the current kubeconfig instead, each test deleting only what it made there
+ * (see `ExistingClusterTier`); the node tier keeps its own control plane.
  */
 export function describeTiers(
   title: string,
@@ -118,7 +142,7 @@ export function describeTiers(
       const cleanups: (() => unknown)[] = [];
       if (plane !== undefined) {
         beforeAll(async () => {
-          await plane.tier.controlPlane();
+          await plane.tier.ready();
         }, options.startTimeoutMs ?? 120_000);
         afterAll(() => plane.release(), 60_000);
       }

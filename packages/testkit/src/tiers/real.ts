@@ -4,6 +4,7 @@
  * {@link NodeSource}), and on stop everything it created deleted again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../control-plane/control-plane.js';
 import { startKubelet } from '../kubelet/start.js';
 import type { NodeSpec } from '../testkit.js';
@@ -101,7 +102,7 @@ export class RealTier {
     const cp = await this.controlPlane();
     const kc = cp.kubeConfig;
     const withKcm = cp.binaries.includes('kube-controller-manager');
-    for (const ns of options.namespaces ?? []) await ensureNamespace(cp, ns, withKcm);
+    for (const ns of options.namespaces ?? []) await ensureNamespace(kc, ns, withKcm);
     const nodeSpecs = options.nodes ?? [{ name: 'node-1' }];
     let testNodes: TestNodes | undefined;
     try {
@@ -160,16 +161,24 @@ export class RealTier {
 }
 
 /**
- * Creates `name` if missing (waiting out a deletion in progress) and, when kube-controller-manager runs, waits for
- * its `default` ServiceAccount, without which pods are refused.
+ * Creates `name` if missing (waiting out a deletion in progress), with `labels`, and, when kube-controller-manager
+ * runs, waits for its `default` ServiceAccount, without which pods are refused. Resolves with whether it created it.
  */
-async function ensureNamespace(cp: ControlPlane, name: string, serviceAccount: boolean): Promise<void> {
-  const rest = new RestClient(cp.kubeConfig);
+export async function ensureNamespace(
+  kc: KubeConfig,
+  name: string,
+  serviceAccount: boolean,
+  labels: Record<string, string> = {},
+): Promise<boolean> {
+  const rest = new RestClient(kc);
+  let made = false;
   const deadline = Date.now() + NAMESPACE_WAIT_MS;
   try {
     for (;;) {
       const created = await rest
-        .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } })
+        .request('POST', '/api/v1/namespaces', {
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } },
+        })
         .then(
           () => true,
           (err: unknown) => {
@@ -177,7 +186,10 @@ async function ensureNamespace(cp: ControlPlane, name: string, serviceAccount: b
             return false;
           },
         );
-      if (created) break;
+      if (created) {
+        made = true;
+        break;
+      }
       const ns = await rest.request('GET', `/api/v1/namespaces/${name}`).catch(() => undefined);
       if (ns !== undefined && (ns.status as { phase?: string } | undefined)?.phase !== 'Terminating') break;
       if (Date.now() > deadline)
@@ -197,6 +209,7 @@ async function ensureNamespace(cp: ControlPlane, name: string, serviceAccount: b
         );
       await sleep(100);
     }
+    return made;
   } finally {
     await rest.close();
   }

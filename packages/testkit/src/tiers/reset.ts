@@ -43,9 +43,25 @@ const KINDS: readonly Kind[] = [
   { api: 'api/v1', plural: 'events', namespaced: true },
 ];
 
-interface Item {
-  metadata: { name: string; namespace?: string; finalizers?: string[]; deletionTimestamp?: string };
+/** What the reset reads of an object. */
+export interface Item {
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: { uid?: string }[];
+  };
+  spec?: { claimRef?: { uid?: string } };
 }
+
+/**
+ * Which of the objects that are not in the baseline a reset deletes. `created`: the uids of every object that was
+ * not in the baseline when the reset began.
+ */
+export type ResetScope = (plural: string, item: Item, created: ReadonlySet<string>) => boolean;
 
 const key = (plural: string, m: Item['metadata']): string => `${plural}/${m.namespace ?? ''}/${m.name}`;
 
@@ -93,8 +109,8 @@ export async function takeBaseline(kc: KubeConfig): Promise<Set<string>> {
 }
 
 /**
- * Deletes every object of the kinds above that is not in `baseline` and waits until they are gone (Events are not
- * waited for: the controllers may still be recording some).
+ * Deletes every object of the kinds above that is not in `baseline` (and that `scope` picks, when given) and waits
+ * until they are gone (Events are not waited for: the controllers may still be recording some).
  *
  * @throws Error naming what is still there after `timeoutMs`.
  */
@@ -102,13 +118,23 @@ export async function resetToBaseline(
   kc: KubeConfig,
   baseline: ReadonlySet<string>,
   timeoutMs = 30_000,
+  scope?: ResetScope,
 ): Promise<void> {
   const rest = new RestClient(kc);
+  const created = new Set<string>();
   const leftOver = async (kind: Kind): Promise<Item[]> =>
     (await list(rest, kind)).filter(
-      (i) => !baseline.has(key(kind.plural, i.metadata)) && !alwaysKept(kind.plural, i.metadata),
+      (i) =>
+        !baseline.has(key(kind.plural, i.metadata)) &&
+        !alwaysKept(kind.plural, i.metadata) &&
+        (scope === undefined || scope(kind.plural, i, created)),
     );
   try {
+    if (scope !== undefined)
+      for (const kind of KINDS)
+        for (const item of await list(rest, kind))
+          if (!baseline.has(key(kind.plural, item.metadata)) && item.metadata.uid !== undefined)
+            created.add(item.metadata.uid);
     for (const kind of KINDS) {
       for (const item of await leftOver(kind))
         await remove(rest, objectPath(kind, item.metadata), (item.metadata.finalizers ?? []).length > 0);

@@ -61,7 +61,9 @@ describe.skipIf(assets === undefined)('startControlPlane on a setup-envtest fold
     );
     // Without kube-controller-manager, nothing makes a namespace's default ServiceAccount (as in envtest).
     await core.createNamespace({ body: { metadata: { name: 'no-kcm' } } });
-    const sa = await core.readNamespacedServiceAccount({ namespace: 'no-kcm', name: 'default' }).catch((e) => e);
+    const sa = await core
+      .readNamespacedServiceAccount({ namespace: 'no-kcm', name: 'default' })
+      .catch((e: unknown) => e);
     expect(sa).toBeInstanceOf(ApiException);
     expect((sa as ApiException<unknown>).code).toBe(404);
   });

@@ -69,7 +69,8 @@ export async function runDemo(options: DemoOptions, walkthrough: (ctx: DemoConte
     let kubeConfig: KubeConfig;
     let kubeconfig: string;
     if (options.real === true) {
-      const cp = await startControlPlane();
+      // The walkthroughs provision and bind volumes and schedule pods: both controllers are required.
+      const cp = await startControlPlane({ controllerManager: true, scheduler: true });
       stops.push(() => cp.stop());
       const kubelet = await startKubelet({ kubeConfig: cp.kubeConfig, nodes: [{ name: node, root }] });
       stops.push(() => kubelet.stop());

@@ -178,6 +178,8 @@ export async function startRealServer({
   track,
 } = {}) {
   const cp = await testkit.startControlPlane({
+    // kube-controller-manager binds the PVs: required, so a folder without it fails naming it rather than hanging.
+    controllerManager: true,
     scheduler,
     controllerManagerQps: { qps: kcmQps, burst: kcmBurst },
     verbosity: 1,

@@ -251,6 +251,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         namespace: o.leaderElectionNamespace,
         name: leaseName(o.provisionerName),
         identity: o.identity,
+        ...(o.leaderElectionLabels === undefined ? {} : { labels: o.leaderElectionLabels }),
         recordEvent: (reason: string, message: string) => this.leaseEvent(reason, message),
       });
       const elector = new LeaderElector({

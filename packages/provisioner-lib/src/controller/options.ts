@@ -3,6 +3,7 @@ import type { Informer } from '../cache/informer.js';
 import type { Clock } from '../clock/clock.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Logger } from '../logging/logger.js';
+import { labelsError } from '../leaderelection/lease-labels.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import type { RateLimiter } from '../workqueue/rate-limiters.js';
 import type { ProvisionControllerClient } from './client.js';
@@ -92,6 +93,11 @@ export interface ProvisionControllerOptions {
    * Go library; our binaries turn it on.
    */
   releaseOnCancel?: boolean;
+  /**
+   * Labels put on the Lease, merged into its labels on every create and update while this replica leads (the CSI
+   * sidecars' `--leader-election-labels`; the Go library has no such option). Default none.
+   */
+  leaderElectionLabels?: Readonly<Record<string, string>>;
   /** Leader election identity and event source host suffix. Default `<hostname>_<uuid>`. */
   identity?: string;
   /**
@@ -162,6 +168,7 @@ export interface ProvisionControllerOptions {
 /** The options that stay unset when not given. */
 type Unset =
   | 'rateLimiter'
+  | 'leaderElectionLabels'
   | 'createProvisionedPVLimiter'
   | 'client'
   | 'eventRecorder'
@@ -267,6 +274,8 @@ export function resolveOptions(
       );
     }
   }
+  const labelError = o.leaderElectionLabels === undefined ? undefined : labelsError(o.leaderElectionLabels);
+  if (labelError !== undefined) throw new TypeError(`ProvisionController: leaderElectionLabels: ${labelError}`);
   if (o.claimsInformer !== undefined) {
     try {
       o.claimsInformer.store.byIndex('uid', '');
@@ -296,6 +305,7 @@ export function resolveOptions(
     renewDeadlineMs,
     retryPeriodMs,
     releaseOnCancel: o.releaseOnCancel ?? DEFAULTS.releaseOnCancel,
+    leaderElectionLabels: o.leaderElectionLabels,
     identity: o.identity ?? defaults.identity(),
     retryIntervalMaxMs: o.retryIntervalMaxMs ?? DEFAULTS.retryIntervalMaxMs,
     additionalProvisionerNames: o.additionalProvisionerNames ?? [],

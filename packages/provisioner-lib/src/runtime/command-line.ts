@@ -32,6 +32,11 @@ export interface FlagsCommandLineOptions {
   description?: string;
   /** The binary's defaults of the common options (e.g. `{ leaderElection: false }`); the help shows them. Default none. */
   commonDefaults?: CommonOptions;
+  /**
+   * The version `--version` prints, as `<name> <version>` (the sidecars print their program and version). Default
+   * `unknown`, what the sidecars print when their build set none.
+   */
+  version?: string;
 }
 
 /**
@@ -40,6 +45,7 @@ export interface FlagsCommandLineOptions {
  * then to its default.
  *
  * - `-h`, `-help`, `--help`: the description and the usage on stdout, exit code 0.
+ * - `--version`: `<name> <version>` on stdout, exit code 0.
  * - An unknown flag, a value that does not parse or fails its check, a missing required flag, an argument that is
  *   not a flag, lease timings out of order: the message and the usage on stderr, exit code 2.
  *
@@ -67,6 +73,8 @@ export function flagsCommandLine<const T extends FlagTable>(
     try {
       const parsed = parseGoFlags(argv, table);
       if (parsed.help) return { kind: 'exit', code: 0, stdout: help };
+      if (parsed.values.get('version') === true)
+        return { kind: 'exit', code: 0, stdout: `${options.name} ${options.version ?? 'unknown'}\n` };
       if (parsed.rest.length > 0)
         throw new CommandLineError(`unexpected argument "${parsed.rest[0]!}": ${options.name} takes flags only`);
       const values = completeFlagValues(parsed.values, table, env);

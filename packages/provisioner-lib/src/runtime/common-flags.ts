@@ -2,6 +2,7 @@
  * The runtime's common flags, named and defaulted as the sig-storage sidecars (external-provisioner and its
  * siblings) name them, and their reading into {@link CommonOptions}.
  */
+import { labelsError } from '../leaderelection/lease-labels.js';
 import { COMMON_DEFAULTS, type CommonOptions, type EndpointAddress } from './common-options.js';
 import type { FlagTable } from './flag-table.js';
 import { CommandLineError, type ParsedValue } from './go-flags.js';
@@ -17,6 +18,31 @@ export function parseEndpointAddress(text: string): EndpointAddress | undefined 
   if (m === null || port > 65_535) return undefined;
   const host = m[1] ?? m[2] ?? '';
   return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+/**
+ * The labels of `--leader-election-labels`, as the sidecars read them: `key:value` items separated by commas (an
+ * empty text: none).
+ *
+ * @throws Error for an item that is not `key:value` (the sidecars' message), or a key or value the API server would
+ *   refuse.
+ */
+export function parseLeaseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  if (text === '') return labels;
+  for (const item of text.split(',')) {
+    const parts = item.split(':');
+    if (parts.length !== 2) throw new Error(`malformed item in list of labels: ${item} (want key:value)`);
+    labels[parts[0]!] = parts[1]!;
+  }
+  const error = labelsError(labels);
+  if (error !== undefined) throw new Error(error);
+  return labels;
+}
+
+function endpointCheck(text: string): void {
+  if (text !== '' && parseEndpointAddress(text) === undefined)
+    throw new Error('want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"');
 }
 
 /** The flags of {@link CommonOptions}, by the sidecars' names, with the runtime's defaults. */
@@ -59,14 +85,33 @@ export const COMMON_FLAGS = {
     usage:
       'On SIGINT or SIGTERM, give the Lease up once in-flight operations finished, so that another replica takes over at once.',
   },
-  'http-endpoint': {
+  'leader-election-labels': {
     type: 'string',
     check: (text: string) => {
-      if (text !== '' && parseEndpointAddress(text) === undefined)
-        throw new Error('want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"');
+      parseLeaseLabels(text);
     },
     usage:
-      'The TCP network `address` of the HTTP server for metrics (/metrics) and health checks (/healthz, /readyz, /healthz/leader-election), e.g. ":8080"; empty: off.',
+      "The `labels` put on the Lease while this replica leads, as key:value items separated by commas, e.g. 'my-label:my-value,my-second-label:my-second-value'.",
+  },
+  'http-endpoint': {
+    type: 'string',
+    check: (text: string) => endpointCheck(text),
+    usage:
+      'The TCP network `address` of the HTTP server for metrics (/metrics) and health checks (/healthz, /readyz, /healthz/leader-election), e.g. ":8080"; empty: off. Only one of -metrics-address and -http-endpoint can be set.',
+  },
+  'metrics-address': {
+    type: 'string',
+    check: (text: string) => endpointCheck(text),
+    usage:
+      '(deprecated) The TCP network `address` of the HTTP server for metrics, the older name of -http-endpoint (it serves the same). Only one of -metrics-address and -http-endpoint can be set.',
+  },
+  'metrics-path': {
+    type: 'string',
+    default: COMMON_DEFAULTS.metricsPath,
+    check: (text: string) => {
+      if (!text.startsWith('/')) throw new Error('must start with "/"');
+    },
+    usage: 'The HTTP `path` where Prometheus metrics are served.',
   },
   'kube-api-qps': {
     type: 'float',
@@ -103,6 +148,10 @@ export const COMMON_FLAGS = {
     },
     usage: 'Log verbosity: 4 and up logs debug messages, 5 and up trace messages.',
   },
+  version: {
+    type: 'boolean',
+    usage: 'Print the version and exit.',
+  },
 } as const satisfies FlagTable;
 
 /** The flag of each common option that has one. */
@@ -114,7 +163,9 @@ const FLAG_OF: Readonly<Record<keyof CommonOptions, keyof typeof COMMON_FLAGS>> 
   renewDeadlineMs: 'leader-election-renew-deadline',
   retryPeriodMs: 'leader-election-retry-period',
   releaseOnCancel: 'leader-election-release-on-cancel',
+  leaderElectionLabels: 'leader-election-labels',
   httpEndpoint: 'http-endpoint',
+  metricsPath: 'metrics-path',
   kubeApiQps: 'kube-api-qps',
   kubeApiBurst: 'kube-api-burst',
   workerThreads: 'worker-threads',
@@ -133,6 +184,11 @@ export function commonFlags(defaults: CommonOptions = {}): FlagTable {
       const { host, port } = value as EndpointAddress;
       text = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     }
+    if (option === 'leaderElectionLabels') {
+      text = Object.entries(value as Record<string, string>)
+        .map(([k, v]) => `${k}:${v}`)
+        .join(',');
+    }
     table[flag] = { ...table[flag], default: text } as FlagTable[string];
   }
   return table;
@@ -149,7 +205,11 @@ export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): Commo
     return typeof v === 'string' && v !== '' ? v : undefined;
   };
   const num = (flag: string): number => values.get(flag) as number;
-  const endpoint = text('http-endpoint');
+  // The sidecars' older name of the endpoint flag; they refuse both at once.
+  if (text('metrics-address') !== undefined && text('http-endpoint') !== undefined)
+    throw new CommandLineError('only one of -metrics-address and -http-endpoint can be set');
+  const endpoint = text('metrics-address') ?? text('http-endpoint');
+  const labels = text('leader-election-labels');
   const options: CommonOptions = {
     kubeconfig: text('kubeconfig'),
     leaderElection: values.get('leader-election') as boolean,
@@ -158,7 +218,9 @@ export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): Commo
     renewDeadlineMs: num('leader-election-renew-deadline'),
     retryPeriodMs: num('leader-election-retry-period'),
     releaseOnCancel: values.get('leader-election-release-on-cancel') as boolean,
+    leaderElectionLabels: labels === undefined ? undefined : parseLeaseLabels(labels),
     httpEndpoint: endpoint === undefined ? undefined : parseEndpointAddress(endpoint),
+    metricsPath: values.get('metrics-path') as string,
     kubeApiQps: num('kube-api-qps'),
     kubeApiBurst: num('kube-api-burst'),
     workerThreads: num('worker-threads'),

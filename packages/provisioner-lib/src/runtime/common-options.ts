@@ -38,8 +38,18 @@ export interface CommonOptions {
    * (client-go's `ReleaseOnCancel`). Default true (the library's own default is false, as the Go library's).
    */
   releaseOnCancel?: boolean | undefined;
+  /**
+   * `--leader-election-labels`: labels put on the Lease while this replica leads (the controller's
+   * `leaderElectionLabels`). Default none.
+   */
+  leaderElectionLabels?: Readonly<Record<string, string>> | undefined;
   /** `--http-endpoint`: serve `/metrics`, `/healthz`, `/readyz` and `/healthz/leader-election` there. Default: not served. */
   httpEndpoint?: EndpointAddress | undefined;
+  /**
+   * `--metrics-path`: the path of the metrics on the endpoint. Default `/metrics`. A setup's own `metricsPath` wins
+   * over it.
+   */
+  metricsPath?: string | undefined;
   /**
    * `--kube-api-qps`: client-side limit of API requests per second, as client-go's `rest.Config.QPS`: 0 means 5, a
    * negative value (or Infinity) means no limit. Default 5.
@@ -57,9 +67,9 @@ export interface CommonOptions {
 
 /** {@link CommonOptions} with every default filled in; those without a default may still be undefined. */
 export type ResolvedCommonOptions = Required<
-  Omit<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'httpEndpoint'>
+  Omit<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'leaderElectionLabels' | 'httpEndpoint'>
 > &
-  Pick<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'httpEndpoint'>;
+  Pick<CommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'leaderElectionLabels' | 'httpEndpoint'>;
 
 /** The defaults of {@link CommonOptions}. */
 export const COMMON_DEFAULTS = {
@@ -68,12 +78,16 @@ export const COMMON_DEFAULTS = {
   renewDeadlineMs: DEFAULTS.renewDeadlineMs,
   retryPeriodMs: DEFAULTS.retryPeriodMs,
   releaseOnCancel: true,
+  metricsPath: '/metrics',
   kubeApiQps: DEFAULT_CLIENT_QPS,
   kubeApiBurst: DEFAULT_CLIENT_BURST,
   workerThreads: DEFAULTS.threadiness,
   loggingFormat: 'text',
   verbosity: 0,
-} as const satisfies Omit<ResolvedCommonOptions, 'kubeconfig' | 'leaderElectionNamespace' | 'httpEndpoint'>;
+} as const satisfies Omit<
+  ResolvedCommonOptions,
+  'kubeconfig' | 'leaderElectionNamespace' | 'leaderElectionLabels' | 'httpEndpoint'
+>;
 
 /** `options` over the binary's `defaults` over {@link COMMON_DEFAULTS}; an undefined option takes the default. */
 export function resolveCommonOptions(options: CommonOptions, defaults: CommonOptions = {}): ResolvedCommonOptions {
@@ -93,7 +107,9 @@ const COMMON_OPTION_NAMES: Readonly<Record<keyof CommonOptions, true>> = {
   renewDeadlineMs: true,
   retryPeriodMs: true,
   releaseOnCancel: true,
+  leaderElectionLabels: true,
   httpEndpoint: true,
+  metricsPath: true,
   kubeApiQps: true,
   kubeApiBurst: true,
   workerThreads: true,

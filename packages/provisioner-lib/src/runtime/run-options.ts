@@ -74,7 +74,7 @@ export type ControllerOverrides = Partial<
 
 /** Where the endpoint serves what, for a binary that keeps its upstream's paths. */
 export interface EndpointPaths {
-  /** Path of the metrics. Default `/metrics`. */
+  /** Path of the metrics. Default `--metrics-path` (common option `metricsPath`), `/metrics`; this one wins over it. */
   metricsPath?: string;
   /** Path of the readiness checks (their aggregate; `<readyPath>/<name>` for one). Default `/readyz`. */
   readyPath?: string;
@@ -135,6 +135,11 @@ export interface RuntimeOptions<O> extends RuntimeContext {
   description?: string;
   /** The binary's defaults of the common options, e.g. `{ leaderElection: false }` for a DaemonSet. Default none. */
   commonDefaults?: CommonOptions;
+  /**
+   * The version `--version` prints (as `<name> <version>`, exit code 0), with a flag table (a binary with its own
+   * parser prints its own). Default `unknown`, as the sidecars print when their build set none.
+   */
+  version?: string;
   /**
    * Checks the binary's options against this machine before anything reaches out (before the kubeconfig is loaded):
    * a directory that must exist, a file that must be readable. A thrown error fails the run as a failed `setup`

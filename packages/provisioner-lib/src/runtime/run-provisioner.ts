@@ -24,6 +24,7 @@ function commandLineOf<O>(
     name: options.name,
     ...(options.description === undefined ? {} : { description: options.description }),
     ...(options.commonDefaults === undefined ? {} : { commonDefaults: options.commonDefaults }),
+    ...(options.version === undefined ? {} : { version: options.version }),
   }) as CommandLineParser<O>;
 }
 
@@ -115,7 +116,7 @@ export async function runProvisioner<O>(
         leaderElection,
         healthChecks: parts.healthChecks,
         readyChecks: parts.readyChecks,
-        metricsPath: parts.metricsPath,
+        metricsPath: parts.metricsPath ?? common.metricsPath,
         readyPath: parts.readyPath,
       });
       cleanups.push(() => served.close());
@@ -154,6 +155,7 @@ export async function runProvisioner<O>(
         renewDeadlineMs: common.renewDeadlineMs,
         retryPeriodMs: common.retryPeriodMs,
         releaseOnCancel: common.releaseOnCancel,
+        ...(common.leaderElectionLabels === undefined ? {} : { leaderElectionLabels: common.leaderElectionLabels }),
         ...parts.controller,
         metrics: prometheusSink(registry),
         logger,

@@ -260,6 +260,16 @@ describe('ProvisionController options: construction errors', () => {
     expect(() => make({ threadiness: Number.NaN })).toThrow('threadiness must be a whole number >= 1, got NaN');
   });
 
+  it('Lease labels the API server would refuse', () => {
+    expect(() => make({ leaderElectionLabels: { 'team/a/b': 'x' } })).toThrow(
+      'ProvisionController: leaderElectionLabels: label key "team/a/b": the prefix before "/" must be a DNS subdomain',
+    );
+    expect(() => make({ leaderElectionLabels: { team: '-x' } })).toThrow(
+      'ProvisionController: leaderElectionLabels: label value "-x" of "team": must be at most 63 characters',
+    );
+    expect(() => make({ leaderElectionLabels: { 'example.com/team': 'storage', empty: '' } })).not.toThrow();
+  });
+
   it('createProvisionedPVLimiter with retry count or interval', () => {
     const limiter = new ItemExponentialFailureRateLimiter<string>(1, 1_000);
     expect(() => make({ createProvisionedPVLimiter: limiter, createProvisionedPVRetryCount: 3 })).toThrow(

@@ -41,7 +41,9 @@ describe('flagsCommandLine', () => {
         renewDeadlineMs: 10_000,
         retryPeriodMs: 2_000,
         releaseOnCancel: true,
+        leaderElectionLabels: undefined,
         httpEndpoint: undefined,
+        metricsPath: '/metrics',
         kubeApiQps: 5,
         kubeApiBurst: 10,
         workerThreads: 4,
@@ -54,6 +56,7 @@ describe('flagsCommandLine', () => {
       ...COMMON_DEFAULTS,
       kubeconfig: undefined,
       leaderElectionNamespace: undefined,
+      leaderElectionLabels: undefined,
       httpEndpoint: undefined,
     });
   });
@@ -68,7 +71,9 @@ describe('flagsCommandLine', () => {
       '--leader-election-renew-deadline=20s',
       '--leader-election-retry-period=5s',
       '--leader-election-release-on-cancel=false',
+      '--leader-election-labels=app.kubernetes.io/name:hostpath,tier:',
       '--http-endpoint=[::1]:9090',
+      '--metrics-path=/custom/metrics',
       '--kube-api-qps=0.5',
       '--kube-api-burst=3',
       '--worker-threads=16',
@@ -83,7 +88,9 @@ describe('flagsCommandLine', () => {
       renewDeadlineMs: 20_000,
       retryPeriodMs: 5_000,
       releaseOnCancel: false,
+      leaderElectionLabels: { 'app.kubernetes.io/name': 'hostpath', tier: '' },
       httpEndpoint: { host: '::1', port: 9090 },
+      metricsPath: '/custom/metrics',
       kubeApiQps: 0.5,
       kubeApiBurst: 3,
       workerThreads: 16,
@@ -92,6 +99,21 @@ describe('flagsCommandLine', () => {
     });
     expect(run(['--http-endpoint', ':8080']).common.httpEndpoint).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(run(['--kube-api-qps=-1']).common.kubeApiQps).toBe(-1);
+    expect(run(['--leader-election-labels=']).common.leaderElectionLabels).toBeUndefined();
+  });
+
+  it('reads the deprecated --metrics-address as the sidecars do: the endpoint, under its older name', () => {
+    expect(run(['--metrics-address', ':9090']).common.httpEndpoint).toEqual({ host: '0.0.0.0', port: 9090 });
+  });
+
+  it('prints the program and its version for --version, exit code 0, whatever other flags say', () => {
+    expect(exit(['--version'])).toEqual({ kind: 'exit', code: 0, stdout: 'prog unknown\n' });
+    const versioned = flagsCommandLine(OWN, { name: 'prog', version: 'v1.2.3' });
+    expect(versioned(['--leader-election-renew-deadline=20s', '-version'], {})).toEqual({
+      kind: 'exit',
+      code: 0,
+      stdout: 'prog v1.2.3\n',
+    });
   });
 
   it("reads the binary's flags, with their environment variables", () => {
@@ -138,6 +160,27 @@ describe('flagsCommandLine', () => {
         '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period',
       ],
       [['-v=-1'], 'invalid value "-1" for flag -v: must not be negative'],
+      [
+        ['--metrics-address=:9090', '--http-endpoint=:8080'],
+        'only one of -metrics-address and -http-endpoint can be set',
+      ],
+      [
+        ['--metrics-address=9090'],
+        'invalid value "9090" for flag -metrics-address: want ADDR:PORT, such as ":8080" or "127.0.0.1:8080"',
+      ],
+      [['--metrics-path=metrics'], 'invalid value "metrics" for flag -metrics-path: must start with "/"'],
+      [
+        ['--leader-election-labels=team=storage'],
+        'invalid value "team=storage" for flag -leader-election-labels: malformed item in list of labels: team=storage (want key:value)',
+      ],
+      [
+        ['--leader-election-labels=Example.com/team:a'],
+        'invalid value "Example.com/team:a" for flag -leader-election-labels: label key "Example.com/team": the prefix before "/" must be a DNS subdomain (lower case, e.g. "example.com")',
+      ],
+      [
+        ['--leader-election-labels=team:a b'],
+        'invalid value "team:a b" for flag -leader-election-labels: label value "a b" of "team": must be at most 63 characters, alphanumeric at both ends, with "-", "_" or "." inside',
+      ],
       [['start'], 'unexpected argument "start": prog takes flags only'],
     ];
     for (const [argv, message] of cases) {

@@ -192,6 +192,31 @@ describeTiers('runProvisioner', (tier) => {
     expect(program.stderr()).toBe('');
   });
 
+  it("takes the sidecars' --metrics-address, --metrics-path and --leader-election-labels: the endpoint, its metrics path, the Lease's labels", async () => {
+    const { read, api, args } = await startCluster(tier);
+    const program = run([
+      ...args,
+      '--metrics-address=127.0.0.1:0',
+      '--metrics-path=/custom/metrics',
+      '--leader-election-labels=app.kubernetes.io/name:runtime-test,team:storage',
+    ]);
+    tier.defer(program.stop);
+    const { endpoint } = await program.started;
+    const url = endpoint!.url;
+    await createClass(api, 'standard', PROVISIONER);
+    await createClaim(api, 'data', 'standard');
+    await waitBound(api, 'data');
+    await vi.waitFor(async () => {
+      const { body } = await get(`${url}/custom/metrics`);
+      expect(body).toMatch(/^controller_persistentvolumeclaim_provision_total\{class="standard"[^}]*\} 1$/m);
+    }, WAIT);
+    expect((await get(`${url}/metrics`)).status).toBe(404);
+    expect(await get(`${url}/healthz/leader-election`)).toEqual({ status: 200, body: 'ok' });
+    const [lease] = await read.leases('default');
+    expect(lease?.metadata?.labels).toEqual({ 'app.kubernetes.io/name': 'runtime-test', team: 'storage' });
+    expect(await program.stop()).toBe(0);
+  });
+
   it('exits 1 when setup fails, logging why, and runs the clean-ups it registered', async () => {
     const { args } = await startCluster(tier);
     const cleanups: string[] = [];

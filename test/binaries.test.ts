@@ -1,6 +1,8 @@
 /**
- * The provisioner binaries (each package's `bin`, built by tsup.binary.ts) are one file each: copied alone into an
- * empty folder, with no `node_modules` above it, every one of them loads all its code and prints its usage. The images
+ * The provisioner binaries (each package's `bin`, built by tsup.binary.ts) are one file each, `dist/cli.js`, behind
+ * the Node.js version check their `bin` names (`dist/bin/<name>.js`, test/node-version-gate.test.ts): the two copied
+ * alone into an empty folder, with no `node_modules` above it, every one of them loads all its code and prints its
+ * usage. The images
  * and the manifests run them this way; a dependency left out of the bundle would fail here. What tsup.binary.ts does
  * for their memory is checked too: each is pure ASCII, with the license comments of its bundled code in the file it
  * names beside it, and loading it does not load Node.js's internal undici.
@@ -30,8 +32,13 @@ const binaries = readdirSync(join(ROOT, 'packages')).flatMap((dir) => {
     private?: boolean;
     bin?: Record<string, string>;
   };
-  if (json.private === true || dir === 'testkit') return [];
-  return Object.entries(json.bin ?? {}).map(([name, file]) => ({ name, file: join(folder, file) }));
+  if (dir === 'testkit') return [];
+  // `file` is the bundle, which the gate imports (`../cli.js`).
+  return Object.entries(json.bin ?? {}).map(([name, gate]) => ({
+    name,
+    gate: join(folder, gate),
+    file: join(folder, 'dist/cli.js'),
+  }));
 });
 
 const scratch = mkdtempSync(join(tmpdir(), 'kprov-binaries-'));
@@ -54,11 +61,12 @@ describe('provisioner binaries', () => {
     ]);
   });
 
-  it.each(binaries)('$name runs from its file alone, without node_modules', async ({ name, file }) => {
+  it.each(binaries)('$name runs from its file alone, without node_modules', async ({ name, gate, file }) => {
     const dir = join(scratch, name);
-    const copy = join(dir, basename(file));
-    mkdirSync(dir);
-    copyFileSync(file, copy);
+    const copy = join(dir, 'bin', basename(gate));
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    copyFileSync(gate, copy);
+    copyFileSync(file, join(dir, basename(file)));
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [copy, '--help'], { cwd: dir });
     expect(`${stdout}${stderr}`).toContain(name);
   });
@@ -93,8 +101,8 @@ describe('provisioner binaries', () => {
 
   // An ES module import of a built-in reads all its exports, and `node:http`'s `WebSocket` getter then loads Node.js's
   // internal undici, which the binaries never use (1.1 MiB of heap, 1.9 MiB of RSS; tsup.binary.ts).
-  it.each(binaries)('$name does not load Node.js internal undici', async ({ file }) => {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--require', undiciProbe, file, '--help'], {
+  it.each(binaries)('$name does not load Node.js internal undici', async ({ gate }) => {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--require', undiciProbe, gate, '--help'], {
       cwd: scratch,
     });
     expect(stdout).not.toBe('');

@@ -1,6 +1,7 @@
 /**
  * What the published packages declare and ship: the Node.js versions they support (`engines.node`, checked against
- * what their production dependencies declare), and the LICENSE and NOTICE in every tarball `pnpm pack` makes.
+ * what their production dependencies declare), the metadata npm shows and publishes with, the files in every tarball
+ * `pnpm pack` makes (LICENSE and NOTICE as at the root, a changelog, nothing but `dist/` besides).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -15,6 +16,13 @@ interface PackageJson {
   name: string;
   version: string;
   private?: boolean;
+  license?: string;
+  author?: string;
+  homepage?: string;
+  bugs?: { url?: string };
+  keywords?: string[];
+  repository?: { type?: string; url?: string; directory?: string };
+  publishConfig?: { access?: string; provenance?: boolean };
   engines?: { node?: string };
   files?: string[];
   dependencies?: Record<string, string>;
@@ -156,7 +164,30 @@ describe('the packed tarballs', () => {
       const extract = (entry: string): string => execFileSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' });
       expect(extract('package/LICENSE')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
       expect(extract('package/NOTICE')).toBe(readFileSync(join(ROOT, 'NOTICE'), 'utf8'));
+      // The changelog, with an entry for the version packed; and nothing beside the built code but these.
+      expect(extract('package/CHANGELOG.md')).toContain(`\n## ${p.json.version}\n`);
+      const files = entries.filter((e) => e !== '' && !e.endsWith('/'));
+      const allowed = /^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|NOTICE|dist\/.+)$/;
+      expect(files.filter((e) => !allowed.test(e))).toEqual([]);
     },
     30_000,
+  );
+});
+
+describe('package metadata', () => {
+  it.each(published.map((p) => [p.json.name, p] as const))(
+    '%s names its source, home, issues, author and license, and publishes publicly with provenance',
+    (_name, p) => {
+      const dir = p.folder.slice(ROOT.length).replace(/^\/+/, '');
+      expect(p.json).toMatchObject({
+        license: 'Apache-2.0',
+        author: expect.stringMatching(/\S/) as unknown,
+        repository: { type: 'git', url: 'git+https://github.com/kprov/kprov.git', directory: dir },
+        homepage: `https://github.com/kprov/kprov/tree/main/${dir}#readme`,
+        bugs: { url: 'https://github.com/kprov/kprov/issues' },
+        publishConfig: { access: 'public', provenance: true },
+      });
+      expect(p.json.keywords).toContain('kubernetes');
+    },
   );
 });

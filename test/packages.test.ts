@@ -1,7 +1,8 @@
 /**
  * What the published packages declare and ship: the Node.js versions they support (`engines.node`, checked against
  * what their production dependencies declare), the metadata npm shows and publishes with, the files in every tarball
- * `pnpm pack` makes (LICENSE and NOTICE as at the root, a changelog, nothing but `dist/` besides).
+ * `pnpm pack` makes (LICENSE and NOTICE as at the root, a changelog, nothing but `dist/` besides), and the version
+ * each chart and image reference names (docs/releasing.md).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkVersions } from '../scripts/release/versions.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -190,4 +192,10 @@ describe('package metadata', () => {
       expect(p.json.keywords).toContain('kubernetes');
     },
   );
+});
+
+describe('versions', () => {
+  it('every chart and image reference names its package.json version (scripts/release/versions.ts)', () => {
+    expect(checkVersions(false)).toEqual([]);
+  });
 });

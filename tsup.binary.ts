@@ -134,7 +134,8 @@ export function libraryAndBinary(binary: Record<string, string>, library: Option
       ...library,
     },
     binaryBundle(binary),
-    ...nodeVersionGates(),
+    // The gates import the (first) binary bundle.
+    ...nodeVersionGates(Object.keys(binary)[0]),
   ];
 }
 

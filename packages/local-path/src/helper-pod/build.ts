@@ -5,6 +5,7 @@
  * @module
  */
 import type { V1Container, V1Pod, V1Toleration, V1Volume, V1VolumeMount, V1KeyToPath } from '@kubernetes/client-node';
+import { guardedCommand } from '../volume/path-guard.js';
 import { cleanPath } from '../volume/path-pattern.js';
 import { scriptInterface } from './script-interface.js';
 
@@ -56,9 +57,12 @@ export interface HelperPodInputs {
   readonly group?: string | undefined;
   /** `VOL_PERM`; empty when unset (always empty for delete). */
   readonly perm?: string | undefined;
-  /** `setupCommand` from the config: replaces `/bin/sh /script/setup` with `[setupCommand]`. */
+  /**
+   * `setupCommand` from the config: replaces the guarded `/bin/sh /script/setup` with `[setupCommand]`, which runs
+   * without the guard (the program must refuse links itself).
+   */
   readonly setupCommand?: string | undefined;
-  /** `teardownCommand` from the config: replaces `/bin/sh /script/teardown` with `[teardownCommand]`. */
+  /** `teardownCommand` from the config: replaces the guarded `/bin/sh /script/teardown`, as `setupCommand`. */
   readonly teardownCommand?: string | undefined;
   /**
    * The base path the volume lies strictly inside. When given, the `data` volume is that base path instead of the
@@ -103,9 +107,12 @@ function addVolumeMount(mounts: V1VolumeMount[], name: string, mountPath: string
  *   `DirectoryOrCreate`) and, unless both commands are overridden, `script` (the ConfigMap with the non-overridden
  *   `setup`/`teardown` items);
  * - first container: mounts `script` at `/script` and `data` at its host path, command
- *   `/bin/sh /script/<setup|teardown>` or `[setupCommand|teardownCommand]`, args `-p <dir> -s <bytes> -m <mode> -a
- *   <action>`, and env `VOL_DIR`, `VOL_MODE`, `VOL_SIZE_BYTES`, `VOL_USER`, `VOL_GROUP`, `VOL_PERM` appended, then
- *   `VOL_BASE` (ours: the mounted directory, below which the default scripts allow no symbolic link).
+ *   `/bin/sh /script/<setup|teardown>` behind the path guard's prologue (`/bin/sh -c <prologue> local-path-guard
+ *   <action> /bin/sh /script/<setup|teardown>`, see `volume/path-guard.ts`: whatever the script is, a path through a
+ *   symbolic link below `VOL_BASE` is refused before it runs), or `[setupCommand|teardownCommand]` as it is; args
+ *   `-p <dir> -s <bytes> -m <mode> -a <action>`, and env `VOL_DIR`, `VOL_MODE`, `VOL_SIZE_BYTES`, `VOL_USER`,
+ *   `VOL_GROUP`, `VOL_PERM` appended, then `VOL_BASE` (ours: the mounted directory, below which the guard allows no
+ *   symbolic link).
  *
  * Throws a {@link HelperPodError}: `invalid empty name or path or node`, `volume path <p> is not absolute`, or
  * `invalid path <action> for <path>: cannot find parent dir or volume dir or parent dir is relative`, each wrapped
@@ -172,11 +179,12 @@ export function buildHelperPod(inputs: HelperPodInputs): V1Pod {
   if (spec.tolerations === undefined) spec.tolerations = [{ ...DEFAULT_HELPER_TOLERATION }];
   spec.volumes = [...(spec.volumes ?? []), ...volumes];
 
+  // A configured command runs as it is: its image may have no shell (upstream's distroless example).
   container.command =
     command !== undefined && command !== ''
       ? [command]
-      : ['/bin/sh', `${HELPER_SCRIPT_DIR}/${action === 'create' ? 'setup' : 'teardown'}`];
-  // VOL_BASE is the mounted directory: the default scripts refuse a VOL_DIR whose real path leaves it.
+      : guardedCommand(action, ['/bin/sh', `${HELPER_SCRIPT_DIR}/${action === 'create' ? 'setup' : 'teardown'}`]);
+  // VOL_BASE is the mounted directory: the guard (and our default scripts) refuse a VOL_DIR through a link below it.
   const script = scriptInterface({ ...inputs, volDir, volBase: parentDir });
   container.args = script.args;
   container.env = [...(container.env ?? []), ...Object.entries(script.env).map(([name, value]) => ({ name, value }))];

@@ -1,5 +1,6 @@
 /**
- * Node mode's setup and teardown of a volume directory on its own node: the checks of `node-dirs.ts` first, then the
+ * Node mode's setup and teardown of a volume directory on its own node: the checks of `node-dirs.ts` first (the path
+ * guard of `volume/path-guard.ts`, as a helper pod's prologue: no symbolic link below the base path), then the
  * built-in behaviour (directory, owner, group and mode in-process) or the configured script or command as a child
  * process (`scripts.ts`), with `cmdTimeoutSeconds` as its limit. A setup that fails or times out leaves no directory
  * it made behind. A pending record (`pending.ts`) is kept from before the directory is made until the PV is saved,
@@ -12,6 +13,7 @@ import { DEFAULT_CMD_TIMEOUT_SECONDS, type Config } from '../config/index.js';
 import { runCommand } from './command-runner.js';
 import { checkVolumeDirCreate, checkVolumeDirRemove, createVolumeDir, onHost, removeVolumeDir } from './node-dirs.js';
 import { applyOwner, type OwnerValues } from './owner.js';
+import { guardVolumePath } from '../volume/path-guard.js';
 import { removePending, writePending, type PendingRecord } from './pending.js';
 import { planScript, scriptCall, type NodeScripts } from './scripts.js';
 
@@ -105,6 +107,8 @@ export class NodeVolumes {
             logger: this.logger.child({ pv: record.pvName }),
           });
         }
+        // Walked again, as the prologue does after a setup: a component swapped for a link meanwhile fails it.
+        await guardVolumePath({ hostRoot, base: dirBase, dir: record.path });
       } catch (err) {
         await this.undoSetUp(setup, existed);
         throw err;

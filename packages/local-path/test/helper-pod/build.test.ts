@@ -3,6 +3,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { buildHelperPod, HelperPodError, type HelperPodInputs } from '../../src/helper-pod/build.js';
 import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
 import { DEFAULT_TEMPLATE } from './fixtures.js';
+import { guardedCommand, PATH_GUARD_SCRIPT } from '../../src/volume/path-guard.js';
 
 const template = loadHelperPodTemplate(DEFAULT_TEMPLATE, false);
 const PV = 'pvc-0d1c7f7e-1111-2222-3333-444455556666';
@@ -66,7 +67,16 @@ describe('buildHelperPod — create, field by field (reference 3.6)', () => {
       { name: 'script', mountPath: '/script' },
       { name: 'data', mountPath: '/opt/local-path-provisioner' },
     ]));
-  it('command is /bin/sh /script/setup', () => expect(c.command).toEqual(['/bin/sh', '/script/setup']));
+  it('command is /bin/sh /script/setup behind the path guard', () =>
+    expect(c.command).toEqual([
+      '/bin/sh',
+      '-c',
+      PATH_GUARD_SCRIPT,
+      'local-path-guard',
+      'create',
+      '/bin/sh',
+      '/script/setup',
+    ]));
   it('args are -p -s -m -a', () =>
     expect(c.args).toEqual(['-p', volDir, '-s', '134217728', '-m', 'Filesystem', '-a', 'create']));
   it('env has VOL_DIR, VOL_MODE, VOL_SIZE_BYTES, VOL_USER, VOL_GROUP, VOL_PERM, then VOL_BASE (the mounted directory)', () =>
@@ -96,7 +106,7 @@ describe('buildHelperPod — delete', () => {
   const c = pod.spec!.containers[0]!;
   it('is named for delete and runs teardown', () => {
     expect(pod.metadata?.name).toBe(`helper-pod-delete-${PV}`);
-    expect(c.command).toEqual(['/bin/sh', '/script/teardown']);
+    expect(c.command).toEqual(guardedCommand('delete', ['/bin/sh', '/script/teardown']));
     expect(c.args?.slice(2)).toEqual(['-s', '5', '-m', 'Block', '-a', 'delete']);
   });
   it('has empty VOL_USER, VOL_GROUP, VOL_PERM', () => {

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describeTiers } from '@kprov/testkit/vitest';
+import { guardedCommand } from '../../src/volume/path-guard.js';
 import { expect, it, vi } from 'vitest';
 import {
   BASE_PATH,
@@ -123,7 +124,9 @@ describeTiers(
       await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
       await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
       await vi.waitFor(async () => expect(existsSync(dir)).toBe(false), WAIT);
-      expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual(['/bin/sh', '/script/teardown']);
+      expect(e.helperPodsCreated[1]!.spec!.containers[0]!.command).toEqual(
+        guardedCommand('delete', ['/bin/sh', '/script/teardown']),
+      );
       expect((await readFile(calls, 'utf8')).trim()).toBe('create size=134217728 mode=Filesystem same-as-VOL_DIR=yes');
     });
   },

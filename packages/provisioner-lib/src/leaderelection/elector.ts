@@ -58,6 +58,11 @@ export class LeadershipLostError extends Error {
   override readonly name = 'LeadershipLostError';
 }
 
+/** The reason a Lease request is aborted with when its deadline passes (as against the elector's stop). */
+class LeaseRequestTimeoutError extends Error {
+  override readonly name = 'LeaseRequestTimeoutError';
+}
+
 const NO_RECORD: LeaderElectionRecord = Object.freeze({
   holderIdentity: '',
   leaseDurationSeconds: 0,
@@ -245,14 +250,14 @@ export class LeaderElector {
     try {
       current = await this.#lock.get(signal);
     } catch (err) {
-      this.#logger.error({ err }, 'Error retrieving lease');
+      this.#logRequestError(err, signal, 'Error retrieving lease');
       return false;
     }
     if (current === undefined) {
       try {
         await this.#lock.create(desired, signal);
       } catch (err) {
-        this.#logger.error({ err }, 'Error initially creating lease');
+        this.#logRequestError(err, signal, 'Error initially creating lease');
         return false;
       }
       this.#setObserved(desired);
@@ -276,11 +281,23 @@ export class LeaderElector {
       await this.#lock.update(record, signal);
     } catch (err) {
       if (isConflict(err)) this.#logger.debug({ err }, 'Lease was changed by another writer');
-      else this.#logger.error({ err }, 'Failed to update lease');
+      else this.#logRequestError(err, signal, 'Failed to update lease');
       return false;
     }
     this.#setObserved(record);
     return true;
+  }
+
+  /**
+   * Logs a failed Lease request: an error, unless the elector's own stop aborted it (a request cut short by `run`'s
+   * signal is the stop working, not a failure; one cut short by the renew deadline is still an error).
+   */
+  #logRequestError(err: unknown, signal: AbortSignal | undefined, message: string): void {
+    if (signal?.aborted === true && !(signal.reason instanceof LeaseRequestTimeoutError)) {
+      this.#logger.debug({ err }, `${message}: the elector is stopping`);
+    } else {
+      this.#logger.error({ err }, message);
+    }
   }
 
   #observedIsUs(): boolean {
@@ -337,7 +354,7 @@ export class LeaderElector {
     parent?.addEventListener('abort', onAbort, { once: true });
     if (parent?.aborted === true) onAbort();
     const timer = this.#clock.setTimeout(() => {
-      controller.abort(new Error(`lease request timed out after ${ms} ms`));
+      controller.abort(new LeaseRequestTimeoutError(`lease request timed out after ${ms} ms`));
     }, ms);
     try {
       return await fn(controller.signal);

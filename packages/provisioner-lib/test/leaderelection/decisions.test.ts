@@ -13,6 +13,7 @@ import {
   writeForeignLease,
   type Candidate,
 } from './helpers.js';
+import { captureLogger, type LogLine } from '../events/capture-logger.js';
 
 // The decision logic of tryAcquireOrRenew, driven attempt by attempt with a FakeClock: requests are real (testkit
 // over HTTP) but every time decision reads the fake clock. Default timings: 15 s lease, 10 s renew deadline, 2 s retry.
@@ -365,5 +366,58 @@ describe('release on a fake clock', () => {
     expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'x', leaseTransitions: 4 });
     expect(a.elector.getLeader()).toBe('x');
     expect(a.stopped).toBe(1);
+  });
+});
+
+describe('a Lease request under way when the elector stops', () => {
+  // The testkit holds each Lease GET this long before answering: long enough to be under way when the test acts.
+  const SLOW_GET = { verb: 'get', resource: 'leases', action: { type: 'latency', ms: 3_000 } } as const;
+
+  function slowElector(clock: FakeClock): { le: LeaderElector; lines: LogLine[] } {
+    const lines: LogLine[] = [];
+    const lock = new LeaseLock({
+      kubeConfig: kit.kubeConfig,
+      namespace: 'default',
+      name: uniqueName('slow'),
+      identity: 'a',
+    });
+    locks.push(lock);
+    const le = new LeaderElector({
+      lock,
+      clock,
+      logger: captureLogger(lines),
+      onStartedLeading: () => undefined,
+      onStoppedLeading: () => undefined,
+    });
+    return { le, lines };
+  }
+
+  it('is not logged as an error when the stop cut it short', async () => {
+    const clock = new FakeClock();
+    kit.faults.add(SLOW_GET);
+    const { le, lines } = slowElector(clock);
+    const stop = new AbortController();
+    const run = le.run(stop.signal);
+    await vi.waitFor(() => expect(kit.faults.hits()).toEqual([1]), WAIT); // the GET is under way
+    stop.abort();
+    await run;
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(lines.map((l) => l.message)).toContain('Error retrieving lease: the elector is stopping');
+  });
+
+  it('is logged as an error when the renew deadline cut it short', async () => {
+    const clock = new FakeClock();
+    kit.faults.add(SLOW_GET);
+    const { le, lines } = slowElector(clock);
+    const stop = new AbortController();
+    const run = le.run(stop.signal);
+    await vi.waitFor(() => expect(kit.faults.hits()).toEqual([1]), WAIT);
+    clock.advance(10_000); // the default renew deadline: the request's own deadline passes
+    await vi.waitFor(
+      () => expect(lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual(['Error retrieving lease']),
+      WAIT,
+    );
+    stop.abort();
+    await run;
   });
 });

@@ -32,10 +32,12 @@ import {
   useClaimOn,
   waitForLog,
 } from './helpers.js';
+import packageJson from '../../package.json' with { type: 'json' };
 
 const NAMESPACE = 'kube-system';
 const ROOT_PATH = '/kutti/vols';
-const IMAGE = 'ghcr.io/kprov/local-path:0.1.0';
+/** The image the manifest names, as `pnpm images` tags it: this package's version. */
+const IMAGE = `ghcr.io/kprov/local-path:${packageJson.version}`;
 /** docs/local-path.md's command for a provisioner on every node: the same file, its Deployment made a DaemonSet. */
 const AS_DAEMONSET =
   "sed -e 's/^kind: Deployment$/kind: DaemonSet/' -e '/^  replicas: 1$/d' " +

@@ -27,6 +27,7 @@ import {
   validate,
   type Manifest,
 } from './validate.js';
+import packageJson from '../../package.json' with { type: 'json' };
 
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 const NODE_MODE = 'deploy/local-path-storage-node-mode.yaml';
@@ -126,7 +127,7 @@ describe(KUTTI, () => {
     // Only the image is ours: no command, arguments, probes or other variables.
     expect(container).toEqual({
       name: 'provisioner',
-      image: 'ghcr.io/kprov/local-path:0.1.0',
+      image: `ghcr.io/kprov/local-path:${packageJson.version}`,
       volumeMounts: [{ mountPath: '/kutti/vols', name: 'kuttivolsroot' }],
       env: [
         { name: 'KUTTI_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },

@@ -1,0 +1,49 @@
+/**
+ * A Node informer that keeps only what the node-cleanup controller reads of a Node: its name, uid, labels and
+ * resourceVersion. provisioner-lib's `informerFor` knows PVs, PVCs and StorageClasses only, so this one is put
+ * together from its `Informer` with a list through client-node and the library's watch.
+ *
+ * @module
+ */
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { Informer, makeApiClient, watchWithAgent, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { hostnameIndex, HOSTNAME_INDEX } from './node-exists.js';
+
+/** A Node cut down to its identity and labels (a Node's status, with its image list, is most of its size). */
+function slimNode(node: V1Node): V1Node {
+  const m = node.metadata ?? {};
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      ...(m.name === undefined ? {} : { name: m.name }),
+      ...(m.uid === undefined ? {} : { uid: m.uid }),
+      ...(m.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
+      ...(m.labels === undefined ? {} : { labels: m.labels }),
+    },
+  };
+}
+
+/** An informer of every Node, slimmed (see the module comment), with the {@link HOSTNAME_INDEX} index. */
+export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Logger }): Informer<V1Node> {
+  const core = makeApiClient(kc, CoreV1Api);
+  return new Informer<V1Node>({
+    path: '/api/v1/nodes',
+    list: async (p, signal) => {
+      const list = await core.listNode(
+        {
+          limit: p.limit,
+          ...(p.continue === undefined ? {} : { _continue: p.continue }),
+          ...(p.resourceVersion === undefined ? {} : { resourceVersion: p.resourceVersion }),
+        },
+        withSignal(signal),
+      );
+      return { ...list, items: list.items.map(slimNode) };
+    },
+    watch: watchWithAgent(kc),
+    decode: (raw) => slimNode(raw as V1Node),
+    indexers: { [HOSTNAME_INDEX]: hostnameIndex },
+    clock: options.clock,
+    logger: options.logger,
+  });
+}

@@ -171,6 +171,8 @@ export async function waitClaimGone(e: Env, name: string): Promise<void> {
 export interface Controller {
   nodeCleanup: NodeCleanup;
   clock: FakeClock;
+  /** Resolves once the caches have synced and the controller and the deleter run. */
+  started: Promise<void>;
   /** How the worker left each PV, in order. */
   outcomes: Map<string, CleanupOutcome[]>;
   /** The metrics text. */
@@ -186,11 +188,15 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
-/** Starts the controller for `classes` (default the opted-in class); it stops after the test. */
+/**
+ * Starts the controller for `classes` (default the opted-in class) and waits until it runs (unless `waitStarted` is
+ * false); it stops after the test.
+ */
 export async function startController(
   e: Env,
   classes: readonly string[] = [FAST],
   extra: Partial<NodeCleanupOptions> = {},
+  { waitStarted = true }: { waitStarted?: boolean } = {},
 ): Promise<Controller> {
   const clock = new FakeClock();
   const registry = new Registry();
@@ -206,18 +212,20 @@ export async function startController(
     ...extra,
   });
   const abort = new AbortController();
-  let started: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (started = resolve));
-  const running = nodeCleanup.run(abort.signal, started);
+  let onStarted: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (onStarted = resolve));
+  const running = nodeCleanup.run(abort.signal, () => onStarted());
   const stop = async (): Promise<void> => {
     abort.abort();
     await running;
   };
   currentTier().defer(stop);
-  await Promise.race([ready, running]);
+  const started = Promise.race([ready, running]);
+  if (waitStarted) await started;
   return {
     nodeCleanup,
     clock,
+    started,
     outcomes,
     metrics: async () => (await renderRegistry(registry)).body,
     outcome: (name, count = 1) =>

@@ -2,7 +2,8 @@
  * @packageDocumentation
  * `@kprov/local-static`: the static local volume provisioner of sig-storage-local-static-provisioner
  * (`local-volume-provisioner`) on kprov's building blocks. One instance per node publishes the disks mounted in its
- * discovery directories as local PersistentVolumes and cleans them when they are released.
+ * discovery directories as local PersistentVolumes and cleans them when they are released; `node-cleanup`, the same
+ * binary's subcommand, deletes the claims and PVs of local volumes whose Node was deleted.
  */
 export { main, NODE_NAME_ENV, NAMESPACE_ENV, JOB_IMAGE_ENV, READY_PATH, type MainContext } from './main.js';
 export { parseCommandLine, PROGRAM, FLAGS, DEFAULT_CONFIG_SYNC_PERIOD_MS, type LocalStaticOptions } from './options.js';
@@ -73,3 +74,40 @@ export {
   PROVISIONER_NAME_PREFIX,
   type VolumeSpec,
 } from './discovery/volume.js';
+export { nodeCleanupMain, type NodeCleanupMainContext } from './node-cleanup/main.js';
+export {
+  parseNodeCleanupCommandLine,
+  NODE_CLEANUP_COMMAND,
+  NODE_CLEANUP_PROGRAM,
+  NODE_CLEANUP_FLAGS,
+  type NodeCleanupCommandOptions,
+} from './node-cleanup/options.js';
+export {
+  NodeCleanup,
+  NODE_CLEANUP_COMPONENT,
+  DEFAULT_RESYNC_MS,
+  DEFAULT_NODE_CLEANUP_WORKERS,
+  type NodeCleanupOptions,
+} from './node-cleanup/node-cleanup.js';
+export {
+  CleanupController,
+  REFERENCED_NODE_DELETED,
+  DEFAULT_PVC_DELETION_DELAY_MS,
+  STALE_PV_QUEUE,
+  type CleanupControllerOptions,
+  type CleanupOutcome,
+} from './node-cleanup/controller.js';
+export {
+  StaleVolumeDeleter,
+  DEFAULT_STALE_PV_DISCOVERY_INTERVAL_MS,
+  type StaleVolumeDeleterOptions,
+} from './node-cleanup/deleter.js';
+export {
+  createNodeCleanupMetrics,
+  NODE_CLEANUP_METRIC_NAMES,
+  NODE_CLEANUP_METRICS_SUBSYSTEM,
+  type NodeCleanupMetrics,
+} from './node-cleanup/metrics.js';
+export { localVolumeNodeNames, pinnedNodeNames, isLocalVolumeOfClass } from './node-cleanup/node-names.js';
+export { anyNodeExists, anyNodeExistsNow, hostnameIndex, HOSTNAME_INDEX } from './node-cleanup/node-exists.js';
+export { nodeInformer } from './node-cleanup/node-informer.js';

@@ -102,7 +102,9 @@ export interface LocalStaticOptions {
 
 const DESCRIPTION = `${PROGRAM}: publishes the disks mounted in this node's discovery directories as local PersistentVolumes,
 and cleans and publishes them again when they are released. Configured by the files of --config-dir (a mounted
-ConfigMap) and the environment: MY_NODE_NAME (required), MY_NAMESPACE, JOB_CONTAINER_IMAGE.`;
+ConfigMap) and the environment: MY_NODE_NAME (required), MY_NAMESPACE, JOB_CONTAINER_IMAGE.
+
+\`${PROGRAM} node-cleanup [flags]\` runs the node-cleanup controller instead (\`${PROGRAM} node-cleanup --help\`).`;
 
 /** Parses the command line (the runtime's `flags` parser of this binary). */
 export function parseCommandLine(argv: readonly string[], env: Env): CommandLine<LocalStaticOptions> {
@@ -110,8 +112,14 @@ export function parseCommandLine(argv: readonly string[], env: Env): CommandLine
   try {
     const parsed = parseGoFlags(argv, FLAGS);
     if (parsed.help) return { kind: 'exit', code: 0, stdout: `${DESCRIPTION}\n\n${usage}` };
-    if (parsed.rest.length > 0)
-      throw new CommandLineError(`unexpected argument "${parsed.rest[0]!}": ${PROGRAM} takes flags only`);
+    if (parsed.rest.length > 0) {
+      const arg = parsed.rest[0]!;
+      throw new CommandLineError(
+        arg === 'node-cleanup'
+          ? `unexpected argument "${arg}": the node-cleanup command comes first, before its flags: ${PROGRAM} node-cleanup [flags]`
+          : `unexpected argument "${arg}": ${PROGRAM} takes flags only`,
+      );
+    }
     const values = completeFlagValues(parsed.values, FLAGS, env);
     const options: LocalStaticOptions = {
       listenAddress: values.get('listen-address') as string,

@@ -121,11 +121,6 @@ export class CleanupController {
     });
   }
 
-  /** PVs waiting out the delay or being worked on. */
-  pendingVolumes(): string[] {
-    return [...this.pending.keys()];
-  }
-
   /**
    * Upstream's `startCleanupTimersIfNeeded`: for each local PV of an opted-in class, pinned to nodes that are all
    * gone, with a claim, not already waiting: the Warning Event on the claim, and the PV queued for after the delay.

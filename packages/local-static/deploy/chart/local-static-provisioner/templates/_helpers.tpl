@@ -39,3 +39,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/* Selector labels of the node-cleanup Deployment: a name of its own, so that the DaemonSet's selector misses its pods. */}}
+{{- define "local-static.nodeCleanupSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "local-static.name" . }}-node-cleanup
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: node-cleanup
+{{- end -}}
+
+{{/* The node-cleanup controller's ServiceAccount name. */}}
+{{- define "local-static.nodeCleanupServiceAccountName" -}}
+{{- if .Values.nodeCleanup.serviceAccount.create -}}
+{{- default (printf "%s-node-cleanup" (include "local-static.fullname" .)) .Values.nodeCleanup.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.nodeCleanup.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}

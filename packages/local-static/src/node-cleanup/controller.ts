@@ -13,6 +13,7 @@ import {
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
 import {
+  apiStatus,
   describeError,
   isNotFound,
   makeApiClient,
@@ -119,6 +120,11 @@ export class CleanupController {
         if (this.running) this.scan();
       },
     });
+  }
+
+  /** How many times the worker has put PV `name` back for a retry since it was last done with it. */
+  requeues(name: string): number {
+    return this.queue.numRequeues(name);
   }
 
   /**
@@ -290,6 +296,10 @@ export class CleanupController {
         return 'claim-gone';
       }
       if (signal.aborted) throw err;
+      if (apiStatus(err)?.code === 409) {
+        this.logger.info({ claim: `${namespace}/${claimName}` }, 'PVC changed since it was looked at; looking again');
+        throw err;
+      }
       this.metrics.claimDeleteFailed.inc({});
       this.logger.error({ claim: `${namespace}/${claimName}`, err: describeError(err) }, 'Failed to delete PVC');
       throw err;

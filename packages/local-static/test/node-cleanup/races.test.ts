@@ -92,20 +92,26 @@ describeTiers(
       expect((await e.read.volume('pv-1'))?.status?.phase).toBe('Available');
     });
 
-    it('retries a claim delete that failed, with backoff, and counts the failure', async () => {
+    it('retries a claim delete that conflicted or failed, with backoff, and counts the failure', async () => {
       const e = await startEnv();
       await createNode(e, 'node-1');
       await boundVolume(e, 'pv-1', 'data-0', FAST, 'node-1');
       const c = await startController(e);
-      e.cluster.testkit!.faults.add({
-        verb: 'delete',
-        resource: 'persistentvolumeclaims',
-        action: { type: 'error', code: 500 },
-        count: 1,
-      });
+      // A conflict (the claim changed since it was read: looked at again, not a failure), then a failure.
+      for (const code of [409, 500] as const)
+        e.cluster.testkit!.faults.add({
+          verb: 'delete',
+          resource: 'persistentvolumeclaims',
+          action: { type: 'error', code },
+          count: 1,
+        });
       await deleteNode(e, 'node-1');
       await waitNodeDeletedEvent(e, 'data-0');
       c.clock.advance(DELAY_MS);
+      // The first retry waits on the clock (the rate limiter's backoff, 5 ms then doubling).
+      await vi.waitFor(() => expect(c.nodeCleanup.controller.requeues('pv-1')).toBe(1), WAIT);
+      expect(metricValue(await c.metrics(), NODE_CLEANUP_METRIC_NAMES.claimDeleteFailed)).toBe(0);
+      c.clock.advance(5);
       await vi.waitFor(async () => {
         expect(metricValue(await c.metrics(), NODE_CLEANUP_METRIC_NAMES.claimDeleteFailed)).toBe(1);
       }, WAIT);

@@ -99,8 +99,11 @@ export class CleanupController {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly metrics: NodeCleanupMetrics;
-  /** PVs waiting out the delay, with the UID of the claim they were queued for (no second Event meanwhile). */
-  private readonly pending = new Map<string, string>();
+  /**
+   * PVs waiting out the delay: the UID of the claim they were queued for (no second Event for it meanwhile) and when
+   * its delay ends (the queue keeps the earlier time of a PV queued again, for another claim).
+   */
+  private readonly pending = new Map<string, { uid: string; dueMs: number }>();
   private running = false;
 
   constructor(private readonly options: CleanupControllerOptions) {
@@ -144,8 +147,8 @@ export class CleanupController {
       if (ref === undefined) continue;
       if (anyNodeExists(this.options.nodes.store, nodeNames)) continue;
       const uid = ref.uid ?? '';
-      if (this.pending.get(name) === uid) continue;
-      this.pending.set(name, uid);
+      if (this.pending.get(name)?.uid === uid) continue;
+      this.pending.set(name, { uid, dueMs: this.clock.now() + this.delayMs });
       const delay = formatGoDuration(this.delayMs);
       this.logger.info(
         { pv: name, claim: `${ref.namespace ?? ''}/${ref.name ?? ''}`, nodes: nodeNames, delay },
@@ -205,6 +208,12 @@ export class CleanupController {
       const name = next.item;
       try {
         if (signal.aborted) continue;
+        // Queued again for a claim bound since: that claim gets its whole delay too.
+        const early = (this.pending.get(name)?.dueMs ?? 0) - this.clock.now();
+        if (early > 0) {
+          this.queue.addAfter(name, early);
+          continue;
+        }
         const outcome = await this.sync(name, signal);
         this.queue.forget(name);
         this.pending.delete(name);

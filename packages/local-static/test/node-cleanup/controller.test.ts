@@ -5,9 +5,11 @@
  * Delete; what was stale before the start, or became stale without a Node deletion, is found too.
  */
 import { describeTiers } from '@kprov/testkit/vitest';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
 import { NODE_CLEANUP_METRIC_NAMES } from '../../src/node-cleanup/metrics.js';
 import {
+  bindClaim,
   boundVolume,
   createNode,
   createVolume,
@@ -189,6 +191,38 @@ describeTiers('node-cleanup controller', () => {
     expect(await c.outcome('pv-1')).toBe('claim-changed');
     expect((await e.read.claim('data-0'))?.metadata?.uid).toBe(second.metadata?.uid);
     expect(metricValue(await c.metrics(), NODE_CLEANUP_METRIC_NAMES.claimDelete)).toBe(0);
+  });
+
+  it('gives a claim bound to the PV since the whole delay it was told', async () => {
+    const e = await startEnv();
+    await createNode(e, 'node-1');
+    await boundVolume(e, 'pv-1', 'data-0', FAST, 'node-1');
+    await boundVolume(e, 'pv-2', 'data-1', FAST, 'node-1');
+    const c = await startController(e, [FAST], { resyncMs: 30_000 });
+    await deleteNode(e, 'node-1');
+    await waitNodeDeletedEvent(e, 'data-0');
+    await waitNodeDeletedEvent(e, 'data-1');
+
+    // pv-1 changes hands while it waits: its claim is deleted, an admin frees it, another claim binds it.
+    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'data-0', namespace: 'default' });
+    await waitClaimGone(e, 'data-0');
+    await vi.waitFor(async () => expect((await e.read.volume('pv-1'))?.status?.phase).toBe('Released'), WAIT);
+    await e.core.patchPersistentVolume(
+      { name: 'pv-1', body: [{ op: 'remove', path: '/spec/claimRef' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    const claim = await bindClaim(e, 'data-2', FAST, 'pv-1');
+    await c.cached(() => c.nodeCleanup.volumes.store.get('pv-1')?.spec?.claimRef?.uid === claim.metadata?.uid);
+
+    c.clock.advance(30_000);
+    await waitNodeDeletedEvent(e, 'data-2');
+    c.clock.advance(30_000);
+    expect(await c.outcome('pv-2')).toBe('claim-deleted');
+    c.clock.advance(30_000);
+    expect(await c.outcome('pv-1')).toBe('claim-deleted');
+    await waitClaimGone(e, 'data-2');
+    // Told at 30 s that it had 60 s: deleted at 90 s, not when pv-1's first wait ended (60 s).
+    expect(c.syncedAt.get('pv-1')).toEqual([90_000]);
   });
 
   it('finds at the start the PVs of nodes deleted before', async () => {

@@ -175,6 +175,8 @@ export interface Controller {
   started: Promise<void>;
   /** How the worker left each PV, in order. */
   outcomes: Map<string, CleanupOutcome[]>;
+  /** The fake clock's time at each of those. */
+  syncedAt: Map<string, number[]>;
   /** The metrics text. */
   metrics(): Promise<string>;
   /** Waits until the worker is done with PV `name` `count` times in all, and returns its last outcome. */
@@ -201,6 +203,7 @@ export async function startController(
   const clock = new FakeClock();
   const registry = new Registry();
   const outcomes = new Map<string, CleanupOutcome[]>();
+  const syncedAt = new Map<string, number[]>();
   const nodeCleanup = new NodeCleanup({
     kubeConfig: e.cluster.kubeConfig,
     storageClassNames: classes,
@@ -208,7 +211,10 @@ export async function startController(
     staleVolumeDiscoveryIntervalMs: INTERVAL_MS,
     metrics: prometheusSink(registry),
     clock,
-    onSynced: (pv, outcome) => outcomes.set(pv, [...(outcomes.get(pv) ?? []), outcome]),
+    onSynced: (pv, outcome) => {
+      outcomes.set(pv, [...(outcomes.get(pv) ?? []), outcome]);
+      syncedAt.set(pv, [...(syncedAt.get(pv) ?? []), clock.now()]);
+    },
     ...extra,
   });
   const abort = new AbortController();
@@ -227,6 +233,7 @@ export async function startController(
     clock,
     started,
     outcomes,
+    syncedAt,
     metrics: async () => (await renderRegistry(registry)).body,
     outcome: (name, count = 1) =>
       vi.waitFor(() => {

@@ -39,6 +39,7 @@ export {
 } from './config/source.js';
 export { compileGlob, nameMatcher, BadPatternError } from './config/glob.js';
 export { createLocalStaticMetrics, METRIC_NAMES, METRICS_SUBSYSTEM, type LocalStaticMetrics } from './metrics.js';
+export { CleanupBackoff, DEFAULT_CLEANUP_BACKOFF_MAX_MS } from './deleter/backoff.js';
 export { ProcTable, type CleanupEntry, type CleanupState, type ProcTableGauges } from './deleter/proctable.js';
 export {
   removeContents,

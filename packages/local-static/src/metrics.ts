@@ -1,6 +1,6 @@
 /**
- * Upstream's twelve metrics, same names, types, labels and help, reported to a {@link MetricsSink} (the binary gives a
- * prom-client one).
+ * Upstream's twelve metrics, same names, types, labels and help, and kprov's count of cleanup attempts, reported to a
+ * {@link MetricsSink} (the binary gives a prom-client one).
  *
  * @module
  */
@@ -30,6 +30,7 @@ export const METRIC_NAMES = {
   procRunning: `${METRICS_SUBSYSTEM}_proctable_running`,
   procSucceeded: `${METRICS_SUBSYSTEM}_proctable_succeeded`,
   procFailed: `${METRICS_SUBSYSTEM}_proctable_failed`,
+  cleanup: `${METRICS_SUBSYSTEM}_persistentvolume_cleanup_total`,
 } as const;
 
 /** The instruments the provisioner reports to. */
@@ -58,9 +59,16 @@ export interface LocalStaticMetrics {
   procSucceeded: Gauge;
   /** Cleanups that failed since the start. */
   procFailed: Gauge;
+  /**
+   * `mode`, `type`, `outcome` (kprov): cleanup attempts of released volumes, counted when each ends: `succeeded` (the
+   * volume was emptied: the cleaner exited 0, the Job succeeded), `failed` (the cleaner failed, or the volume could not
+   * or would not be cleaned), `timeout` (stopped at `cleanupTimeout`). A failure waits out the volume's backoff before
+   * the next attempt.
+   */
+  cleanup: Counter;
 }
 
-/** Declares the twelve metrics in `sink` (default: discarded). */
+/** Declares the metrics in `sink` (default: discarded). */
 export function createLocalStaticMetrics(sink: MetricsSink = noopMetrics): LocalStaticMetrics {
   const buckets = DEFAULT_BUCKETS;
   return {
@@ -126,6 +134,11 @@ export function createLocalStaticMetrics(sink: MetricsSink = noopMetrics): Local
       name: METRIC_NAMES.procFailed,
       help: 'Number of failed operations in proctable.',
       labelNames: [],
+    }),
+    cleanup: sink.counter({
+      name: METRIC_NAMES.cleanup,
+      help: 'Total number of cleanup attempts of released persistent volumes. Broken down by persistent volume mode, cleanup type (process or job) and outcome (succeeded, failed or timeout).',
+      labelNames: ['mode', 'type', 'outcome'],
     }),
   };
 }

@@ -33,10 +33,12 @@ import {
   type Logger,
   type MetricsSink,
 } from '@kprov/provisioner-lib';
+import { formatGoDuration } from '@kprov/provisioner-lib/runtime';
 import type { V1StorageClass } from '@kubernetes/client-node';
 import type { ClassConfig, ProvisionerConfig } from './config/config.js';
 import { nameMatcher } from './config/glob.js';
 import type { ConfigState } from './config/source.js';
+import { CleanupBackoff } from './deleter/backoff.js';
 import { CleanupTimeoutError, removeContents, runCleanerCommand, withTimeout } from './deleter/cleanup.js';
 import { cleanupJob, jobName, JOB_START_TIME_ANNOTATION } from './deleter/job.js';
 import { ProcTable } from './deleter/proctable.js';
@@ -84,7 +86,11 @@ export interface LocalStaticProvisionerOptions {
   namespace?: string;
   /** Image of cleanup Jobs (`JOB_CONTAINER_IMAGE`). Default none: Job cleanup fails with upstream's message. */
   jobImage?: string | undefined;
-  /** Pause between two passes, in ms (`--discovery-period`). Default {@link DEFAULT_DISCOVERY_PERIOD_MS}. */
+  /**
+   * Pause between two passes, in ms (`--discovery-period`), and the wait before a volume whose cleanup failed is tried
+   * again, which doubles with each failure in a row up to 5 minutes (`DEFAULT_CLEANUP_BACKOFF_MAX_MS`). Default
+   * {@link DEFAULT_DISCOVERY_PERIOD_MS}.
+   */
   discoveryPeriodMs?: number;
   /** Mount table read for the mount point rule. Default `/proc/self/mountinfo`. */
   mountInfoPath?: string;
@@ -96,7 +102,7 @@ export interface LocalStaticProvisionerOptions {
   clock?: Clock;
   /** Wall-clock time, for the `start-time` annotation of cleanup Jobs. Default `new Date()`. */
   now?: () => Date;
-  /** Where the twelve metrics go. Default discarded. */
+  /** Where the metrics go (upstream's twelve and the cleanup attempts). Default discarded. */
   metrics?: MetricsSink;
   /** Default silent. */
   logger?: Logger;
@@ -104,6 +110,9 @@ export interface LocalStaticProvisionerOptions {
 
 /** A PV create or delete that went wrong, with what upstream says. */
 class DiscoveryError extends Error {}
+
+/** The API server did not delete a cleaned volume's PV: the attempt failed, though its cleanup did not. */
+class VolumeDeleteError extends Error {}
 
 /** The cleanup mode of a volume and how it is cleaned. */
 interface CleanupKind {
@@ -123,6 +132,7 @@ export class LocalStaticProvisioner {
   private readonly metrics: LocalStaticMetrics;
   private readonly sink: MetricsSink;
   private readonly procTable: ProcTable;
+  private readonly backoff: CleanupBackoff;
   private readonly volumes: Informer<V1PersistentVolume>;
   private readonly classes: Informer<V1StorageClass>;
   private node: V1Node | undefined;
@@ -147,6 +157,7 @@ export class LocalStaticProvisioner {
     this.sink = options.metrics ?? noopMetrics;
     this.metrics = createLocalStaticMetrics(this.sink);
     this.procTable = new ProcTable(this.metrics);
+    this.backoff = new CleanupBackoff(this.clock, options.discoveryPeriodMs ?? DEFAULT_DISCOVERY_PERIOD_MS);
     this.volumes = informerFor(options.kubeConfig, 'PersistentVolume', { clock: this.clock, logger: this.logger });
     this.classes = informerFor(options.kubeConfig, 'StorageClass', { clock: this.clock, logger: this.logger });
   }
@@ -272,6 +283,7 @@ export class LocalStaticProvisioner {
     for (const name of this.created.keys()) if (this.volumes.store.get(name) !== undefined) this.created.delete(name);
     const uids = new Set(this.volumes.store.list().map((pv) => pv.metadata?.uid));
     for (const uid of this.deleted) if (!uids.has(uid)) this.deleted.delete(uid);
+    this.backoff.retain(uids);
   }
 
   /** Whether this node's provisioner created `pv` (upstream's populator filter). */
@@ -346,6 +358,8 @@ export class LocalStaticProvisioner {
         );
         continue;
       }
+      // A volume whose cleanup failed waits out its backoff before it is tried again.
+      if (this.backoff.remaining(pv.metadata?.uid ?? '') > 0) continue;
       let kind: CleanupKind | undefined;
       try {
         kind = await this.deleteVolume(pv, signal);
@@ -361,11 +375,28 @@ export class LocalStaticProvisioner {
     }
   }
 
+  /**
+   * Reports a failed attempt of cleaning and deleting `pv` and backs the volume off: one log line, one more count of
+   * the same Warning Event (the recorder aggregates repeats), the counters; the volume is not tried again before its
+   * delay has passed, and the loop is not woken.
+   */
   private failed(pv: V1PersistentVolume, err: unknown, mode: string, type: string): void {
     const message = describeError(err);
+    const uid = pv.metadata?.uid ?? '';
+    const delay = this.backoff.failed(uid);
     this.metrics.deleteFailed.inc({ mode, type });
-    this.logger.error({ pv: pv.metadata?.name, err: message }, 'Error cleaning PV');
+    if (!(err instanceof VolumeDeleteError))
+      this.metrics.cleanup.inc({ mode, type, outcome: err instanceof CleanupTimeoutError ? 'timeout' : 'failed' });
+    this.logger.error(
+      { pv: pv.metadata?.name, err: message, failures: this.backoff.failures(uid), retryIn: formatGoDuration(delay) },
+      'Error cleaning PV',
+    );
     this.event(pv, 'Warning', VOLUME_FAILED_DELETE, `Error cleaning PV "${pv.metadata?.name ?? ''}": ${message}`);
+  }
+
+  /** The volume of `pv` is cleaned and its PV deleted: the volume starts its backoff over. */
+  private succeeded(pv: V1PersistentVolume): void {
+    this.backoff.reset(pv.metadata?.uid ?? '');
   }
 
   /**
@@ -415,7 +446,8 @@ export class LocalStaticProvisioner {
     try {
       await this.apiCall('delete', () => this.core.deletePersistentVolume({ name }, withSignal(signal)));
     } catch (err) {
-      if (!isNotFound(err)) throw new Error(`failed to delete PV ${name}: ${describeError(err)}`, { cause: err });
+      if (!isNotFound(err))
+        throw new VolumeDeleteError(`failed to delete PV ${name}: ${describeError(err)}`, { cause: err });
     }
     this.deleted.add(pv.metadata?.uid ?? '');
     this.created.delete(name);
@@ -460,9 +492,9 @@ export class LocalStaticProvisioner {
     if (finished?.state === 'Succeeded') {
       await this.deletePVObject(pv, signal);
       this.observeDelete(pv, kind, cls, finished.startMs);
+      this.succeeded(pv);
       return;
     }
-    if (finished?.state === 'Failed') this.logger.info({ pv: name }, 'Restarting cleanup');
     if (kind.mode === 'Filesystem') {
       // The volume must still be the disk that was published: an unmounted disk leaves a plain directory of the
       // host's filesystem at the path, which is not the volume's to empty.
@@ -470,7 +502,10 @@ export class LocalStaticProvisioner {
       if (!mounts.has(path)) throw new Error(`path "${path}" is not a mount point any more; not cleaning it`);
     }
     this.procTable.markRunning(name, this.clock.now());
-    this.logger.info({ pv: name, path, mode: kind.mode }, 'Starting cleanup');
+    // A retry is logged at debug level: its failure says when it comes.
+    const failures = this.backoff.failures(pv.metadata?.uid ?? '');
+    if (failures === 0) this.logger.info({ pv: name, path, mode: kind.mode }, 'Starting cleanup');
+    else this.logger.debug({ pv: name, path, mode: kind.mode, failures }, 'Starting cleanup again');
     const work = withTimeout(
       this.clock,
       cls.cleanupTimeoutMs,
@@ -492,7 +527,11 @@ export class LocalStaticProvisioner {
     const done = work.then(
       () => {
         this.procTable.markDone(name, true);
+        this.metrics.cleanup.inc({ mode: kind.mode, type: kind.type, outcome: 'succeeded' });
         this.logger.info({ pv: name }, 'Completed cleanup');
+        // Deleted at once rather than a period later. A failure does not wake the loop: the volume waits its backoff.
+        if (this.wake === undefined) this.wakeRequested = true;
+        else this.wake();
       },
       (err: unknown) => {
         const message = describeError(err);
@@ -504,11 +543,7 @@ export class LocalStaticProvisioner {
         this.failed(pv, err, kind.mode, kind.type);
       },
     );
-    const tracked = done.finally(() => {
-      this.running.delete(tracked);
-      if (this.wake === undefined) this.wakeRequested = true;
-      else this.wake();
-    });
+    const tracked = done.finally(() => this.running.delete(tracked));
     this.running.add(tracked);
   }
 
@@ -548,6 +583,7 @@ export class LocalStaticProvisioner {
     const job = await this.readJob(jobName(name), signal);
     if (job !== undefined) {
       if ((job.status?.succeeded ?? 0) <= 0) return;
+      this.metrics.cleanup.inc({ mode: kind.mode, type: kind.type, outcome: 'succeeded' });
       await this.batch
         .deleteNamespacedJob({ name: jobName(name), namespace, propagationPolicy: 'Foreground' }, withSignal(signal))
         .catch((err: unknown) => {
@@ -557,6 +593,7 @@ export class LocalStaticProvisioner {
       const started = Date.parse(job.metadata?.annotations?.[JOB_START_TIME_ANNOTATION] ?? '');
       const now = (this.options.now ?? (() => new Date()))().getTime();
       this.observeDelete(pv, kind, cls, Number.isNaN(started) ? undefined : this.clock.now() - (now - started));
+      this.succeeded(pv);
       return;
     }
     const image = this.options.jobImage ?? '';

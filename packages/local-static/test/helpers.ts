@@ -15,6 +15,7 @@ import {
   type V1Pod,
   type V1StorageClass,
 } from '@kubernetes/client-node';
+import type { Clock } from '@kprov/provisioner-lib';
 import { prometheusSink, renderRegistry } from '@kprov/provisioner-lib/prometheus';
 import { Registry } from 'prom-client';
 import { vi } from 'vitest';
@@ -49,11 +50,11 @@ export interface Env {
   instances: Instance[];
   /** Where `hostPath` is on `node`'s disk: the provisioner's `mountDir` for it. */
   onNode(node: string, hostPath: string): string;
-  /** Starts a provisioner for `node` with `keys` (the ConfigMap's keys, parsed). */
+  /** Starts a provisioner for `node` with `keys` (the ConfigMap's keys, parsed); `extra.clock` replaces the real clock (the loop then waits for it to be advanced). */
   start(
     node: string,
     keys: Record<string, unknown>,
-    extra?: { env?: NodeJS.ProcessEnv; jobImage?: string },
+    extra?: { env?: NodeJS.ProcessEnv; jobImage?: string; clock?: Clock; discoveryPeriodMs?: number },
   ): Promise<Instance>;
   /** The metrics text of an instance. */
   metrics(instance: Instance): Promise<string>;
@@ -110,12 +111,13 @@ export async function startEnv(nodes: NodeSpec[] = [{ name: 'node-1' }]): Promis
         kubeConfig: kc,
         nodeName: node,
         config: () => state,
-        discoveryPeriodMs: PERIOD_MS,
+        discoveryPeriodMs: extra.discoveryPeriodMs ?? PERIOD_MS,
         mountInfoPath: mounts.mountInfoPath,
         metrics: prometheusSink(registry),
         namespace: 'default',
         ...(extra.env === undefined ? {} : { env: extra.env }),
         ...(extra.jobImage === undefined ? {} : { jobImage: extra.jobImage }),
+        ...(extra.clock === undefined ? {} : { clock: extra.clock }),
       });
       const abort = new AbortController();
       let started: () => void = () => undefined;

@@ -1,7 +1,7 @@
 /**
  * The binary in-process (`main`) on both tiers, as a DaemonSet runs it: the environment, the mounted ConfigMap
  * directory and its live reload (a bad config keeps the last good one and fails `/ready`, a fixed one applies), the
- * twelve metrics on `/metrics`, and the startup taint removed once ready.
+ * metrics on `/metrics` (upstream's twelve and ours), and the startup taint removed once ready.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,7 +86,7 @@ function tempDir(): string {
 }
 
 describeTiers('local-volume-provisioner', () => {
-  it('publishes disks, serves /ready and the twelve metrics, reloads its config and keeps the last good one', async () => {
+  it("publishes disks, serves /ready and upstream's twelve metrics with ours, reloads its config and keeps the last good one", async () => {
     const e = await startEnv();
     await e.storage.createStorageClass({ body: storageClass('sc1') });
     await e.storage.createStorageClass({ body: storageClass('sc2') });

@@ -88,7 +88,7 @@ describe('config', () => {
   const keys = (texts: Record<string, string>): Record<string, unknown> => parseConfigTexts(texts);
 
   it('is empty without keys, and reads YAML 1.1 booleans', () => {
-    expect(buildConfig({})).toEqual({ config: emptyConfig(), errors: [] });
+    expect(buildConfig({})).toEqual({ config: emptyConfig(), errors: [], warnings: [] });
     const { config } = buildConfig(
       keys({ useAlphaAPI: 'true', useJobForCleaning: 'yes', setPVOwnerRef: 'no', other: 'ignored' }),
     );

@@ -6,6 +6,7 @@
 import type { V1NodeSelectorTerm, V1Toleration } from '@kubernetes/client-node';
 import { parseGoDuration } from '@kprov/provisioner-lib/runtime';
 import type { VolumeMode } from '../discovery/probe.js';
+import { canonicalKeys, noticeMessage } from './field-names.js';
 import { BadPatternError, nameMatcher } from './glob.js';
 
 /** Where the ConfigMap is mounted in upstream's DaemonSet: one file per key. */
@@ -93,6 +94,11 @@ export interface BuiltConfig {
   config: ProvisionerConfig;
   /** One line per refused key or class; the key keeps its default and the class is left out. */
   errors: string[];
+  /**
+   * One line per key spelled otherwise than the config names it (read all the same, as upstream reads it), and per
+   * field set by several spellings (the last in the byte order of the spellings wins, as upstream's).
+   */
+  warnings: string[];
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -190,11 +196,15 @@ function boolean(value: unknown, what: string): boolean {
 }
 
 /**
- * The config from the ConfigMap's keys, each already parsed as YAML (`null` for an empty value). Unknown keys are
- * ignored, as upstream's non-strict parsing ignores them. A key or class that cannot be used is reported in
- * `errors`: a top-level key keeps its default, a class is left out; everything else applies.
+ * The config from the ConfigMap's keys, each already parsed as YAML (`null` for an empty value). Keys are matched as
+ * upstream's decoder matches them: exactly, else case-insensitively (`hostdir` is `hostDir`), at every level, each
+ * other spelling reported in `warnings`. Unknown keys are ignored, as upstream's non-strict parsing ignores them. A key
+ * or class that cannot be used is reported in `errors`: a top-level key keeps its default, a class is left out;
+ * everything else applies.
  */
-export function buildConfig(keys: Readonly<Record<string, unknown>>): BuiltConfig {
+export function buildConfig(raw: Readonly<Record<string, unknown>>): BuiltConfig {
+  const { keys, notices } = canonicalKeys(raw);
+  const warnings = notices.map(noticeMessage);
   const config = emptyConfig();
   const errors: string[] = [];
   const attempt = (fn: () => void): void => {
@@ -222,5 +232,5 @@ export function buildConfig(keys: Readonly<Record<string, unknown>>): BuiltConfi
         attempt(() => (config.storageClassMap[name] = buildClassConfig(name, raw)));
     }
   }
-  return { config, errors };
+  return { config, errors, warnings };
 }

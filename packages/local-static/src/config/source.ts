@@ -7,8 +7,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { realClock, sleep, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
-import { parse } from 'yaml';
+import { isScalar, parse } from 'yaml';
 import { buildConfig, type ProvisionerConfig } from './config.js';
+import { canonicalKeys } from './field-names.js';
 
 /** The config directory could not be read, or a key is not YAML. */
 export class ConfigReadError extends Error {
@@ -41,15 +42,31 @@ export async function readConfigTexts(dir: string): Promise<Record<string, strin
 }
 
 /**
- * The keys' values as YAML 1.1 (what upstream's Go YAML library reads: `yes` and `no` are booleans too).
+ * The keys' values as YAML 1.1 (what upstream's Go YAML library reads: `yes` and `no` are booleans too). A key set twice
+ * in one mapping is read as upstream's library reads it: the last one wins; `onWarning` is told.
  *
  * @throws {@link ConfigReadError} naming the key whose text is not YAML.
  */
-export function parseConfigTexts(texts: Readonly<Record<string, string>>): Record<string, unknown> {
+export function parseConfigTexts(
+  texts: Readonly<Record<string, string>>,
+  onWarning?: (warning: string) => void,
+): Record<string, unknown> {
   const keys: Record<string, unknown> = {};
   for (const [name, text] of Object.entries(texts)) {
+    const twice = new Set<string>();
     try {
-      keys[name] = parse(text, { version: '1.1' }) as unknown;
+      keys[name] = parse(text, {
+        version: '1.1',
+        // Never equal (so never refused), but noted when they are.
+        uniqueKeys: (a, b) => {
+          if (isScalar(a) && isScalar(b) && a.value === b.value) twice.add(String(a.value));
+          return false;
+        },
+      }) as unknown;
+      for (const key of twice)
+        onWarning?.(
+          `config key ${name} sets ${JSON.stringify(key)} more than once in one mapping: the last one wins, as upstream reads it; keep one`,
+        );
     } catch (err) {
       throw new ConfigReadError(`key ${name} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`, {
         cause: err,
@@ -86,6 +103,8 @@ export interface ConfigDirectoryOptions {
 export class ConfigDirectory {
   private state: ConfigState | undefined;
   private lastTexts = '';
+  /** Warnings logged already: each once per process. */
+  private readonly warned = new Set<string>();
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly listeners = new Set<(state: ConfigState) => void>();
@@ -102,12 +121,19 @@ export class ConfigDirectory {
    */
   async load(): Promise<ConfigState> {
     const texts = await readConfigTexts(this.options.dir);
-    const built = buildConfig(parseConfigTexts(texts));
+    const built = buildConfig(parseConfigTexts(texts, (w) => this.warn(w)));
     this.lastTexts = JSON.stringify(texts);
     this.state = built;
+    for (const warning of built.warnings) this.warn(warning);
     for (const error of built.errors)
       this.logger.error({ err: error }, 'Invalid provisioner configuration entry, left out');
     return built;
+  }
+
+  private warn(warning: string): void {
+    if (this.warned.has(warning)) return;
+    this.warned.add(warning);
+    this.logger.warn({}, warning);
   }
 
   /** The state in force. @throws Error before {@link ConfigDirectory.load}. */
@@ -131,7 +157,7 @@ export class ConfigDirectory {
       texts = await readConfigTexts(this.options.dir);
       if (JSON.stringify(texts) === this.lastTexts) return;
       this.lastTexts = JSON.stringify(texts);
-      keys = parseConfigTexts(texts);
+      keys = parseConfigTexts(texts, (w) => this.warn(w));
     } catch (err) {
       const message = `${(err as Error).message}; keeping the last valid configuration`;
       if (previous.errors.length === 1 && previous.errors[0] === message) return;
@@ -140,9 +166,10 @@ export class ConfigDirectory {
       return;
     }
     const built = buildConfig(keys);
+    for (const warning of built.warnings) this.warn(warning);
     // A class whose new entry is invalid keeps the settings it had: its volumes go on being discovered and cleaned.
     const kept: string[] = [];
-    const classes = (keys.storageClassMap ?? {}) as Record<string, unknown>;
+    const classes = (canonicalKeys(keys).keys.storageClassMap ?? {}) as Record<string, unknown>;
     for (const [name, settings] of Object.entries(previous.config.storageClassMap)) {
       if (built.config.storageClassMap[name] === undefined && typeof classes === 'object' && name in classes) {
         built.config.storageClassMap[name] = settings;

@@ -14,6 +14,8 @@ export {
   type ResourceRef,
   type WriteOptions,
   type Preconditions,
+  type DeleteOptions,
+  type PropagationPolicy,
   type DeleteResult,
   type ChangeListener,
   type Unsubscribe,

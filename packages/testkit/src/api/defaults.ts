@@ -250,19 +250,27 @@ export function podQOSClass(spec: unknown): QOSClass {
   return allLimited && matching && requests.totals.size === limits.totals.size ? 'Guaranteed' : 'Burstable';
 }
 
-function defaultPod(pod: Obj): void {
-  const spec = ensureObj(pod, 'spec');
+/**
+ * `SetDefaults_PodSpec` and the containers' and volumes' defaulters: what a pod and a pod template both get. A pod
+ * also gets `SetDefaults_Pod`'s requests from limits (`requestsFromLimits`) and service links.
+ */
+function defaultPodSpec(spec: Obj, requestsFromLimits: boolean): void {
   const hostNetwork = spec.hostNetwork === true;
-  for (const c of objects(spec.containers)) defaultContainer(c, hostNetwork, true);
-  for (const c of objects(spec.initContainers)) defaultContainer(c, hostNetwork, true);
+  for (const c of objects(spec.containers)) defaultContainer(c, hostNetwork, requestsFromLimits);
+  for (const c of objects(spec.initContainers)) defaultContainer(c, hostNetwork, requestsFromLimits);
   for (const c of objects(spec.ephemeralContainers)) defaultContainer(c, false, false);
   for (const v of objects(spec.volumes)) defaultVolume(v);
-  if (typeof spec.enableServiceLinks !== 'boolean') spec.enableServiceLinks = true;
   setIfUnset(spec, 'dnsPolicy', 'ClusterFirst');
   setIfUnset(spec, 'restartPolicy', 'Always');
   if (asObj(spec.securityContext) === undefined) spec.securityContext = {};
   if (asNum(spec.terminationGracePeriodSeconds) === undefined) spec.terminationGracePeriodSeconds = 30;
   setIfUnset(spec, 'schedulerName', 'default-scheduler');
+}
+
+function defaultPod(pod: Obj): void {
+  const spec = ensureObj(pod, 'spec');
+  defaultPodSpec(spec, true);
+  if (typeof spec.enableServiceLinks !== 'boolean') spec.enableServiceLinks = true;
   // v1 conversion: serviceAccount is the deprecated alias; the ServiceAccount admission plugin fills in "default".
   setIfUnset(spec, 'serviceAccountName', asStr(spec.serviceAccount) === '' ? 'default' : spec.serviceAccount);
   spec.serviceAccount = spec.serviceAccountName;
@@ -286,6 +294,36 @@ function defaultPod(pod: Obj): void {
       }
     }
   }
+}
+
+/**
+ * `SetDefaults_Job` (batch/v1) and the pod template's defaults. The Job's labels are its template's when it has none
+ * (the server defaults again when it reads the Job back from storage, so after the selector's labels were added).
+ */
+function defaultJob(job: Obj): void {
+  const spec = ensureObj(job, 'spec');
+  if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
+  if (spec.parallelism === undefined || spec.parallelism === null) spec.parallelism = 1;
+  if (spec.backoffLimit === undefined || spec.backoffLimit === null)
+    spec.backoffLimit = spec.backoffLimitPerIndex === undefined ? 6 : 2147483647;
+  setIfUnset(spec, 'completionMode', 'NonIndexed');
+  if (typeof spec.suspend !== 'boolean') spec.suspend = false;
+  if (typeof spec.manualSelector !== 'boolean') spec.manualSelector = false;
+  setIfUnset(spec, 'podReplacementPolicy', spec.podFailurePolicy === undefined ? 'TerminatingOrFailed' : 'Failed');
+  const template = ensureObj(spec, 'template');
+  const templateMeta = ensureObj(template, 'metadata');
+  // ObjectMeta's creationTimestamp is a struct Go always serialises: null in a template.
+  if (templateMeta.creationTimestamp === undefined) templateMeta.creationTimestamp = null;
+  defaultPodSpec(ensureObj(template, 'spec'), false);
+  defaultJobLabels(job);
+}
+
+/** A Job without labels gets its template's (SetDefaults_Job). */
+export function defaultJobLabels(job: Obj): void {
+  const meta = ensureObj(job, 'metadata');
+  const templateLabels = asObj(asObj(asObj(asObj(job.spec)?.template)?.metadata)?.labels);
+  if (templateLabels !== undefined && Object.keys(asObj(meta.labels) ?? {}).length === 0)
+    meta.labels = structuredClone(templateLabels);
 }
 
 function defaultSecret(secret: Obj): void {
@@ -372,6 +410,9 @@ export function applyDefaults(resource: ResourceType, obj: KubeObject): void {
       break;
     case 'coordination.k8s.io/leases':
       ensureObj(o, 'spec');
+      break;
+    case 'batch/jobs':
+      defaultJob(o);
       break;
     default:
   }

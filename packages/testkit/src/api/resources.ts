@@ -82,6 +82,18 @@ export const RESOURCES: readonly ResourceType[] = [
     subresources: [],
   },
   {
+    group: 'batch',
+    version: 'v1',
+    plural: 'jobs',
+    singular: 'job',
+    kind: 'Job',
+    namespaced: true,
+    shortNames: [],
+    categories: ['all'],
+    verbs: ALL_VERBS,
+    subresources: ['status'],
+  },
+  {
     group: 'events.k8s.io',
     version: 'v1',
     plural: 'events',

@@ -27,6 +27,7 @@ import {
   validateSecretUpdate,
   validateServiceAccount,
 } from './validation/other.js';
+import { validateJob, validateJobStatus, validateJobUpdate } from './validation/job.js';
 import { validatePod, validatePodStatus, validatePodUpdate } from './validation/pod.js';
 import { validatePV, validatePVUpdate } from './validation/pv.js';
 import { validatePVC, validatePVCStatus, validatePVCUpdate } from './validation/pvc.js';
@@ -115,6 +116,8 @@ function strategyCreate(resource: ResourceType, obj: Obj): FieldError[] {
       return validateEvent(obj, true);
     case 'coordination.k8s.io/leases':
       return validateLease(obj);
+    case 'batch/jobs':
+      return validateJob(obj);
     default:
       return validateObjectMeta(obj.metadata, {
         nameFn: nameFnOf(resource),
@@ -150,6 +153,8 @@ function strategyUpdate(resource: ResourceType, obj: Obj, old: Obj): FieldError[
       return validateEventUpdate(obj, old, true);
     case 'coordination.k8s.io/leases':
       return [...validateObjectMetaUpdate(obj.metadata, old.metadata, false), ...validateLeaseSpec(obj)];
+    case 'batch/jobs':
+      return validateJobUpdate(obj, old);
     default:
       return validateObjectMetaUpdate(obj.metadata, old.metadata, false);
   }
@@ -166,6 +171,8 @@ function strategyStatusUpdate(resource: ResourceType, obj: Obj, old: Obj): Field
       return validateNamespaceStatus(obj, old);
     case 'nodes':
       return [...validateNode(obj), ...meta];
+    case 'batch/jobs':
+      return validateJobStatus(obj, old);
     default:
       return meta;
   }

@@ -40,20 +40,22 @@ const CONTAINER = {
 };
 const CONDITIONS = mergeList('type');
 
+const POD_SPEC = struct({
+  containers: mergeList('name', CONTAINER),
+  initContainers: mergeList('name', CONTAINER),
+  ephemeralContainers: mergeList('name', CONTAINER),
+  volumes: mergeList('name'),
+  imagePullSecrets: mergeList('name'),
+  hostAliases: mergeList('ip'),
+  topologySpreadConstraints: mergeList('topologyKey'),
+  resourceClaims: mergeList('name'),
+  schedulingGates: mergeList('name'),
+});
+
 const SCHEMAS: Readonly<Record<string, FieldSchema>> = {
   pods: struct({
     metadata: METADATA,
-    spec: struct({
-      containers: mergeList('name', CONTAINER),
-      initContainers: mergeList('name', CONTAINER),
-      ephemeralContainers: mergeList('name', CONTAINER),
-      volumes: mergeList('name'),
-      imagePullSecrets: mergeList('name'),
-      hostAliases: mergeList('ip'),
-      topologySpreadConstraints: mergeList('topologyKey'),
-      resourceClaims: mergeList('name'),
-      schedulingGates: mergeList('name'),
-    }),
+    spec: POD_SPEC,
     status: struct({
       conditions: CONDITIONS,
       podIPs: mergeList('ip'),
@@ -69,6 +71,11 @@ const SCHEMAS: Readonly<Record<string, FieldSchema>> = {
   persistentvolumeclaims: struct({ metadata: METADATA, status: struct({ conditions: CONDITIONS }) }),
   namespaces: struct({ metadata: METADATA, status: struct({ conditions: CONDITIONS }) }),
   serviceaccounts: struct({ metadata: METADATA, secrets: mergeList('name') }),
+  'batch/jobs': struct({
+    metadata: METADATA,
+    spec: struct({ template: struct({ metadata: METADATA, spec: POD_SPEC }) }),
+    status: struct({ conditions: CONDITIONS }),
+  }),
 };
 const DEFAULT_SCHEMA = struct({ metadata: METADATA });
 

@@ -131,6 +131,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'spec.host',
   ],
   nodes: ['metadata.name', 'spec.unschedulable'],
+  'batch/jobs': ['metadata.name', 'metadata.namespace', 'status.successful'],
   namespaces: ['status.phase', 'metadata.name'],
   secrets: ['type', 'metadata.namespace', 'metadata.name'],
   events: [
@@ -180,7 +181,11 @@ export function validateFieldSelector(resourceKeyOfType: string, sel: FieldSelec
     : undefined;
   for (const { field } of sel.requirements) {
     if (own !== undefined) {
-      if (!own.includes(field)) throw badRequest(`field label not supported: ${field}`);
+      if (own.includes(field)) continue;
+      // batch/v1's conversion function words it its own way.
+      if (resourceKeyOfType === 'batch/jobs')
+        throw badRequest(`field label ${JSON.stringify(field)} not supported for Job`);
+      throw badRequest(`field label not supported: ${field}`);
     } else if (field !== 'metadata.name' && field !== 'metadata.namespace') {
       throw badRequest(
         `${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`,
@@ -248,6 +253,11 @@ export function fieldsOf(resourceKeyOfType: string, obj: KubeObject): Record<str
     case 'namespaces':
       fields['status.phase'] = text(at(obj, 'status', 'phase'));
       break;
+    case 'batch/jobs': {
+      const succeeded = at(obj, 'status', 'succeeded');
+      fields['status.successful'] = String(typeof succeeded === 'number' ? succeeded : 0);
+      break;
+    }
     case 'secrets':
       fields.type = text(obj.type);
       break;

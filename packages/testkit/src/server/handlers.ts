@@ -1,10 +1,18 @@
 import { isPlainObject, type KubeObject } from '../api/objects.js';
 import { resourceKey, type ResourceType } from '../api/resources.js';
-import { badRequest, methodNotAllowed, notFound, StatusError } from '../api/status.js';
+import {
+  badRequest,
+  invalid,
+  invalidValue,
+  methodNotAllowed,
+  notFound,
+  notSupported,
+  StatusError,
+} from '../api/status.js';
 import { applyJsonPatch } from '../patch/json.js';
 import { applyMergePatch, checkMergePatchBody } from '../patch/merge.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
-import type { ObjectStore } from '../store/store.js';
+import type { ObjectStore, PropagationPolicy } from '../store/store.js';
 import { parseObjectBody, parsePatchBody, type RequestBody } from './body.js';
 
 /** What a handler returns: a status code and a JSON body (or text for pod logs). */
@@ -12,6 +20,8 @@ export interface Reply {
   status: number;
   body: unknown;
   contentType?: string;
+  /** Sent as `Warning: 299 - "<text>"` headers, as the registries' warnings are. */
+  warnings?: string[];
 }
 
 /** Patch content types the server accepts, in the order kube-apiserver lists them. */
@@ -153,19 +163,59 @@ export function handlePatch(
 
 interface DeleteBody {
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** From `propagationPolicy`, or the deprecated `orphanDependents` (true: Orphan; false: the default's opposite). */
+  propagationPolicy?: PropagationPolicy;
 }
 
-function parseDeleteBody(body: RequestBody): DeleteBody {
-  if (body.bytes.toString('utf8').trim() === '') return {};
+const POLICIES: readonly string[] = ['Foreground', 'Background', 'Orphan'];
+
+/** The warning of a batch/v1 Job deleted without a policy (the Job registry's `deleteOptionWarnings`). */
+export const JOB_ORPHAN_WARNING =
+  'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning';
+
+/** The propagation of `propagationPolicy` and `orphanDependents`, checked as `ValidateDeleteOptions` checks them. */
+function propagationOf(policy: unknown, orphan: unknown): PropagationPolicy | undefined {
+  const text =
+    policy === undefined || policy === null ? undefined : typeof policy === 'string' ? policy : JSON.stringify(policy);
+  const errs = [];
+  if (orphan !== undefined && orphan !== null && text !== undefined)
+    errs.push(invalidValue('propagationPolicy', text, 'orphanDependents and deletionPropagation cannot be both set'));
+  if (text !== undefined && !POLICIES.includes(text))
+    errs.push(notSupported('propagationPolicy', text, [...POLICIES, 'nil']));
+  if (errs.length > 0) throw invalid('meta.k8s.io', 'DeleteOptions', '', errs);
+  if (orphan === true) return 'Orphan';
+  if (orphan === false) return 'Background';
+  return text as PropagationPolicy | undefined;
+}
+
+/** DeleteOptions from the body, or, without a body, from the query parameters (as the real handler reads them). */
+function parseDeleteBody(body: RequestBody, query: URLSearchParams): DeleteBody {
+  if (body.bytes.toString('utf8').trim() === '') {
+    const orphan = query.get('orphanDependents');
+    const policy = propagationOf(query.get('propagationPolicy'), orphan === null ? undefined : orphan === 'true');
+    return policy === undefined ? {} : { propagationPolicy: policy };
+  }
   const parsed = parseObjectBody(body, 'DeleteOptions');
+  const out: DeleteBody = {};
+  const policy = propagationOf(parsed.propagationPolicy, parsed.orphanDependents);
+  if (policy !== undefined) out.propagationPolicy = policy;
   const pre = parsed.preconditions;
-  if (pre === undefined || pre === null) return {};
+  if (pre === undefined || pre === null) return out;
   if (!isPlainObject(pre)) throw badRequest('DeleteOptions.preconditions must be an object');
-  const out: DeleteBody = { preconditions: {} };
-  if (typeof pre.uid === 'string' && out.preconditions) out.preconditions.uid = pre.uid;
-  if (typeof pre.resourceVersion === 'string' && out.preconditions)
-    out.preconditions.resourceVersion = pre.resourceVersion;
+  out.preconditions = {};
+  if (typeof pre.uid === 'string') out.preconditions.uid = pre.uid;
+  if (typeof pre.resourceVersion === 'string') out.preconditions.resourceVersion = pre.resourceVersion;
   return out;
+}
+
+/**
+ * The policy a delete without one gets: batch/v1 Jobs orphan their pods (the Job registry's
+ * `DefaultGarbageCollectionPolicy`, kept for backwards compatibility, with a warning); everything else is deleted in
+ * the background.
+ */
+function defaultPolicy(r: ResourceType): { policy: PropagationPolicy; warnings?: string[] } {
+  if (resourceKey(r) === 'batch/jobs') return { policy: 'Orphan', warnings: [JOB_ORPHAN_WARNING] };
+  return { policy: 'Background' };
 }
 
 function successStatus(r: ResourceType, obj: KubeObject): object {
@@ -182,24 +232,38 @@ export function handleDelete(
   namespace: string | undefined,
   name: string,
   body: RequestBody,
+  query: URLSearchParams,
   dryRun = false,
 ): Reply {
-  const options = parseDeleteBody(body);
-  const result = store.delete(r, namespace, name, options.preconditions ?? {}, { dryRun });
-  if (!result.deleted || RETURNS_DELETED_OBJECT.has(resourceKey(r))) return { status: 200, body: result.object };
-  return { status: 200, body: successStatus(r, result.object) };
+  const options = parseDeleteBody(body, query);
+  const fallback = defaultPolicy(r);
+  const propagationPolicy = options.propagationPolicy ?? fallback.policy;
+  const warnings = options.propagationPolicy === undefined ? fallback.warnings : undefined;
+  const result = store.delete(r, namespace, name, options.preconditions ?? {}, { dryRun, propagationPolicy });
+  const reply: Reply =
+    !result.deleted || RETURNS_DELETED_OBJECT.has(resourceKey(r))
+      ? { status: 200, body: result.object }
+      : { status: 200, body: successStatus(r, result.object) };
+  return warnings === undefined ? reply : { ...reply, warnings };
 }
 
 export function handleDeleteCollection(
   store: ObjectStore,
   r: ResourceType,
   items: KubeObject[],
+  body: RequestBody,
+  query: URLSearchParams,
   dryRun = false,
 ): Reply {
+  const options = parseDeleteBody(body, query);
+  const fallback = defaultPolicy(r);
+  const propagationPolicy = options.propagationPolicy ?? fallback.policy;
   const deleted: KubeObject[] = [];
   for (const o of items) {
     try {
-      deleted.push(store.delete(r, o.metadata.namespace, o.metadata.name ?? '', {}, { dryRun }).object);
+      deleted.push(
+        store.delete(r, o.metadata.namespace, o.metadata.name ?? '', {}, { dryRun, propagationPolicy }).object,
+      );
     } catch (e) {
       // Gone meanwhile (a namespace cascade, a finalizer): the real server skips those too.
       if (!(e instanceof StatusError && e.code === 404)) throw e;

@@ -228,6 +228,8 @@ export class ApiServer {
       return;
     }
     const reply = this.dispatch(req, verb, route, q, body);
+    // Go's net/http writes the text of a warning as a quoted string (escaping quotes and backslashes).
+    for (const w of reply.warnings ?? []) res.appendHeader('Warning', `299 - ${JSON.stringify(w)}`);
     if (reply.contentType === 'text/plain') this.writeText(res, reply.status, String(reply.body));
     else this.writeJson(res, reply.status, reply.body);
   }
@@ -273,13 +275,13 @@ export class ApiServer {
           dryRunParam(q, 'PatchOptions'),
         );
       case 'delete':
-        return handleDelete(this.store, r, namespace, name ?? '', body, dryRunParam(q, 'DeleteOptions'));
+        return handleDelete(this.store, r, namespace, name ?? '', body, q, dryRunParam(q, 'DeleteOptions'));
       case 'deletecollection': {
         const listed = listObjects(this.store, r, {
           ...parseSelectors(r, q.get('labelSelector'), q.get('fieldSelector')),
           ...(namespace === undefined ? {} : { namespace }),
         });
-        return handleDeleteCollection(this.store, r, listed.items, dryRunParam(q, 'DeleteOptions'));
+        return handleDeleteCollection(this.store, r, listed.items, body, q, dryRunParam(q, 'DeleteOptions'));
       }
       case 'binding':
         return handleBinding(this.store, namespace ?? '', name ?? '', body);

@@ -7,7 +7,7 @@ import { defaultsForCreate, defaultsForUpdate } from '../api/defaults.js';
 import { validateCreate, validateUpdate } from '../api/validation.js';
 import { alreadyExists, conflict, forbidden, invalid, notFound, OBJECT_MODIFIED, StatusError } from '../api/status.js';
 import { ChangeHistory, type Change, type ChangeType } from './history.js';
-import { prepareForCreate } from './strategy.js';
+import { prepareForCreate, prepareForUpdate } from './strategy.js';
 
 /** Options of {@link ObjectStore}. */
 export interface StoreOptions {
@@ -32,6 +32,36 @@ export interface WriteOptions {
   subresource?: 'status';
   /** Server-side dry run (`dryRun=All`): everything but storing the result; the answer is what would be stored. */
   dryRun?: boolean;
+}
+
+/** `DeleteOptions.propagationPolicy`: what happens to the object's dependents (those naming it in `ownerReferences`). */
+export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
+
+/** Options of a delete. */
+export interface DeleteOptions extends Pick<WriteOptions, 'dryRun'> {
+  /**
+   * When given, the garbage collector's finalizer is set as the registry sets it: `foregroundDeletion` (the object
+   * goes once its blocking dependents are gone) for Foreground, `orphan` (its dependents lose their reference to it
+   * first) for Orphan, neither for Background. Without it, nothing is added (the in-process callers' deletes).
+   */
+  propagationPolicy?: PropagationPolicy;
+}
+
+/** The garbage collector's finalizers. */
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+export const ORPHAN_FINALIZER = 'orphan';
+
+/** The finalizers after `deletionFinalizersForGarbageCollection` for `policy`; `undefined` when they do not change. */
+function gcFinalizers(finalizers: readonly string[], policy: PropagationPolicy | undefined): string[] | undefined {
+  if (policy === undefined) return undefined;
+  const others = finalizers.filter((f) => f !== FOREGROUND_FINALIZER && f !== ORPHAN_FINALIZER);
+  const next =
+    policy === 'Foreground'
+      ? [...others, FOREGROUND_FINALIZER]
+      : policy === 'Orphan'
+        ? [...others, ORPHAN_FINALIZER]
+        : others;
+  return isDeepStrictEqual(next, finalizers) ? undefined : next;
 }
 
 /** Preconditions of a delete, as in `DeleteOptions.preconditions`. */
@@ -240,6 +270,8 @@ export class ObjectStore {
     decodeTimes(r, obj);
     decodeQuantities(r, obj);
     dropEmptyMetadata(obj);
+    // Before the strategy, as rest.BeforeCreate fills the system fields first (a Job's selector names its uid).
+    meta.uid = randomUUID();
     prepareForCreate(r, obj);
     const defaultClass = r.plural === 'persistentvolumeclaims' ? this.defaultStorageClass() : undefined;
     defaultsForCreate(r, obj, {
@@ -251,7 +283,6 @@ export class ObjectStore {
     if (errors.length > 0) throw invalid(r.group, r.kind, name, errors);
     this.checkNamespace(r, meta.namespace, name);
     if (this.table(r).has(storageKey(r, meta.namespace, name))) throw alreadyExists(r, name);
-    meta.uid = randomUUID();
     meta.creationTimestamp = timestamp();
     // A dry run answers what would be stored, without a resourceVersion: nothing was written.
     if (options.dryRun === true) return obj;
@@ -302,6 +333,7 @@ export class ObjectStore {
       ]);
     }
     defaultsForUpdate(r, next, old, options.subresource);
+    if (options.subresource === undefined) prepareForUpdate(r, next, old);
     const errors = validateUpdate(r, next, old, options.subresource);
     if (errors.length > 0) throw invalid(r.group, r.kind, name, errors);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
@@ -381,13 +413,13 @@ export class ObjectStore {
     return this.commit(r, 'MODIFIED', next, old);
   }
 
-  /** Deletes an object, honouring preconditions and finalizers. */
+  /** Deletes an object, honouring preconditions, finalizers and the propagation policy. */
   delete(
     ref: ResourceRef,
     namespace: string | undefined,
     name: string,
     preconditions: Preconditions = {},
-    options: Pick<WriteOptions, 'dryRun'> = {},
+    options: DeleteOptions = {},
   ): DeleteResult {
     const r = resolve(ref);
     const key = storageKey(r, namespace, name);
@@ -410,12 +442,23 @@ export class ObjectStore {
         `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion ?? ''}). The object might have been modified`,
       );
     }
-    const pending = (old.metadata.finalizers ?? []).length > 0 || r.plural === 'namespaces';
+    const gc =
+      r.plural === 'namespaces' ? undefined : gcFinalizers(old.metadata.finalizers ?? [], options.propagationPolicy);
+    const pending = (gc ?? old.metadata.finalizers ?? []).length > 0 || r.plural === 'namespaces';
     if (pending) {
-      if (old.metadata.deletionTimestamp !== undefined) return { object: old, deleted: false };
+      if (old.metadata.deletionTimestamp !== undefined) {
+        if (gc === undefined) return { object: old, deleted: false };
+        const next = clone(old);
+        next.metadata.finalizers = gc;
+        if (options.dryRun === true) return { object: next, deleted: false };
+        return { object: this.commit(r, 'MODIFIED', next, old), deleted: false };
+      }
       const next = clone(old);
+      if (gc !== undefined) next.metadata.finalizers = gc;
       next.metadata.deletionTimestamp = timestamp();
       next.metadata.deletionGracePeriodSeconds = 0;
+      // rest.BeforeDelete: an object that keeps a generation counts its deletion as a change of it.
+      if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = (next.metadata.generation ?? 0) + 1;
       if (r.plural === 'namespaces') next.status = { phase: 'Terminating' };
       if (options.dryRun === true) return { object: next, deleted: false };
       const object = this.commit(r, 'MODIFIED', next, old);

@@ -62,16 +62,21 @@ function answer(a: Answer, canon: Canon, normalise: (body: unknown) => unknown =
   return { status: a.status, contentType: a.contentType.split(';')[0], body: normalise(canon.json(parse(a))) };
 }
 
-/** A case that sends `setup` (each must succeed), then one request, and compares status, media type and body. */
+/**
+ * A case that sends `setup` (each must succeed), then one request, and compares status, media type and body (and
+ * the `Warning` headers, with `warnings`).
+ */
 export function request(
   name: string,
-  r: Req & { setup?: Req[]; normalise?: (body: unknown) => unknown },
+  r: Req & { setup?: Req[]; normalise?: (body: unknown) => unknown; warnings?: boolean },
 ): FidelityCase {
   return {
     name,
     async run(t) {
       for (const s of r.setup ?? []) await must(t, s);
-      return answer(await t.request(r.method, r.path, init(r)), new Canon(), r.normalise);
+      const a = await t.request(r.method, r.path, init(r));
+      const compared = answer(a, new Canon(), r.normalise);
+      return r.warnings === true ? { ...(compared as object), warnings: a.warnings } : compared;
     },
   };
 }
@@ -184,6 +189,22 @@ const pod = (name: string, spec: Record<string, unknown> = {}): Record<string, u
   kind: 'Pod',
   metadata: { name },
   spec: { containers: [{ name: 'c', image: 'busybox' }], ...spec },
+});
+const JOBS = '/apis/batch/v1/namespaces/default/jobs';
+const job = (
+  name: string,
+  spec: Record<string, unknown> = {},
+  podSpec: Record<string, unknown> = {},
+): Record<string, unknown> => ({
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  metadata: { name },
+  spec: {
+    template: {
+      spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['true'] }], ...podSpec },
+    },
+    ...spec,
+  },
 });
 const create = (path: string, body: unknown): Req => ({ method: 'POST', path, body });
 const INITIAL = 'labelSelector=fidelity%3Dinitial';
@@ -861,6 +882,69 @@ export const CASES: FidelityCase[] = [
       first: new Canon().json(first),
       newer: bookmarkRv > Number(rv),
     };
+  }),
+
+  // Jobs.
+  request('defaults: a minimal Job', { method: 'POST', path: JOBS, body: job('fid-job-min') }),
+  request('defaults: a Job with template labels, parallelism and no completions', {
+    method: 'POST',
+    path: JOBS,
+    body: {
+      ...job('fid-job-labels', { parallelism: 2 }),
+      spec: {
+        parallelism: 2,
+        template: {
+          metadata: { labels: { app: 'fid' }, annotations: { note: 'x' } },
+          spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox:1.36' }] },
+        },
+      },
+    },
+  }),
+  request('Invalid: a Job whose pods would restart Always', {
+    method: 'POST',
+    path: JOBS,
+    body: job('fid-job-always', {}, { restartPolicy: 'Always' }),
+  }),
+  request('Invalid: a Job with a negative backoffLimit and no containers', {
+    method: 'POST',
+    path: JOBS,
+    body: job('fid-job-bad', { backoffLimit: -1 }, { containers: [] }),
+  }),
+  request('Invalid: a Job whose selector does not match its template', {
+    method: 'POST',
+    path: JOBS,
+    body: job('fid-job-selector', { manualSelector: true, selector: { matchLabels: { app: 'other' } } }),
+  }),
+  request('BadRequest: a field selector jobs do not support', {
+    method: 'GET',
+    path: `${JOBS}?fieldSelector=spec.parallelism%3D1`,
+  }),
+  request('delete: a Job without a propagation policy keeps its pods (orphan), with a warning', {
+    setup: [create(JOBS, job('fid-job-orphan', { suspend: true }))],
+    method: 'DELETE',
+    path: `${JOBS}/fid-job-orphan`,
+    warnings: true,
+    normalise: (body) => ({ ...(body as object), status: '<controller-written>' }),
+  }),
+  request('delete: a Job in the foreground waits for its pods', {
+    setup: [create(JOBS, job('fid-job-fg', { suspend: true }))],
+    method: 'DELETE',
+    path: `${JOBS}/fid-job-fg`,
+    body: { propagationPolicy: 'Foreground' },
+    warnings: true,
+    normalise: (body) => ({ ...(body as object), status: '<controller-written>' }),
+  }),
+  request('delete: a Job in the background is gone at once', {
+    setup: [create(JOBS, job('fid-job-bg', { suspend: true }))],
+    method: 'DELETE',
+    path: `${JOBS}/fid-job-bg?propagationPolicy=Background`,
+    warnings: true,
+  }),
+  request('Invalid: an unknown propagation policy', {
+    setup: [create(JOBS, job('fid-job-policy', { suspend: true }))],
+    method: 'DELETE',
+    path: `${JOBS}/fid-job-policy`,
+    body: { propagationPolicy: 'Sideways' },
   }),
 
   // 410 Gone.

@@ -21,6 +21,8 @@ export interface Answer {
   status: number;
   contentType: string;
   body: string;
+  /** The `Warning` headers' texts, in order. */
+  warnings: string[];
 }
 
 /** What a request may carry besides method and path. */
@@ -88,6 +90,7 @@ function send(base: string, tls: Tls, method: string, path: string, init: Reques
             status: res.statusCode ?? 0,
             contentType: String(res.headers['content-type'] ?? ''),
             body: Buffer.concat(chunks).toString('utf8'),
+            warnings: res.rawHeaders.filter((_, i, all) => i % 2 === 1 && all[i - 1]?.toLowerCase() === 'warning'),
           }),
         );
         res.on('error', reject);

@@ -12,6 +12,7 @@ import {
 } from './cluster.js';
 import { CREATION_DESCRIPTION, NAME_COLUMN, column, parseTime, str } from './common.js';
 import { EVENTS_GROUP_EVENT_PRINTER, EVENT_PRINTER } from './event.js';
+import { JOB_PRINTER } from './job.js';
 import { POD_PRINTER } from './pod.js';
 import { PERSISTENT_VOLUME_CLAIM_PRINTER, PERSISTENT_VOLUME_PRINTER, STORAGE_CLASS_PRINTER } from './storage.js';
 import type { IncludeObject, Printer, Table, TableListMeta, TableRow, ToTableOptions } from './types.js';
@@ -30,6 +31,7 @@ const PRINTERS: ReadonlyMap<string, Printer> = new Map([
   ['events.k8s.io/Event', EVENTS_GROUP_EVENT_PRINTER],
   ['storage.k8s.io/StorageClass', STORAGE_CLASS_PRINTER],
   ['coordination.k8s.io/Lease', LEASE_PRINTER],
+  ['batch/Job', JOB_PRINTER],
 ]);
 
 /** creationTimestamp in RFC 3339 UTC, as Go formats a `metav1.Time`; the zero time when it is missing. */

@@ -79,6 +79,7 @@ export {
 export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
 export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
 export type { Taint } from './sim/types.js';
+export type { JobControllerOptions } from './sim/job-controller.js';
 export { demoMain, runDemo, type DemoContext, type DemoOptions } from './demo/runner.js';
 export { findHelm } from './helm/find.js';
 export { helmTemplate, type HelmTemplateOptions } from './helm/template.js';

@@ -9,6 +9,8 @@ import { ObjectStore, type StoreOptions } from './store/store.js';
 import { startPvBinder, type PvBinderOptions } from './sim/binder.js';
 import { startScheduler, type SchedulerOptions } from './sim/scheduler.js';
 import { startStoreKubelet, type KubeletHandle } from './sim/kubelet.js';
+import { startGarbageCollector } from './sim/garbage-collector.js';
+import { startJobController, type JobControllerOptions } from './sim/job-controller.js';
 import { registerNode } from './sim/nodes.js';
 
 /** A simulated node. */
@@ -35,6 +37,13 @@ export interface TestkitOptions {
   scheduler?: boolean | SchedulerOptions;
   /** Kubelet for the simulated nodes: runs pods as local processes. Default on. */
   kubelet?: boolean;
+  /** Job controller: runs `batch/v1` Jobs' pods and reports their status. Default on. */
+  jobs?: boolean | JobControllerOptions;
+  /**
+   * Garbage collector: deletes objects whose owners are gone and carries out Foreground and Orphan deletions (without
+   * it, an object deleted with either keeps its finalizer). Default on.
+   */
+  garbageCollector?: boolean;
   /** Storage options (history window, initial namespaces). */
   storage?: StoreOptions;
   /** HTTP options (bookmark interval, default watch timeout). */
@@ -92,6 +101,9 @@ export async function startApiServer(options: TestkitOptions = {}): Promise<Test
       startScheduler(store, options.scheduler === true || options.scheduler === undefined ? {} : options.scheduler),
     );
   }
+  if (options.jobs !== false)
+    stoppers.push(startJobController(store, options.jobs === true || options.jobs === undefined ? {} : options.jobs));
+  if (options.garbageCollector !== false) stoppers.push(startGarbageCollector(store));
   const kubelet = options.kubelet === false ? undefined : startStoreKubelet(store, { nodes });
   if (kubelet !== undefined) stoppers.push(kubelet);
   const server = new ApiServer(store, {

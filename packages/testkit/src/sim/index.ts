@@ -1,6 +1,6 @@
 /**
  * Simulated control loops over an {@link ObjectStore}: what kube-controller-manager (PV controller, PVC/PV
- * protection), kube-scheduler and the kubelet do for storage provisioning. Each is started on its own and returns
+ * protection, Job controller, garbage collector), kube-scheduler and the kubelet do for storage provisioning. Each is started on its own and returns
  * something with `stop()`.
  */
 export type { ObjectStore } from '../store/store.js';
@@ -22,5 +22,12 @@ export { storeCluster, type ClusterListener, type KubeletCluster, type KubeletRe
 export { goArch, nodeObject, registerNode, setNodeReady, type NodeOptions } from './nodes.js';
 export { startProtection, type ProtectionOptions } from './protection.js';
 export { EXPAND_CONTROLLER, startExpandController } from './expand.js';
+export { startGarbageCollector } from './garbage-collector.js';
+export {
+  JOB_CONTROLLER,
+  JOB_TRACKING_FINALIZER,
+  startJobController,
+  type JobControllerOptions,
+} from './job-controller.js';
 export { RESYNC_KEY, WorkQueue, type LoopOptions, type Stoppable } from './queue.js';
 export { startScheduler, type SchedulerOptions } from './scheduler.js';

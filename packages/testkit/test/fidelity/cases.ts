@@ -884,7 +884,7 @@ export const CASES: FidelityCase[] = [
     };
   }),
 
-  // Jobs.
+  // Jobs (their controller's part, with a kubelet, is in test/sim/job-controller.test.ts on both tiers).
   request('defaults: a minimal Job', { method: 'POST', path: JOBS, body: job('fid-job-min') }),
   request('defaults: a Job with template labels, parallelism and no completions', {
     method: 'POST',
@@ -919,6 +919,40 @@ export const CASES: FidelityCase[] = [
     method: 'GET',
     path: `${JOBS}?fieldSelector=spec.parallelism%3D1`,
   }),
+  scenario('a Job gets its pod from its template, and an active status', async (t) => {
+    await must(t, create(JOBS, job('fid-job-pod')));
+    let pods: unknown[] = [];
+    await waitUntil('the pod of fid-job-pod', async () => {
+      const list = (await must(t, { method: 'GET', path: `${NS}/pods?labelSelector=job-name%3Dfid-job-pod` })) as {
+        items: unknown[];
+      };
+      const j = (await must(t, { method: 'GET', path: `${JOBS}/fid-job-pod` })) as { status?: { active?: number } };
+      pods = list.items;
+      return pods.length === 1 && j.status?.active === 1;
+    });
+    const canon = new Canon();
+    const j = canon.json(await must(t, { method: 'GET', path: `${JOBS}/fid-job-pod` })) as Record<string, unknown>;
+    const pod = canon.json(withoutTokenVolume(pods[0])) as Record<string, unknown>;
+    return {
+      status: j.status,
+      pod: { metadata: pod.metadata, spec: { ...(pod.spec as object), nodeName: undefined } },
+    };
+  }),
+  scenario(
+    'kubectl get jobs -o wide: a suspended Job',
+    async (t) => {
+      await must(t, create(JOBS, job('fid-job-suspended', { suspend: true })));
+      await waitUntil('fid-job-suspended suspended', async () => {
+        const j = (await must(t, { method: 'GET', path: `${JOBS}/fid-job-suspended` })) as {
+          status?: { conditions?: { type: string }[] };
+        };
+        return (j.status?.conditions ?? []).some((c) => c.type === 'Suspended');
+      });
+      const r = await t.kubectl(['get', 'jobs', 'fid-job-suspended', '-o', 'wide']);
+      return { code: r.code, stdout: normaliseTable(new Canon().uid(r.stdout)), stderr: r.stderr.trimEnd() };
+    },
+    { kubectl: true },
+  ),
   request('delete: a Job without a propagation policy keeps its pods (orphan), with a warning', {
     setup: [create(JOBS, job('fid-job-orphan', { suspend: true }))],
     method: 'DELETE',

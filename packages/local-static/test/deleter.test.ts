@@ -2,10 +2,10 @@
  * The deleter on both tiers: a released volume cleaned and published again end to end (a pod's data gone, the PV
  * back under the same name), Retain and Recycle left alone, PVs that are not this node's never touched, no escape
  * through symbolic links, block cleaners (their environment, failures retried, a hung one stopped by the timeout and
- * reported) that never hold discovery up; and cleanup Jobs (`useJobForCleaning`) on the real tier only, as the
- * testkit serves no batch/v1 Jobs: kube-controller-manager's Job controller makes the pod, kube-scheduler places it and
- * the simulated kubelet runs its command; the provisioner deletes the succeeded Job, then the PV, and publishes the
- * device again.
+ * reported) that never hold discovery up; and cleanup Jobs (`useJobForCleaning`): the Job controller (the testkit's,
+ * or kube-controller-manager's) makes the pod, the scheduler places it and the simulated kubelet runs its command; the
+ * provisioner deletes the succeeded Job (its pod with it, in the foreground), then the PV, and publishes the device
+ * again.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -386,10 +386,8 @@ describeTiers('deleter', () => {
     expect(
       metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Filesystem",type="process"}'),
     ).toBe(1);
-    if (e.cluster.tier === 'real') {
-      const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
-      expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]);
-    }
+    const batch = e.cluster.kubeConfig.makeApiClient(BatchV1Api);
+    expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]);
   });
 });
 
@@ -546,7 +544,6 @@ describeTiers('deleter of block volumes', () => {
   );
 });
 
-// Real tier only: the testkit serves no batch/v1 Jobs.
 describeTiers(
   'cleanup Jobs',
   () => {
@@ -605,10 +602,13 @@ describeTiers(
           },
           { timeout: 60_000, interval: 100 },
         );
-        await vi.waitFor(
-          async () => expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]),
-          WAIT,
-        );
+        // Deleted in the foreground: its pod went with it.
+        await vi.waitFor(async () => {
+          expect((await batch.listNamespacedJob({ namespace: 'default' })).items).toEqual([]);
+          expect((await e.core.listNamespacedPod({ namespace: 'default', labelSelector: `pv=${name}` })).items).toEqual(
+            [],
+          );
+        }, WAIT);
         const text = await e.metrics(instance);
         expect(
           metricValue(text, 'local_volume_provisioner_persistentvolume_delete_total{mode="Block",type="job"}'),
@@ -665,5 +665,5 @@ describeTiers(
       },
     );
   },
-  { tiers: ['real'] },
+  { tiers: ['testkit', 'real'] },
 );

@@ -54,6 +54,14 @@ const NODE_TIER_TEST_TIMEOUT_MS = 300_000;
 export const ALL_TIERS: readonly TierName[] = ['testkit', 'real', 'node'];
 
 /**
+ * How long a test waits for a condition, and how often it looks: `vi.waitFor(check, WAIT)`,
+ * `expect.poll(read, WAIT)`. Generous on purpose: a wait ends as soon as its condition holds, so the limit only
+ * bounds a test that fails, and on a busy 2-core machine a real control plane can take seconds to answer. A test that
+ * waits should be allowed more than this (the repository's vitest configurations allow 120 s).
+ */
+export const WAIT: Readonly<{ timeout: number; interval: number }> = Object.freeze({ timeout: 60_000, interval: 50 });
+
+/**
  * The control planes of this test file, by tier and options: the suites of one file on the same tier with the same
  * options share one, which stops after the last of them.
  */

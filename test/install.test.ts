@@ -113,5 +113,5 @@ describe('a CommonJS TypeScript project with "module": "nodenext"', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

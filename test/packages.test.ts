@@ -172,7 +172,6 @@ describe('the packed tarballs', () => {
       const allowed = /^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|NOTICE|dist\/.+)$/;
       expect(files.filter((e) => !allowed.test(e))).toEqual([]);
     },
-    30_000,
   );
 });
 

@@ -1,6 +1,7 @@
 import type { Testkit } from '@kprov/testkit';
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { LeaderElector, LeadershipLostError } from '../../src/leaderelection/elector.js';
 import { LeaseLock } from '../../src/leaderelection/lease-lock.js';
@@ -21,7 +22,6 @@ import { captureLogger, type LogLine } from '../events/capture-logger.js';
 let kit: Testkit;
 const locks: LeaseLock[] = [];
 const candidates: Candidate[] = [];
-const WAIT = { timeout: 5_000, interval: 10 };
 
 beforeAll(async () => {
   kit = await startKit();
@@ -181,6 +181,38 @@ describe('tryAcquireOrRenew decisions', () => {
     };
     expect(await c.elector.tryAcquireOrRenew()).toBe(false);
     expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  // On a busy machine an attempt's create can outlast its deadline (the renew deadline) and still be made by the
+  // server, after the next attempt found no Lease: that attempt's create is refused, and the one after renews the
+  // Lease the abandoned create made, which names this candidate. Two creates, one Lease, no transition.
+  it('takes the Lease an abandoned create of its own made, after its second create was refused', async () => {
+    const name = uniqueName('abandoned-create');
+    const clock = new FakeClock();
+    const { elector: a, lock } = elector('a', name, clock);
+    const create = lock.inner.create.bind(lock.inner);
+    const get = lock.inner.get.bind(lock.inner);
+    let abandoned: (() => Promise<void>) | undefined;
+    lock.inner.create = async (record, signal) => {
+      if (lock.creates > 1) return create(record, signal);
+      abandoned = () => create(record);
+      throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    };
+    lock.inner.get = async (signal) => {
+      const seen = await get(signal);
+      // The server makes the abandoned create now: after this GET found nothing, before the next create.
+      const late = abandoned;
+      abandoned = undefined;
+      await late?.();
+      return seen;
+    };
+
+    expect(await a.tryAcquireOrRenew()).toBe(false); // no Lease; the create gives up
+    expect(await a.tryAcquireOrRenew()).toBe(false); // no Lease yet; the create is refused (AlreadyExists)
+    expect(await a.tryAcquireOrRenew()).toBe(true); // the Lease names a: renewed
+    expect([lock.creates, lock.updates]).toEqual([2, 1]);
+    expect(a.getLeader()).toBe('a');
+    expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'a', leaseTransitions: 0 });
   });
 
   it('renews on the fast path while holding: one update, acquireTime and transitions kept', async () => {
@@ -344,7 +376,8 @@ describe('release on a fake clock', () => {
 
     const stopping = a.stop();
     await vi.waitFor(() => expect(a.leading[0]?.aborted).toBe(true), WAIT);
-    // The run waits for the work: no write, still the holder, not stopped.
+    // The run waits for the work: no write, still the holder, not stopped. What did not happen is looked for after
+    // 50 ms of real time: a slow machine can make the check miss a wrong write, not fail a right run.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(a.lock.updates).toBe(updates);
     expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('a');

@@ -1,8 +1,9 @@
 import type { Testkit } from '@kprov/testkit';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeadershipLostError } from '../../src/leaderelection/elector.js';
 import { LEADER_ELECTION_MASTER_STATUS } from '../../src/metrics/leader-metrics.js';
 import {
+  IdleClock,
   MICRO_TIME,
   makeCandidate,
   rawLease,
@@ -11,18 +12,23 @@ import {
   uniqueName,
   writeForeignLease,
   type Candidate,
+  type CandidateOptions,
 } from './helpers.js';
 
-// Integration tests over HTTP with short real timings (300 ms lease, 200 ms renew deadline, 50 ms retry period; the
-// record says 1 s, the shortest it can, and that is what the other candidates wait).
-// They wait for states and count attempts; they never assert on measured wall-clock time.
+// The elector's run loop against the testkit over HTTP, with short timings (300 ms lease, 200 ms renew deadline,
+// 50 ms retry period; the record says 1 s, the shortest it can, and that is what the other candidates wait) on a fake
+// clock that moves only between requests (IdleClock): on a slow machine no request outlasts a deadline, so the
+// attempts counted and the moments of takeover are those the timings give. They never assert on wall-clock time.
 
 let kit: Testkit;
 const candidates: Candidate[] = [];
-const WAIT = { timeout: 5_000, interval: 10 };
+let time: IdleClock;
 
 beforeAll(async () => {
   kit = await startKit();
+});
+beforeEach(() => {
+  time = new IdleClock(candidates);
 });
 afterEach(async () => {
   kit.faults.clear();
@@ -30,8 +36,8 @@ afterEach(async () => {
 });
 afterAll(() => kit.stop());
 
-function candidate(options: Parameters<typeof makeCandidate>[1]): Candidate {
-  const c = makeCandidate(kit, options);
+function candidate(options: Omit<CandidateOptions, 'clock'>): Candidate {
+  const c = makeCandidate(kit, { ...options, clock: time.clock });
   candidates.push(c);
   return c;
 }
@@ -43,7 +49,7 @@ describe('LeaderElector over HTTP', () => {
     const a = candidate({ identity: 'a', name, metrics: metrics.sink });
     expect(metrics.gauge(LEADER_ELECTION_MASTER_STATUS, { name: `default/${name}` })).toBe(0);
     void a.start();
-    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    await time.until(() => a.elector.isLeader(), 'a leads');
 
     const created = await rawLease(kit, 'default', name);
     expect(created.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
@@ -52,21 +58,20 @@ describe('LeaderElector over HTTP', () => {
     expect(a.lock.creates).toBe(1);
     expect(a.elector.getLeader()).toBe('a');
     expect(metrics.gauge(LEADER_ELECTION_MASTER_STATUS, { name: `default/${name}` })).toBe(1);
-    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    await time.until(() => a.leading.length === 1, 'onStartedLeading runs');
     expect(a.newLeaders).toEqual(['a']);
     expect(a.events).toEqual(['LeaderElection: a became leader']);
 
     // Renewals move renewTime and resourceVersion but keep acquireTime and transitions.
-    await vi.waitFor(async () => {
-      const renewed = await rawLease(kit, 'default', name);
-      expect(renewed.spec.renewTime).not.toBe(created.spec.renewTime);
-      expect(renewed.spec.renewTime).toMatch(MICRO_TIME);
-      expect(renewed.spec).toMatchObject({
-        holderIdentity: 'a',
-        acquireTime: created.spec.acquireTime,
-        leaseTransitions: 0,
-      });
-    }, WAIT);
+    await time.until(() => a.lock.updates >= 1, 'a renews');
+    const renewed = await rawLease(kit, 'default', name);
+    expect(renewed.spec.renewTime).not.toBe(created.spec.renewTime);
+    expect(renewed.spec.renewTime).toMatch(MICRO_TIME);
+    expect(renewed.spec).toMatchObject({
+      holderIdentity: 'a',
+      acquireTime: created.spec.acquireTime,
+      leaseTransitions: 0,
+    });
     expect(a.elector.check(0)).toBeUndefined();
 
     await a.stop();
@@ -82,12 +87,12 @@ describe('LeaderElector over HTTP', () => {
     const a = candidate({ identity: 'a', name });
     const b = candidate({ identity: 'b', name });
     void a.start();
-    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    await time.until(() => a.elector.isLeader(), 'a leads');
     const acquired = await rawLease(kit, 'default', name);
     void b.start();
 
     // 25 attempts are at least 24 retry periods (1.2 s): past the 1 s a's record promises (its 300 ms, rounded up).
-    await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(25), WAIT);
+    await time.until(() => b.lock.gets >= 25, 'b made 25 attempts');
     expect(b.elector.isLeader()).toBe(false);
     expect(b.elector.getLeader()).toBe('a');
     expect(b.leading).toHaveLength(0);
@@ -98,33 +103,37 @@ describe('LeaderElector over HTTP', () => {
     await a.stop();
     expect(a.stopped).toBe(1);
     expect((await rawLease(kit, 'default', name)).spec.holderIdentity).toBe('a'); // not released
-    await vi.waitFor(() => expect(b.elector.isLeader()).toBe(true), WAIT);
+    const stoppedAt = time.clock.now();
+    await time.until(() => b.elector.isLeader(), 'b takes over');
+    // Once the record a wrote last is 1 s old by b's clock, and not before.
+    expect(time.clock.now() - stoppedAt).toBeGreaterThan(900);
     const taken = await rawLease(kit, 'default', name);
     expect(taken.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
     expect(taken.spec.acquireTime).not.toBe(acquired.spec.acquireTime);
-    await vi.waitFor(() => expect(b.newLeaders).toEqual(['a', 'b']), WAIT);
+    await time.until(() => b.newLeaders.length === 2, 'b hears of the new leader');
+    expect(b.newLeaders).toEqual(['a', 'b']);
     expect(b.events).toEqual(['LeaderElection: b became leader']);
   });
 
   it('with releaseOnCancel the lease is released on stop and the second candidate takes over at once', async () => {
     const name = uniqueName('release');
-    // A 10 s lease: without the release, b could not take over within the 5 s wait below.
+    // A 10 s lease: without the release, b could not take over within the 2 s below.
     const timings = { leaseDurationMs: 10_000, renewDeadlineMs: 200, retryPeriodMs: 50 };
     const a = candidate({ identity: 'a', name, releaseOnCancel: true, ...timings });
     const b = candidate({ identity: 'b', name, ...timings });
     void a.start();
-    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    await time.until(() => a.elector.isLeader(), 'a leads');
     void b.start();
-    await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(3), WAIT);
+    await time.until(() => b.lock.gets >= 3, 'b made 3 attempts');
     expect(b.elector.isLeader()).toBe(false);
 
     await a.stop();
     expect(a.stopped).toBe(1);
     expect(a.elector.check(0)).toBeUndefined(); // the released record no longer names a
-    await vi.waitFor(() => expect(b.elector.isLeader()).toBe(true), WAIT);
+    await time.until(() => b.elector.isLeader(), 'b takes over', 2_000);
     const taken = await rawLease(kit, 'default', name);
     expect(taken.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, leaseDurationSeconds: 10 });
-    await vi.waitFor(() => expect(b.newLeaders.at(-1)).toBe('b'), WAIT);
+    await time.until(() => b.newLeaders.at(-1) === 'b', 'b hears of the new leader');
   });
 
   it('a renew failure streak ends leadership: leading signal aborted, onStoppedLeading called, then unhealthy', async () => {
@@ -132,11 +141,14 @@ describe('LeaderElector over HTTP', () => {
     const metrics = recordingMetrics();
     const a = candidate({ identity: 'a', name, metrics: metrics.sink });
     void a.start();
-    await vi.waitFor(() => expect(a.leading).toHaveLength(1), WAIT);
+    await time.until(() => a.leading.length === 1, 'onStartedLeading runs');
     const signal = a.leading[0]!;
 
     kit.faults.add({ resource: 'leases', verb: 'update', action: { type: 'error', code: 500 } });
-    await vi.waitFor(() => expect(a.stopped).toBe(1), WAIT);
+    const failingFrom = time.clock.now();
+    await time.until(() => a.stopped === 1, 'a stops leading');
+    // Within a retry period and the renew deadline (250 ms) of the last renewal, which came before the failures.
+    expect(time.clock.now() - failingFrom).toBeLessThanOrEqual(300);
     await a.done;
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toBeInstanceOf(LeadershipLostError);
@@ -146,43 +158,37 @@ describe('LeaderElector over HTTP', () => {
 
     // The last observed record still names a, unrenewed: the health check fails once the lease plus tolerance ran out.
     expect(a.elector.check(60_000)).toBeUndefined();
-    await vi.waitFor(() => expect(a.elector.check(0)).toBeInstanceOf(Error), WAIT);
+    await time.advance(300);
     expect(a.elector.check(0)?.message).toBe(`failed election to renew leadership on lease default/${name}`);
+    expect(a.elector.check(60_000)).toBeUndefined();
   });
 
   it('never displaces a holder whose record keeps changing, however old its renewTime (clock skew)', async () => {
     const name = uniqueName('skew');
     let renewTime = Date.parse('2000-01-01T00:00:00Z');
-    await writeForeignLease(kit, 'default', name, {
-      holderIdentity: 'x',
-      renewTime: new Date(renewTime),
-      leaseTransitions: 5,
-    });
-    let writing = true;
-    const writer = (async () => {
-      while (writing) {
-        renewTime += 1;
-        await writeForeignLease(kit, 'default', name, {
-          holderIdentity: 'x',
-          renewTime: new Date(renewTime),
-          leaseTransitions: 5,
-        });
-        await new Promise((resolve) => setTimeout(resolve, 40));
-      }
-    })();
+    const renew = async (): Promise<void> => {
+      renewTime += 1;
+      await writeForeignLease(kit, 'default', name, {
+        holderIdentity: 'x',
+        renewTime: new Date(renewTime),
+        leaseTransitions: 5,
+      });
+    };
+    await renew();
 
     const b = candidate({ identity: 'b', name });
-    try {
-      void b.start();
-      // 45 attempts are at least 44 retry periods (2.2 s), more than twice the 1 s lease the record promises.
-      await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(45), { ...WAIT, timeout: 15_000 });
-      expect(b.elector.isLeader()).toBe(false);
-      expect(b.elector.getLeader()).toBe('x');
-    } finally {
-      writing = false;
-      await writer;
+    void b.start();
+    // The holder changes its record every 40 ms. 45 attempts are at least 44 retry periods (2.2 s), more than twice
+    // the 1 s lease the record promises.
+    while (b.lock.gets < 45) {
+      await renew();
+      await time.advance(40);
     }
-    await vi.waitFor(() => expect(b.elector.isLeader()).toBe(true), WAIT);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.elector.getLeader()).toBe('x');
+
+    // The holder stops: b takes over once the record is unchanged for a second.
+    await time.until(() => b.elector.isLeader(), 'b takes over');
     expect((await rawLease(kit, 'default', name)).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 6 });
   });
 
@@ -191,9 +197,9 @@ describe('LeaderElector over HTTP', () => {
     const a = candidate({ identity: 'a', name });
     const b = candidate({ identity: 'b', name });
     void a.start();
-    await vi.waitFor(() => expect(a.elector.isLeader()).toBe(true), WAIT);
+    await time.until(() => a.elector.isLeader(), 'a leads');
     void b.start();
-    await vi.waitFor(() => expect(b.lock.gets).toBeGreaterThanOrEqual(2), WAIT);
+    await time.until(() => b.lock.gets >= 2, 'b made 2 attempts');
     await b.stop();
     expect(b.stopped).toBe(1);
     expect(b.leading).toHaveLength(0);

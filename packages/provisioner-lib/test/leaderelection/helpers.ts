@@ -1,6 +1,9 @@
 import { CoordinationV1Api, V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { startApiServer, type Testkit } from '@kprov/testkit';
+import { vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import type { Clock } from '../../src/clock/clock.js';
+import { FakeClock } from '../../src/clock/fake-clock.js';
 import type { Labels, MetricsSink } from '../../src/metrics/sink.js';
 import { LeaderElector } from '../../src/leaderelection/elector.js';
 import {
@@ -229,3 +232,56 @@ export function makeCandidate(kit: Testkit, options: CandidateOptions): Candidat
 
 /** Six fractional digits, as metav1.MicroTime is serialized. */
 export const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/**
+ * A {@link FakeClock} that the test moves on only while no lease request of the candidates is in flight: time passes
+ * between requests, never during one, as though every request took no time. However slow the machine, no deadline
+ * runs out while a request is under way, so what the candidates do (how many attempts, who leads when) follows from
+ * the timings alone.
+ */
+export class IdleClock {
+  readonly clock = new FakeClock();
+  readonly #candidates: readonly Candidate[];
+
+  /** @param candidates - whose requests must be answered before time moves; candidates added later count too. */
+  constructor(candidates: readonly Candidate[]) {
+    this.#candidates = candidates;
+  }
+
+  /** Moves time on by `ms`, in steps of {@link IDLE_STEP_MS}, each once every request in flight was answered. */
+  async advance(ms: number): Promise<void> {
+    for (let left = ms; left > 0; left -= IDLE_STEP_MS) {
+      await this.#idle();
+      await this.clock.advanceAsync(Math.min(IDLE_STEP_MS, left));
+    }
+    await this.#idle();
+  }
+
+  /**
+   * Moves time on in steps until `condition` holds (checked between steps); rejects, naming `what`, once `maxMs`
+   * of fake time went by without it.
+   */
+  async until(condition: () => boolean | Promise<boolean>, what: string, maxMs = 60_000): Promise<void> {
+    const start = this.clock.now();
+    for (;;) {
+      await this.#idle();
+      if (await condition()) return;
+      if (this.clock.now() - start >= maxMs) throw new Error(`not within ${maxMs} fake ms: ${what}`);
+      await this.clock.advanceAsync(IDLE_STEP_MS);
+    }
+  }
+
+  /** Resolves once no candidate has a request in flight on two event-loop turns in a row (a reply may lead to a next request). */
+  async #idle(): Promise<void> {
+    const busy = (): boolean => this.#candidates.some((c) => c.lock.inFlight > 0);
+    await vi.waitFor(async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (busy()) throw new Error('a lease request is in flight');
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (busy()) throw new Error('a lease request is in flight');
+    }, WAIT);
+  }
+}
+
+/** Fake milliseconds an {@link IdleClock} moves in one step: a fifth of the shortest retry period of the tests. */
+export const IDLE_STEP_MS = 10;

@@ -4,7 +4,7 @@
  * tiers, compared with what client-node gives for the same objects.
  */
 import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { describeTiers, WAIT } from '@kprov/testkit/vitest';
 import {
   ApiException,
   CoreV1Api,
@@ -305,7 +305,7 @@ describe('makeProvisionControllerClient over its dispatcher and rate limit', () 
       { name: 'a', body: { metadata: { labels: { x: 'y' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await vi.waitFor(() => expect(bucket.waiting).toBe(2));
+    await vi.waitFor(() => expect(bucket.waiting).toBe(2), WAIT);
     abort.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
     await clock.advanceAsync(1000);
@@ -329,14 +329,11 @@ describeTiers("makeProvisionControllerClient's results and errors", (tier) => {
   /** Creates a PV and waits until the cluster has made it Available, its last write until the test's. */
   async function available(name: string, finalizers: string[]): Promise<V1PersistentVolume> {
     await reference.createPersistentVolume({ body: volume(name, finalizers) });
-    return vi.waitFor(
-      async () => {
-        const pv = await reference.readPersistentVolume({ name });
-        expect(pv.status?.phase).toBe('Available');
-        return pv;
-      },
-      { timeout: 20_000, interval: 50 },
-    );
+    return vi.waitFor(async () => {
+      const pv = await reference.readPersistentVolume({ name });
+      expect(pv.status?.phase).toBe('Available');
+      return pv;
+    }, WAIT);
   }
 
   it('patches finalizers and gives the PV as client-node reads it; a stale resourceVersion is a Conflict', async () => {
@@ -389,7 +386,7 @@ describeTiers("makeProvisionControllerClient's results and errors", (tier) => {
     await vi.waitFor(
       async () =>
         expect(isNotFound(await failure(reference.readPersistentVolume({ name: 'client-delete' })))).toBe(true),
-      { timeout: 20_000, interval: 50 },
+      WAIT,
     );
     const gone = await failure(client.deletePersistentVolume({ name: 'client-delete' }));
     const generated = await failure(reference.deletePersistentVolume({ name: 'client-delete' }));

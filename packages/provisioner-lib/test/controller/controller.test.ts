@@ -4,6 +4,7 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import type { Provisioner } from '../../src/controller/provisioner.js';
 import { ItemExponentialFailureRateLimiter } from '../../src/workqueue/rate-limiters.js';
@@ -372,7 +373,7 @@ describe('TestController', () => {
       failPV: { verb: 'create', count: 2 },
       queueStore: true,
     });
-    await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => h?.volumes().length, WAIT).toBe(1);
     expect(h.volumes()[0]).toMatchObject(expectedProvisionedVolume(cls, claim));
     expect((internalsOf(h.controller).volumeStore as QueueVolumeStore).pending().size).toBe(0);
     expect(h.metrics.classes(PROVISION_OK)).toEqual(['class-1']);
@@ -478,7 +479,7 @@ describe('TestController', () => {
       provisioner: testProvisioner(),
       options: { addFinalizer: true },
     });
-    await expect.poll(() => h?.volumes().length).toBe(0);
+    await expect.poll(() => h?.volumes().length, WAIT).toBe(0);
     expect(h.metrics.classes(DELETE_OK)).toEqual(['']);
   });
 
@@ -489,7 +490,7 @@ describe('TestController', () => {
       provisioner: testProvisioner(),
       options: { addFinalizer: true },
     });
-    await expect.poll(() => h?.volumes().length).toBe(0);
+    await expect.poll(() => h?.volumes().length, WAIT).toBe(0);
     expect(h.metrics.classes(DELETE_OK)).toEqual(['']);
   });
 

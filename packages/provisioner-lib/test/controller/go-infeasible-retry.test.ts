@@ -17,6 +17,7 @@
 import type { KubeObject } from '@kprov/testkit';
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { DEFAULTS, type ProvisionControllerOptions } from '../../src/controller/options.js';
 import { InfeasibleError } from '../../src/controller/provisioner.js';
@@ -58,7 +59,7 @@ async function start(
 /** The Warning event the controller records for an infeasible failure (written asynchronously). */
 async function expectInfeasibleEvent(harness: Harness): Promise<void> {
   await expect
-    .poll(() => harness.kit.store.list('events', 'default').map((e) => String(e.message)))
+    .poll(() => harness.kit.store.list('events', 'default').map((e) => String(e.message)), WAIT)
     .toContainEqual(
       expect.stringMatching(/^Volume provisioning failed with infeasible error\. Retries will be delayed\. /),
     );
@@ -191,12 +192,9 @@ describe('TestInfeasibleRetry (port additions)', () => {
     );
     // Until the informer has seen the new class the call is delayed (or finds no class); then it is retried.
     const harness = h;
-    await vi.waitFor(
-      async () => {
-        await expect(internalsOf(harness.controller).syncClaim(pvc, signal)).rejects.toBe(error);
-      },
-      { timeout: 10_000, interval: 20 },
-    );
+    await vi.waitFor(async () => {
+      await expect(internalsOf(harness.controller).syncClaim(pvc, signal)).rejects.toBe(error);
+    }, WAIT);
     expect(s.provisioner.calls).toHaveLength(2);
   });
 });

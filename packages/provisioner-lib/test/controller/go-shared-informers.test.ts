@@ -5,6 +5,7 @@
  */
 import type { Testkit } from '@kprov/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { informerFor } from '../../src/cache/informer.js';
 import type { ProvisionControllerOptions } from '../../src/controller/options.js';
 import {
@@ -52,7 +53,7 @@ describe('TestControllerSharedInformers', () => {
     const claim = newClaim('claim-1', 'uid-1-1', 'class-1', PROVISIONER, '');
     const options: Partial<ProvisionControllerOptions> = {};
     h = await startHarness(testProvisioner(), { classes: [cls], claims: [claim] }, options, sharedInformers(options));
-    await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => h?.volumes().length, WAIT).toBe(1);
     await h.settle();
     // Go newProvisionedVolumeWithReclaimPolicy: reclaim policy from the class.
     expect(h.volumes()).toHaveLength(1);
@@ -68,7 +69,7 @@ describe('TestControllerSharedInformers', () => {
       options,
       sharedInformers(options),
     );
-    await expect.poll(() => h?.volumes().length, { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => h?.volumes().length, WAIT).toBe(0);
     expect(provisioner.deleted).toContain('volume-1');
   });
 });

@@ -9,6 +9,7 @@
  */
 import type { V1PersistentVolumeClaim, V1StorageClass, V1TopologySelectorTerm } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import {
   PROVISIONER,
   newClaim,
@@ -73,7 +74,7 @@ describe('TestTopologyParams', () => {
         if (c.node === true)
           kit.store.create('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
       });
-      await expect.poll(() => provisioner.calls.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      await expect.poll(() => provisioner.calls.length, WAIT).toBeGreaterThan(0);
       const first = provisioner.calls[0]!;
       expect({ selectedNodeName: first.selectedNodeName, allowedTopologies: first.allowedTopologies }).toEqual(
         c.expected,

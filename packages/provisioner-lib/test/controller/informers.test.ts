@@ -11,6 +11,7 @@ import {
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { realClock } from '../../src/clock/clock.js';
 import { startInformers, type ControllerInformers } from '../../src/controller/informers.js';
 import { silentLogger } from '../../src/logging/logger.js';
@@ -103,9 +104,7 @@ async function expectCachedAsServed<T extends { metadata?: { resourceVersion?: s
   cached: () => T | undefined,
 ): Promise<void> {
   delete served.metadata?.managedFields;
-  await vi.waitFor(() => expect(cached()?.metadata?.resourceVersion).toBe(served.metadata?.resourceVersion), {
-    timeout: 10_000,
-  });
+  await vi.waitFor(() => expect(cached()?.metadata?.resourceVersion).toBe(served.metadata?.resourceVersion), WAIT);
   expect(cached()).toEqual(served);
 }
 
@@ -139,7 +138,7 @@ describe("the controller's caches", () => {
       namespace: 'default',
       body: claim('watched', 'default'),
     });
-    await vi.waitFor(() => expect(informers.claimByUid(watchedClaim.metadata?.uid ?? '')).toBeDefined());
+    await vi.waitFor(() => expect(informers.claimByUid(watchedClaim.metadata?.uid ?? '')).toBeDefined(), WAIT);
     await e.core.createPersistentVolume({ body: volumeFor('pv-watched', watchedClaim) });
     // What the PV binder does once a volume is provisioned for a claim.
     for (const [name, volumeName] of [

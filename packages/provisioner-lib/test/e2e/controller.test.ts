@@ -230,7 +230,7 @@ describeTiers('ProvisionController end to end', (tier) => {
 
     await deleteClaims(s.api, ['data']);
     await vi.waitFor(() => expect(looked).toContain('Released'), WAIT);
-    await settle(rc.controller);
+    await settle(rc.controller, { timeoutMs: WAIT.timeout });
     const pv = await getVolume(s.api, pvName);
     expect(pv?.status?.phase).toBe('Released');
     expect(pv?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');

@@ -274,6 +274,20 @@ export function startController(
   return { identity, controller, abort, running, stopped: () => done };
 }
 
+/**
+ * Resolves once the controller has started (it leads and its informers have synced); rejects when its run ends
+ * first, with the run's error, so that a case fails with the reason instead of at its time limit.
+ */
+export function started(controller: ProvisionController, running: Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    controller.once('started', resolve);
+    running.then(
+      () => reject(new Error('the controller stopped before it started')),
+      (err: unknown) => reject(err instanceof Error ? err : new Error(String(err))),
+    );
+  });
+}
+
 /** What every scenario starts from: a cluster without nodes, the administrator's API, a timeline, a backend and the PV history. */
 export interface Scene {
   cluster: Cluster;

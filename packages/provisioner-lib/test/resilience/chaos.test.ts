@@ -13,7 +13,7 @@
  * between waves, the watch drops) all run on it.
  */
 import type { Testkit } from '@kprov/testkit';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { describeTiers, WAIT } from '@kprov/testkit/vitest';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
 import { sleep } from '../../src/clock/clock.js';
@@ -113,14 +113,11 @@ function volumesInStore(kit: Testkit): V1PersistentVolume[] {
  * creation for every PV there, and a deletion for each of `deleted`.
  */
 async function historyCaughtUp(kit: Testkit, history: VolumeHistory, deleted: readonly string[] = []): Promise<void> {
-  await vi.waitFor(
-    () => {
-      for (const pv of volumesInStore(kit))
-        expect(history.createdByClaim.get(pv.spec?.claimRef?.uid ?? '') ?? []).toContain(pv.metadata?.name);
-      for (const pv of deleted) expect(history.deleted.has(pv), pv).toBe(true);
-    },
-    { timeout: 30_000, interval: 20 },
-  );
+  await vi.waitFor(() => {
+    for (const pv of volumesInStore(kit))
+      expect(history.createdByClaim.get(pv.spec?.claimRef?.uid ?? '') ?? []).toContain(pv.metadata?.name);
+    for (const pv of deleted) expect(history.deleted.has(pv), pv).toBe(true);
+  }, WAIT);
 }
 
 function unbound(kit: Testkit, names: readonly string[]): string[] {
@@ -210,10 +207,10 @@ describeTiers(
       const [poisonUid = ''] = createClaims(k, 'unsaveable', 1, CLASS);
       const poisonPV = `pvc-${poisonUid}`;
       const cleanups = (): number => backend.deletes.filter((d) => d.pvName === poisonPV && d.removed).length;
-      await vi.waitFor(() => expect(cleanups()).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 50 });
+      await vi.waitFor(() => expect(cleanups()).toBeGreaterThanOrEqual(2), WAIT);
       expect(history.createdByClaim.get(poisonUid)).toBeUndefined();
       stopFailingCreates();
-      await vi.waitFor(() => expect(unbound(k, ['unsaveable-0'])).toEqual([]), { timeout: 30_000, interval: 50 });
+      await vi.waitFor(() => expect(unbound(k, ['unsaveable-0'])).toEqual([]), WAIT);
       await historyCaughtUp(k, history);
       expect(history.createdByClaim.get(poisonUid)).toEqual([poisonPV]);
       // The backend's view of that volume: provision, cleanup, provision, cleanup, ..., provision: every attempt before
@@ -249,7 +246,7 @@ describeTiers(
         names.push(...Array.from({ length: WAVE }, (_, i) => `claim-${wave}-${i}`));
         await pause(WAVE_PAUSE_MS);
       }
-      await vi.waitFor(() => expect(unbound(k, names)).toEqual([]), { timeout: 40_000, interval: 100 });
+      await vi.waitFor(() => expect(unbound(k, names)).toEqual([]), WAIT);
       await historyCaughtUp(k, history);
       const claims = claimsInStore(k);
       expect(claims).toHaveLength(CLAIMS + 1);
@@ -282,13 +279,10 @@ describeTiers(
         deleteClaims(k, all.slice(i, i + WAVE));
         await pause(WAVE_PAUSE_MS);
       }
-      await vi.waitFor(
-        () => {
-          expect(volumesInStore(k).map((v) => v.metadata?.name)).toEqual([]);
-          expect([...backend.backing]).toEqual([]);
-        },
-        { timeout: 40_000, interval: 100 },
-      );
+      await vi.waitFor(() => {
+        expect(volumesInStore(k).map((v) => v.metadata?.name)).toEqual([]);
+        expect([...backend.backing]).toEqual([]);
+      }, WAIT);
       await historyCaughtUp(k, history, pvNames);
       const deletes = backend.deletesByVolume();
       for (const pv of pvNames) {
@@ -308,7 +302,7 @@ describeTiers(
       const last = supervisor.current;
       const s = supervisor;
       void s.stop();
-      await vi.waitFor(() => expect(last.stopped()).toBe(true), { timeout: 15_000, interval: 50 });
+      await vi.waitFor(() => expect(last.stopped()).toBe(true), WAIT);
 
       // Leadership losses are possible under these faults but should be rare; each one restarts the process.
       expect(supervisor.restarts).toBeLessThanOrEqual(2);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Cluster } from '@kprov/testkit';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { LeaderElector } from '../../src/leaderelection/elector.js';
 import { LeaseLock } from '../../src/leaderelection/lease-lock.js';
@@ -19,28 +19,32 @@ import { Program } from '../support/program.js';
 const PROVISIONER = 'example.com/keep-alive';
 const LEASE = 'example.com-keep-alive';
 const PROGRAM = fileURLToPath(new URL('./program/run-controller.mjs', import.meta.url));
-/** Short timings for the standby test: 1 s lease, 600 ms renew deadline, 200 ms retry period. */
-const SHORT = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 200 };
-const WAIT = { timeout: 20_000, interval: 20 };
+/**
+ * Timings for the standby test, on real time (the program is a process of its own): a 200 ms retry period for quick
+ * attempts, and a renew deadline a busy machine does not miss, so that a leader leads until the test stops it.
+ */
+const STANDBY = { leaseDurationMs: 10_000, renewDeadlineMs: 8_000, retryPeriodMs: 200 };
 
 /** Another replica, in this process: an elector holding the provisioner's Lease. */
 function holdLease(kubeConfig: KubeConfig, identity: string): { elector: LeaderElector; stop: () => Promise<void> } {
   const lock = new LeaseLock({ kubeConfig, namespace: 'default', name: LEASE, identity });
   const elector = new LeaderElector({
     lock,
-    ...SHORT,
+    ...STANDBY,
     onStartedLeading: () => undefined,
     onStoppedLeading: () => undefined,
   });
   const abort = new AbortController();
   const running = elector.run(abort.signal);
+  let stopped: Promise<void> | undefined;
   return {
     elector,
-    stop: async () => {
-      abort.abort();
-      await running;
-      await lock.close();
-    },
+    stop: () =>
+      (stopped ??= (async () => {
+        abort.abort();
+        await running;
+        await lock.close();
+      })()),
   };
 }
 
@@ -73,7 +77,7 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
     tier.defer(() => holder.stop());
     await vi.waitFor(() => expect(holder.elector.isLeader()).toBe(true), WAIT);
 
-    const program = start({ identity: 'standby', ...SHORT });
+    const program = start({ identity: 'standby', ...STANDBY });
     // Standby: it saw the holder and keeps trying, one Lease GET per attempt (sleeping a retry period between).
     await program.until((p) => p.find('newLeader').some((l) => l.identity === 'holder'), 'the standby sees the holder');
     const standing = program.count('Failed to acquire lease');
@@ -83,7 +87,8 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
     );
     expect(program.count('startedLeading')).toBe(0);
 
-    // Retrying: with the API server down every attempt fails to read the Lease.
+    // The holder goes away without releasing the Lease, and so does the API server: every attempt fails to read it.
+    await holder.stop();
     await c.stopApiServer();
     const down = program.count('Error retrieving lease');
     await program.until(
@@ -92,7 +97,7 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
     );
     await c.startApiServer();
 
-    // The holder could not renew meanwhile and stopped leading; the program takes over and runs its informers.
+    // Once the holder's 10 s ran out, the program takes over and runs its informers.
     await program.until((p) => p.count('started') === 1, 'the program leads and has synced its informers');
     program.kill('SIGTERM');
     expect(await program.exited).toEqual({ code: 0, signal: null });
@@ -102,8 +107,8 @@ describeTiers('a program whose only work is await controller.run(signal)', (tier
   it('stays alive as a leader while its watches back off, and exits on its own when leadership is lost', async () => {
     const { cluster: c, start } = await setUp();
     // A renew deadline well beyond a few watch back-offs (800 ms, then 1.6 s...), even on a busy machine where a real
-    // API server's connections take a while to fail.
-    const program = start({ identity: 'leader', leaseDurationMs: 12_000, renewDeadlineMs: 10_000, retryPeriodMs: 500 });
+    // API server's connections take a while to fail and the program's turns come late.
+    const program = start({ identity: 'leader', leaseDurationMs: 25_000, renewDeadlineMs: 20_000, retryPeriodMs: 500 });
     await program.until((p) => p.count('started') === 1, 'the program leads and has synced its informers');
 
     await c.stopApiServer();

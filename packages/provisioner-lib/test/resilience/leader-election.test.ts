@@ -16,7 +16,12 @@ import { type RunningController, type Scene, startController, startScene } from 
 const PROVISIONER = 'example.com/resilience';
 const LEASE = 'example.com-resilience';
 const CLASS = 'fast';
-const TIMINGS = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 200 };
+/**
+ * Real time: the real tier's API server knows no fake clock. A 4 s renew deadline, which a busy machine does not miss
+ * (a leader that missed it would rightly be replaced, and the order of leaderships these tests check would not hold),
+ * and so a 5 s lease; attempts every 200 ms.
+ */
+const TIMINGS = { leaseDurationMs: 5000, renewDeadlineMs: 4000, retryPeriodMs: 200 };
 /** client-go's jitter factor: a candidate sleeps retryPeriod × (1 + random × 1.2) between attempts. */
 const JITTER = 1.2;
 
@@ -126,10 +131,7 @@ describeTiers('two replicas with leader election', (tier) => {
     // Both start together and race for the Lease.
     startReplica(s, 'replica-a');
     startReplica(s, 'replica-b');
-    await vi.waitFor(() => expect(timeline.find({ what: 'startedLeading' })).toHaveLength(1), {
-      timeout: 10_000,
-      interval: 20,
-    });
+    await vi.waitFor(() => expect(timeline.find({ what: 'startedLeading' })).toHaveLength(1), WAIT);
     const leaderId = timeline.first({ what: 'startedLeading' }).who;
     const leader = replicas.find((r) => r.identity === leaderId) as RunningController;
     const follower = replicas.find((r) => r.identity !== leaderId) as RunningController;
@@ -148,10 +150,7 @@ describeTiers('two replicas with leader election', (tier) => {
         expect(
           timeline.find({ who: follower.identity, what: 'newLeader', key: leader.identity }).length,
         ).toBeGreaterThan(0),
-      {
-        timeout: 10_000,
-        interval: 20,
-      },
+      WAIT,
     );
     expect(backend.provisions.filter((p) => p.who === follower.identity)).toEqual([]);
     expect(new Set(backend.provisions.map((p) => p.claimUid))).toEqual(new Set(firstUids));
@@ -166,10 +165,10 @@ describeTiers('two replicas with leader election', (tier) => {
     // Phase 2: claims created while nobody leads.
     const second = Array.from({ length: 8 }, (_, i) => `second-${i}`);
     const secondUids = await createClaims(api, 'second', second.length, CLASS);
-    await vi.waitFor(() => expect(timeline.find({ who: follower.identity, what: 'startedLeading' })).toHaveLength(1), {
-      timeout: 20_000,
-      interval: 20,
-    });
+    await vi.waitFor(
+      () => expect(timeline.find({ who: follower.identity, what: 'startedLeading' })).toHaveLength(1),
+      WAIT,
+    );
     await vi.waitFor(async () => expect(await unbound(api, [...first, ...second])).toEqual([]), WAIT);
 
     // Order, from the timeline: the leader led, provisioned and stopped before the follower started leading; every
@@ -229,13 +228,13 @@ describeTiers('two replicas with leader election', (tier) => {
     scene = await startScene(tier);
     const s = scene;
     const records = await recordLease(scene);
-    // The holder writes leaseDurationSeconds 1; the candidate would write 8 (and waited 8 s before the fix).
-    const holder = startReplica(s, 'short-lease', { leaseDurationMs: 1000 });
+    // The holder writes leaseDurationSeconds 5; the candidate would write 20 (and waited 20 s before the fix).
+    const holder = startReplica(s, 'short-lease');
     await vi.waitFor(
       () => expect(s.timeline.find({ who: holder.identity, what: 'startedLeading' })).toHaveLength(1),
       WAIT,
     );
-    const candidate = startReplica(s, 'long-lease', { leaseDurationMs: 8000 });
+    const candidate = startReplica(s, 'long-lease', { leaseDurationMs: 20_000 });
     await vi.waitFor(
       () =>
         expect(s.timeline.find({ who: candidate.identity, what: 'newLeader', key: holder.identity })).toHaveLength(1),
@@ -255,17 +254,17 @@ describeTiers('two replicas with leader election', (tier) => {
       WAIT,
     );
 
-    // Within the holder's 1 s and two retry periods: at most 11 attempts, where its own 8 s take at least 17.
+    // Within the holder's 5 s and two retry periods: at most 31 attempts, where its own 20 s take at least 44.
     expect(takeoverAttempts).toBeDefined();
     const attempts = (takeoverAttempts ?? 0) - attemptsAtStop;
     expect(attempts).toBeGreaterThan(0);
-    expect(attempts).toBeLessThanOrEqual(maxTakeoverAttempts(1000));
+    expect(attempts).toBeLessThanOrEqual(maxTakeoverAttempts(TIMINGS.leaseDurationMs));
     // The watch that records the Lease may deliver the new holder's write a moment after it started leading.
     await vi.waitFor(
       () =>
         expect(records.map((r) => [r.holder, r.durationSeconds])).toEqual([
-          [holder.identity, 1],
-          [candidate.identity, 8],
+          [holder.identity, 5],
+          [candidate.identity, 20],
         ]),
       WAIT,
     );
@@ -333,7 +332,7 @@ describeTiers('two replicas with leader election', (tier) => {
         expect(records).toEqual([
           { holder: 'leader', durationSeconds: 8, transitions: 0 },
           { holder: '', durationSeconds: 1, transitions: 0 },
-          { holder: 'standby', durationSeconds: 1, transitions: 1 },
+          { holder: 'standby', durationSeconds: 5, transitions: 1 },
         ]),
       WAIT,
     );

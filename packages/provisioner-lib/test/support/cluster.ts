@@ -20,9 +20,10 @@ import {
   type V1StorageClass,
 } from '@kubernetes/client-node';
 import { vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 
-/** Generous waits: the real tier shares two cores with everything else. */
-export const WAIT = { timeout: 20_000, interval: 50 };
+/** Generous waits (@kprov/testkit's): the real tier shares two cores with everything else. */
+export { WAIT };
 
 /** The API clients of one user. */
 export interface Api {

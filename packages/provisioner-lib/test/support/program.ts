@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { WAIT } from '@kprov/testkit/vitest';
 
 /** One line the program wrote to stdout, parsed; `{ text }` for a line that is not JSON. */
 export type ProgramLine = Record<string, unknown>;
@@ -83,9 +84,9 @@ export class Program {
 
   /**
    * Resolves once `predicate` holds for the output so far; rejects when the program exits first (saying how, with
-   * the end of its stderr) or after `timeoutMs`.
+   * the end of its stderr) or after `timeoutMs` (default: the tests' WAIT).
    */
-  until(predicate: (p: Program) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  until(predicate: (p: Program) => boolean, what: string, timeoutMs = WAIT.timeout): Promise<void> {
     return new Promise((resolve, reject) => {
       const check = (): void => {
         if (predicate(this)) {

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { startApiServer, type KubeObject, type Testkit, type TestkitOptions } from '@kprov/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { Backoff } from '../../src/backoff/backoff.js';
 import {
   informerFor,
@@ -106,18 +107,18 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim');
     expect(inf.hasSynced()).toBe(false);
     start();
-    await vi.waitFor(() => expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(1));
+    await vi.waitFor(() => expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(1), WAIT);
     expect(inf.hasSynced()).toBe(false);
     await inf.waitForSync(rec.controller.signal);
     expect(inf.hasSynced()).toBe(true);
     expect(inf.store.keys().sort()).toEqual(['default/a', 'other/b']);
     expect(rec.log.sort()).toEqual(['add a', 'add b']);
 
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('persistentvolumeclaims', pvc('c'));
     label(kit, 'a', '1');
     kit.store.delete('persistentvolumeclaims', 'other', 'b');
-    await vi.waitFor(() => expect(rec.log.slice(2)).toEqual(['add c', 'update a', 'delete b']));
+    await vi.waitFor(() => expect(rec.log.slice(2)).toEqual(['add c', 'update a', 'delete b']), WAIT);
     expect(inf.store.get('default/a')?.metadata?.labels).toEqual({ step: '1' });
     expect(inf.store.get('other/b')).toBeUndefined();
     expect(cacheView(inf)).toEqual(serverView(kit, 'persistentvolumeclaims'));
@@ -131,9 +132,9 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     await inf.waitForSync(rec.controller.signal);
     const uid = created.metadata.uid ?? '';
     expect(inf.store.byIndex('uid', uid).map(nameOf)).toEqual(['a']);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     const later = kit.store.create('persistentvolumeclaims', pvc('b'));
-    await vi.waitFor(() => expect(inf.store.byIndex('uid', later.metadata.uid ?? '').map(nameOf)).toEqual(['b']));
+    await vi.waitFor(() => expect(inf.store.byIndex('uid', later.metadata.uid ?? '').map(nameOf)).toEqual(['b']), WAIT);
   });
 
   it('gives listed and watched objects the same typed shape', async () => {
@@ -142,9 +143,9 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim');
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('persistentvolumeclaims', pvc('watched'));
-    await vi.waitFor(() => expect(inf.store.get('default/watched')).toBeDefined());
+    await vi.waitFor(() => expect(inf.store.get('default/watched')).toBeDefined(), WAIT);
     for (const key of ['default/listed', 'default/watched']) {
       const o = inf.store.get(key);
       expect(o?.apiVersion).toBe('v1');
@@ -163,16 +164,16 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     } = informer(kit, 'PersistentVolumeClaim', { backoff: new Backoff({ initialMs: 150, maxMs: 150, jitter: 0 }) });
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('persistentvolumeclaims', pvc('a'));
-    await vi.waitFor(() => expect(rec.log).toEqual(['add a']));
+    await vi.waitFor(() => expect(rec.log).toEqual(['add a']), WAIT);
     kit.server.dropWatches();
     kit.store.create('persistentvolumeclaims', pvc('b'));
     label(kit, 'a', '1');
-    await vi.waitFor(() => expect(rec.restarts.some((r) => r.reason === 'dropped')).toBe(true));
+    await vi.waitFor(() => expect(rec.restarts.some((r) => r.reason === 'dropped')).toBe(true), WAIT);
     kit.server.dropWatches();
     kit.store.delete('persistentvolumeclaims', 'default', 'a');
-    await vi.waitFor(() => expect(rec.log).toEqual(['add a', 'add b', 'update a', 'delete a']));
+    await vi.waitFor(() => expect(rec.log).toEqual(['add a', 'add b', 'update a', 'delete a']), WAIT);
     expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(1);
     expect(rec.restarts.every((r) => !r.relist)).toBe(true);
     expect(cacheView(inf)).toEqual(serverView(kit, 'persistentvolumeclaims'));
@@ -184,15 +185,15 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim');
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     rec.log.length = 0;
     kit.server.expireWatches();
     // These happen after the watch was cut, so only the relist can reveal them.
     kit.store.delete('persistentvolumeclaims', 'default', 'remove');
     label(kit, 'change', '1');
     kit.store.create('persistentvolumeclaims', pvc('new'));
-    await vi.waitFor(() => expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(2));
-    await vi.waitFor(() => expect(cacheView(inf)).toEqual(serverView(kit, 'persistentvolumeclaims')));
+    await vi.waitFor(() => expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(2), WAIT);
+    await vi.waitFor(() => expect(cacheView(inf)).toEqual(serverView(kit, 'persistentvolumeclaims')), WAIT);
     expect(inf.store.get('default/remove')).toBeUndefined();
     expect(rec.log.sort()).toEqual(['add new', 'delete remove', 'update change']);
     expect(rec.restarts[0]).toMatchObject({ reason: 'expired', relist: true });
@@ -204,7 +205,7 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     kit.faults.add({ verb: 'list', action: { type: 'error', code: 500 }, rate: 0.5 });
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim', { pageSize: 2 });
     start();
-    await vi.waitFor(() => expect(inf.hasSynced()).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(() => expect(inf.hasSynced()).toBe(true), WAIT);
     expect(cacheView(inf)).toEqual(serverView(kit, 'persistentvolumeclaims'));
     expect(rec.log.filter((l) => l.startsWith('add'))).toHaveLength(5);
     expect(rec.restarts.every((r) => r.reason === 'list-failed' && r.statusCode === 500)).toBe(true);
@@ -217,7 +218,7 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     await inf.waitForSync(rec.controller.signal);
     const listed = inf.resourceVersion;
     kit.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'unrelated' } });
-    await vi.waitFor(() => expect(inf.resourceVersion).toBe(String(kit.store.resourceVersion)));
+    await vi.waitFor(() => expect(inf.resourceVersion).toBe(String(kit.store.resourceVersion)), WAIT);
     expect(inf.resourceVersion).not.toBe(listed);
     expect(rec.log).toEqual([]);
   });
@@ -227,11 +228,11 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim');
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     await kit.server.restart();
     kit.store.create('persistentvolumeclaims', pvc('after-restart'));
-    await vi.waitFor(() => expect(rec.log).toEqual(['add after-restart']));
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(rec.log).toEqual(['add after-restart']), WAIT);
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
   });
 
   it('stops everything on abort and leaves no open watch', async () => {
@@ -239,10 +240,10 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim', { resyncPeriodMs: 20 });
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     rec.controller.abort();
     await rec.done;
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(0));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(0), WAIT);
     kit.store.create('persistentvolumeclaims', pvc('too-late'));
     const count = rec.log.length;
     await expect(inf.waitForSync(AbortSignal.abort())).resolves.toBeUndefined();
@@ -274,7 +275,7 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     await vi.waitFor(() => {
       expect(rec.log.filter((l) => l === 'resync a').length).toBeGreaterThanOrEqual(2);
       expect(rec.log.filter((l) => l === 'resync b').length).toBeGreaterThanOrEqual(2);
-    });
+    }, WAIT);
   });
 
   it('does not resync when resyncPeriodMs is 0 and does not re-announce unchanged objects on relist', async () => {
@@ -283,10 +284,10 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     const { informer: inf, rec, start } = informer(kit, 'PersistentVolumeClaim');
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.server.expireWatches();
-    await vi.waitFor(() => expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(2));
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.requestCounts()['list persistentvolumeclaims']).toBe(2), WAIT);
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     expect(rec.log).toEqual(['add a']);
   });
 
@@ -300,10 +301,10 @@ describe('Informer (PersistentVolumeClaims, all namespaces)', () => {
     });
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('persistentvolumeclaims', pvc('a'));
     kit.store.create('persistentvolumeclaims', pvc('b'));
-    await vi.waitFor(() => expect(rec.log).toEqual(['add a', 'add b']));
+    await vi.waitFor(() => expect(rec.log).toEqual(['add a', 'add b']), WAIT);
     expect(rec.restarts).toEqual([]);
   });
 });
@@ -327,10 +328,10 @@ describe('informerFor (PersistentVolumes and StorageClasses)', () => {
     start();
     await inf.waitForSync(rec.controller.signal);
     expect(inf.store.keys()).toEqual(['pv-1']);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('persistentvolumes', pv('pv-2'));
     kit.store.delete('persistentvolumes', undefined, 'pv-1');
-    await vi.waitFor(() => expect(rec.log).toEqual(['add pv-1', 'add pv-2', 'delete pv-1']));
+    await vi.waitFor(() => expect(rec.log).toEqual(['add pv-1', 'add pv-2', 'delete pv-1']), WAIT);
     expect(inf.store.get('pv-2')?.spec?.hostPath?.path).toBe('/tmp/pv-2');
   });
 
@@ -346,9 +347,9 @@ describe('informerFor (PersistentVolumes and StorageClasses)', () => {
     const { informer: inf, rec, start } = informer(kit, 'StorageClass');
     start();
     await inf.waitForSync(rec.controller.signal);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('storage.k8s.io/storageclasses', sc('slow'));
-    await vi.waitFor(() => expect(rec.log).toEqual(['add fast', 'add slow']));
+    await vi.waitFor(() => expect(rec.log).toEqual(['add fast', 'add slow']), WAIT);
     expect(inf.store.get('slow')?.provisioner).toBe('example.com/test');
     expect(inf.store.get('slow')?.kind).toBe('StorageClass');
     expect(inf.store.get('fast')?.apiVersion).toBe('storage.k8s.io/v1');

@@ -5,6 +5,7 @@
 import { startApiServer } from '@kprov/testkit';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { informerFor, stripManagedFields } from '../../src/cache/informer.js';
 import { InternTable } from '../../src/cache/intern-table.js';
 import { shareRepeatedValues } from '../../src/cache/share-values.js';
@@ -79,7 +80,7 @@ describe('shareRepeatedValues as the transform of a volumes informer', () => {
       delete served.metadata?.managedFields;
       await vi.waitFor(
         () => expect(informer.store.get(name)?.metadata?.resourceVersion).toBe(served.metadata?.resourceVersion),
-        { timeout: 10_000 },
+        WAIT,
       );
       expect(informer.store.get(name)).toEqual(served);
     }

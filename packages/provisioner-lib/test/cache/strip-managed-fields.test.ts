@@ -3,7 +3,7 @@
  * keep everything else. Real tier only: the testkit serves objects without managedFields.
  */
 import { CoreV1Api, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { informerFor, stripManagedFields } from '../../src/cache/informer.js';
 
@@ -31,7 +31,7 @@ describeTiers(
       await informer.waitForSync(stop.signal);
       // Created after the list: it comes through the watch.
       await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim('watched') });
-      await vi.waitFor(() => expect(informer.store.get('default/watched')).toBeDefined(), { timeout: 20_000 });
+      await vi.waitFor(() => expect(informer.store.get('default/watched')).toBeDefined(), WAIT);
       for (const name of ['listed', 'watched']) {
         const served = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name });
         expect(served.metadata?.managedFields?.length).toBeGreaterThan(0);

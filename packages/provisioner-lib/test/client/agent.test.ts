@@ -8,6 +8,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
 import type { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { makeApiClient, sharedAgent, watchWithAgent, withSignal } from '../../src/client/agent.js';
 import { startCountingProxy, type CountingProxy } from './tcp-proxy.js';
 
@@ -73,7 +74,7 @@ describe('shared agent against the testkit (plain HTTP)', () => {
     await kit.server.restart();
     await vi.waitFor(async () => {
       await core.listNamespace();
-    });
+    }, WAIT);
     const created = await core.createNamespace({ body: { metadata: { name: 'after-restart' } } });
     expect(created.metadata?.name).toBe('after-restart');
   });
@@ -91,16 +92,16 @@ describe('shared agent against the testkit (plain HTTP)', () => {
         doneErr = err;
       },
     );
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     // The only request so far is the watch: the shared agent holds its connection.
     expect(agent.stats[proxy.url]).toMatchObject({ connected: 1, running: 1 });
     for (let i = 0; i < 5; i++) await core.readNamespace({ name: 'default' });
     await core.createNamespace({ body: { metadata: { name: 'watched' } } });
-    await vi.waitFor(() => expect(seen).toContain('ADDED watched'));
+    await vi.waitFor(() => expect(seen).toContain('ADDED watched'), WAIT);
     expect(proxy.connections).toBeLessThanOrEqual(3);
     controller.abort();
-    await vi.waitFor(() => expect(doneErr).not.toBe('not done'));
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(0));
+    await vi.waitFor(() => expect(doneErr).not.toBe('not done'), WAIT);
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(0), WAIT);
   });
 
   it('aborts a request through withSignal', async () => {
@@ -108,7 +109,7 @@ describe('shared agent against the testkit (plain HTTP)', () => {
     kit.faults.add({ verb: 'list', resource: 'namespaces', action: { type: 'latency', ms: 10_000 } });
     const controller = new AbortController();
     const pending = core.listNamespace({}, withSignal(controller.signal));
-    await vi.waitFor(() => expect(kit.server.requestCounts()['list namespaces']).toBe(1));
+    await vi.waitFor(() => expect(kit.server.requestCounts()['list namespaces']).toBe(1), WAIT);
     controller.abort();
     await expect(pending).rejects.toThrow();
   });

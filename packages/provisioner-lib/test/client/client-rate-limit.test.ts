@@ -6,6 +6,7 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
 import { makeApiClient, watchWithAgent, withSignal } from '../../src/client/agent.js';
 import { clientRateLimiter, setClientRateLimit } from '../../src/client/rate-limit/client-rate-limit.js';
@@ -44,7 +45,7 @@ async function settled(key: string, count: number, waiting: number): Promise<voi
   await vi.waitFor(() => {
     expect(served(key)).toBe(count);
     expect(bucket().waiting).toBe(waiting);
-  });
+  }, WAIT);
 }
 
 describe('setClientRateLimit over HTTP', () => {
@@ -96,12 +97,12 @@ describe('setClientRateLimit over HTTP', () => {
       () => undefined,
     );
     cleanups.push(() => controller.abort());
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
 
     // Events arrive without tokens: made through another client, they keep flowing while the bucket is empty.
     const other = kit.kubeConfig.makeApiClient(CoreV1Api);
     for (let i = 0; i < 3; i++) await other.createNamespace({ body: { metadata: { name: `watched-${i}` } } });
-    await vi.waitFor(() => expect(events.filter((e) => e.startsWith('ADDED watched-'))).toHaveLength(3));
+    await vi.waitFor(() => expect(events.filter((e) => e.startsWith('ADDED watched-'))).toHaveLength(3), WAIT);
     expect(bucket().tryAccept()).toBe(false);
 
     // A second watch connection waits for the next token.
@@ -117,12 +118,12 @@ describe('setClientRateLimit over HTTP', () => {
         opened = true;
         cleanups.push(() => c.abort());
       });
-    await vi.waitFor(() => expect(bucket().waiting).toBe(1));
+    await vi.waitFor(() => expect(bucket().waiting).toBe(1), WAIT);
     expect(opened).toBe(false);
     expect(kit.server.openWatches).toBe(1);
     await clock.advanceAsync(1000);
     await second;
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(2));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(2), WAIT);
   });
 
   it('does not limit a client made with rateLimiter: null', async () => {
@@ -149,7 +150,7 @@ describe('setClientRateLimit over HTTP', () => {
     // Its own bucket has burst 1 too: the next lease request waits for its refill, the main bucket is untouched.
     const read = lease.api.readNamespacedLease({ name: 'leader', namespace: 'default' });
     // The only bucket timer is the lease bucket's: the main bucket has nobody waiting.
-    await vi.waitFor(() => expect(clock.pending()).toBe(1));
+    await vi.waitFor(() => expect(clock.pending()).toBe(1), WAIT);
     expect(bucket().waiting).toBe(0);
     expect(served('get leases')).toBe(0);
     await clock.advanceAsync(1000);
@@ -165,7 +166,7 @@ describe('setClientRateLimit over HTTP', () => {
     const core = makeApiClient(kc, CoreV1Api);
     const aborted = core.listNamespace({}, withSignal(abort.signal));
     const next = core.listNamespace();
-    await vi.waitFor(() => expect(bucket().waiting).toBe(2));
+    await vi.waitFor(() => expect(bucket().waiting).toBe(2), WAIT);
     abort.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
     await clock.advanceAsync(1000);
@@ -179,7 +180,7 @@ describe('setClientRateLimit over HTTP', () => {
     const core = makeApiClient(kc, CoreV1Api);
     await core.listNamespace();
     const second = core.readNamespace({ name: 'default' });
-    await vi.waitFor(() => expect(bucket().waiting).toBe(1));
+    await vi.waitFor(() => expect(bucket().waiting).toBe(1), WAIT);
     await clock.advanceAsync(2000);
     await second;
     expect(waits).toEqual([
@@ -203,7 +204,7 @@ describe('setClientRateLimit over HTTP', () => {
       'Throttled',
       'waits for a token',
     );
-    await vi.waitFor(() => expect(bucket().waiting).toBe(1));
+    await vi.waitFor(() => expect(bucket().waiting).toBe(1), WAIT);
     expect(kit.store.list('events', 'default')).toHaveLength(0);
     await clock.advanceAsync(1000);
     await recorder.flush();

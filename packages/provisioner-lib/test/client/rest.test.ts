@@ -1,6 +1,7 @@
 import { ApiException, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { sharedAgent } from '../../src/client/agent.js';
 import { apiStatus, isAlreadyExists } from '../../src/client/api-errors.js';
 import { hotPathApi } from '../../src/client/hot-path.js';
@@ -84,28 +85,30 @@ describe('RestClient against the testkit', () => {
       (type, object) => seen.push(`${type} ${(object as V1PersistentVolume).metadata?.name ?? ''}`),
       done,
     );
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
     kit.store.create('persistentvolumes', { ...volume('a'), metadata: { name: 'a' } });
     kit.store.delete('persistentvolumes', '', 'a');
-    await vi.waitFor(() => expect(seen).toEqual(['ADDED a', 'DELETED a']));
+    await vi.waitFor(() => expect(seen).toEqual(['ADDED a', 'DELETED a']), WAIT);
     controller.abort();
-    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), WAIT);
   });
 
+  // Real time: the limit is the watch's own timer. Each event is sent once the one before arrived, so the watch is
+  // never silent for longer than a round trip to the in-process server, while the events go on for 2.5 limits.
   it('keeps a watch that gets events past its inactivity limit, and ends it with a TimeoutError once it goes silent', async () => {
-    const rest = new RestClient(kc, { watchInactivityMs: 1000 });
+    const limitMs = 2000;
+    const rest = new RestClient(kc, { watchInactivityMs: limitMs });
     let events = 0;
     const done = vi.fn();
     await rest.watch('/api/v1/persistentvolumes', {}, () => (events += 1), done);
-    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1));
-    // An event every 100 ms for 2.5 s: more than twice the limit, never a second without one.
-    for (let i = 0; i < 25; i++) {
+    await vi.waitFor(() => expect(kit.server.openWatches).toBe(1), WAIT);
+    const start = performance.now();
+    for (let i = 0; performance.now() - start < 2.5 * limitMs; i++) {
       kit.store.create('persistentvolumes', { ...volume(`v${i}`), metadata: { name: `v${i}` } });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await vi.waitFor(() => expect(events).toBe(i + 1), WAIT);
     }
     expect(done).not.toHaveBeenCalled();
-    expect(events).toBe(25);
-    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), { timeout: 5000 });
+    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), WAIT);
     expect((done.mock.calls[0]?.[0] as Error).name).toBe('TimeoutError');
   });
 
@@ -113,7 +116,7 @@ describe('RestClient against the testkit', () => {
     kit.faults.add({ verb: 'watch', resource: 'persistentvolumes', action: { type: 'error', code: 403 } });
     const done = vi.fn();
     await new RestClient(kc).watch('/api/v1/persistentvolumes', {}, () => undefined, done);
-    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), WAIT);
     expect((done.mock.calls[0]?.[0] as { statusCode?: number }).statusCode).toBe(403);
   });
 });

@@ -11,7 +11,7 @@
  * annotation its PV controller (or the testkit's binder, off here as well) would add.
  */
 import type { Cluster } from '@kprov/testkit';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { CoreV1Api, StorageV1Api, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
 import { ProvisionController } from '../../src/controller/controller.js';
@@ -83,7 +83,7 @@ describeTiers(
       const stop = new AbortController();
       const running = controller.run(stop.signal);
       try {
-        await vi.waitFor(() => expect(provisioned.size).toBe(CLAIMS), { timeout: 60_000, interval: 50 });
+        await vi.waitFor(() => expect(provisioned.size).toBe(CLAIMS), WAIT);
       } finally {
         stop.abort();
         // run resolves once the recorder has written (or given up) every Event it accepted.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startApiServer, type KubeObject, type Testkit } from '@kprov/testkit';
+import { WAIT } from '@kprov/testkit/vitest';
 import { EventRecorder, type EventRecorderOptions, type EventsApi } from '../../src/events/recorder.js';
 import type { ObjectReference } from '../../src/events/types.js';
 import { FakeClock } from '../../src/clock/fake-clock.js';
@@ -205,13 +206,14 @@ describe('EventRecorder retries with concurrency', () => {
     });
 
     rec.event(claimRef('broken'), 'Warning', 'ProvisioningFailed', 'first');
-    await vi.waitFor(() =>
-      expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+    await vi.waitFor(
+      () => expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+      WAIT,
     );
     // The failed event now sleeps 5 s (half of retryDelayMs) on the fake clock, which does not move by itself.
     rec.event(claimRef('broken'), 'Warning', 'ProvisioningFailed', 'second'); // same group: waits behind it
     for (let i = 0; i < 20; i++) rec.event(claimRef(`claim-${i}`), 'Normal', 'Provisioning', 'provisioning');
-    await vi.waitFor(() => expect(events()).toHaveLength(20));
+    await vi.waitFor(() => expect(events()).toHaveLength(20), WAIT);
     expect(written.filter((w) => w.startsWith('broken'))).toEqual([]);
 
     failing = false;
@@ -243,7 +245,7 @@ describe('EventRecorder retries with concurrency', () => {
     const drops = (): number => logger.lines.filter((l) => l.message === dropped).length;
     rec.event(claimRef('claim-0'), 'Normal', 'Provisioning', 'provisioning'); // written at once: not queued
     rec.event(claimRef('claim-1'), 'Normal', 'Provisioning', 'provisioning'); // written at once too (concurrency 8)
-    await vi.waitFor(() => expect(mayRetry()).toBe(2));
+    await vi.waitFor(() => expect(mayRetry()).toBe(2), WAIT);
     // Both now sleep before their retry, and so count against the queue: new events are dropped.
     rec.event(claimRef('claim-2'), 'Normal', 'Provisioning', 'provisioning');
     expect(drops()).toBe(1);

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiException, type CoreV1Event } from '@kubernetes/client-node';
+import { WAIT } from '@kprov/testkit/vitest';
 import { EVENT_RECORDER_DROPPED_EVENTS, EventRecorder, type EventsApi } from '../../src/events/recorder.js';
 import { RecordingSink } from '../controller/recording-sink.js';
 import { captureLogger } from './capture-logger.js';
@@ -79,7 +80,7 @@ describe('EventRecorder queue', () => {
     rec.event(ref, 'Normal', 'Later', 'm');
     gates.get('B')!();
     gates.get('Later')!();
-    await vi.waitFor(() => expect(created).toEqual(['B', 'Later']));
+    await vi.waitFor(() => expect(created).toEqual(['B', 'Later']), WAIT);
     expect(flushed).toBe(false); // A is still being written
     gates.get('A')!();
     await flush;

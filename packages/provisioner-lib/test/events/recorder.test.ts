@@ -4,7 +4,7 @@
  * created again when the one to patch is gone), and what happens while the server is down.
  */
 import { kubeConfigFor, type Cluster } from '@kprov/testkit';
-import { describeTiers } from '@kprov/testkit/vitest';
+import { describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { EventRecorder, type EventRecorderOptions } from '../../src/events/recorder.js';
@@ -151,7 +151,7 @@ describeTiers('EventRecorder against the API server', (tier) => {
     const logger = captureLogger();
     const rec = recorder({ logger });
     rec.event(claim, 'Normal', 'Provisioning', 'retried');
-    await vi.waitFor(async () => expect(await events('team-a')).toHaveLength(1));
+    await vi.waitFor(async () => expect(await events('team-a')).toHaveLength(1), WAIT);
     await rec.flush();
     expect((await events('team-a'))[0]).toMatchObject({ count: 1, message: 'retried' });
     expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true);
@@ -275,8 +275,9 @@ describeTiers('EventRecorder against the API server', (tier) => {
     const patientLog = captureLogger();
     const patient = recorder({ logger: patientLog, maxTries: 1000, retryDelayMs: 50 });
     patient.event(claim, 'Warning', 'ProvisioningFailed', 'written once the server is back');
-    await vi.waitFor(() =>
-      expect(patientLog.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+    await vi.waitFor(
+      () => expect(patientLog.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+      WAIT,
     );
     await c.startApiServer();
     await patient.flush();
@@ -297,8 +298,9 @@ describe('EventRecorder without a server', () => {
       clock,
     });
     rec.event(claim, 'Normal', 'Provisioning', 'waits for a retry');
-    await vi.waitFor(() =>
-      expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+    await vi.waitFor(
+      () => expect(logger.lines.some((l) => l.message.startsWith('Unable to write event, may retry'))).toBe(true),
+      WAIT,
     );
     rec.shutDown();
     await rec.flush();

@@ -1,6 +1,7 @@
 import { CoreV1Api, type V1ConfigMap, type Watch } from '@kubernetes/client-node';
 import { startApiServer, type KubeObject, type Testkit, type TestkitOptions } from '@kprov/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { Backoff } from '../../src/backoff/backoff.js';
 import { realClock, type Clock } from '../../src/clock/clock.js';
 import { makeApiClient, watchWithAgent, withSignal } from '../../src/client/agent.js';
@@ -107,7 +108,7 @@ const initDone = (events: WatcherEvent<V1ConfigMap>[]): number => events.filter(
 describe('Watcher', () => {
   it('lists page by page between Init and InitDone, then watches from the list resourceVersion', async () => {
     const h = await start({ seed: ['a', 'b', 'c', 'd', 'e'], pageSize: 2 });
-    await vi.waitFor(() => expect(h.watches).toHaveLength(1));
+    await vi.waitFor(() => expect(h.watches).toHaveLength(1), WAIT);
     expect(h.lists.map((p) => p.limit)).toEqual([2, 2, 2]);
     expect(h.lists[0]?.continue).toBeUndefined();
     expect(h.lists[1]?.continue).toBeTypeOf('string');
@@ -126,11 +127,11 @@ describe('Watcher', () => {
 
   it('with initialListFromCache, lists at resourceVersion 0 in one answer first, and relists page by page', async () => {
     const h = await start({ seed: ['a', 'b', 'c', 'd', 'e'], pageSize: 2, initialListFromCache: true });
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     expect(h.lists).toEqual([{ limit: 2, resourceVersion: '0' }]);
     expect(names(h.events, 'InitApply')).toEqual(['a', 'b', 'c', 'd', 'e']);
     h.kit.server.expireWatches();
-    await vi.waitFor(() => expect(initDone(h.events)).toBe(2));
+    await vi.waitFor(() => expect(initDone(h.events)).toBe(2), WAIT);
     expect(h.lists.slice(1).map((p) => p.resourceVersion)).toEqual([undefined, undefined, undefined]);
     expect(h.lists.slice(1).map((p) => p.continue === undefined)).toEqual([true, false, false]);
   });
@@ -138,9 +139,9 @@ describe('Watcher', () => {
   it('starts with a watch from a given resourceVersion, without a list, and delivers every change after it', async () => {
     const h = await start({ seed: ['seeded'], watchFromBeforeSeed: true });
     // Created after that resourceVersion but before the watch began: it comes through the watch.
-    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['seeded']));
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['seeded']), WAIT);
     h.kit.store.create('configmaps', configMap('after'));
-    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['seeded', 'after']));
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['seeded', 'after']), WAIT);
     expect(h.lists).toEqual([]);
     expect(h.watches).toHaveLength(1);
     expect(h.events.some((e) => e.type === 'Init' || e.type === 'InitDone')).toBe(false);
@@ -148,51 +149,51 @@ describe('Watcher', () => {
 
   it('emits Apply and Delete from the watch', async () => {
     const h = await start();
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.kit.store.create('configmaps', configMap('x'));
     h.kit.store.modify('configmaps', 'default', 'x', (o) => {
       o.data = { k: 'v' };
     });
     h.kit.store.delete('configmaps', 'default', 'x');
-    await vi.waitFor(() => expect(names(h.events, 'Delete')).toEqual(['x']));
+    await vi.waitFor(() => expect(names(h.events, 'Delete')).toEqual(['x']), WAIT);
     expect(names(h.events, 'Apply')).toEqual(['x', 'x']);
     expect(h.watcher.resourceVersion).toBe(String(h.kit.store.resourceVersion));
   });
 
   it('advances the resourceVersion on bookmarks without emitting anything', async () => {
     const h = await start({ kit: { http: { bookmarkIntervalMs: 50 } } });
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     const before = h.watcher.resourceVersion;
     const count = h.events.length;
     // A change elsewhere moves the global resourceVersion; only bookmarks can tell the configmap watch.
     h.kit.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'elsewhere' } });
-    await vi.waitFor(() => expect(h.watcher.resourceVersion).toBe(String(h.kit.store.resourceVersion)));
+    await vi.waitFor(() => expect(h.watcher.resourceVersion).toBe(String(h.kit.store.resourceVersion)), WAIT);
     expect(h.watcher.resourceVersion).not.toBe(before);
     expect(h.events).toHaveLength(count);
   });
 
   it('re-watches from the last resourceVersion, without a relist, when the server ends the watch', async () => {
     const h = await start({ minWatchTimeoutSeconds: 1 });
-    await vi.waitFor(() => expect(h.watches.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+    await vi.waitFor(() => expect(h.watches.length).toBeGreaterThanOrEqual(2), WAIT);
     expect(h.restarts[0]).toMatchObject({ reason: 'ended', relist: false, delayMs: 0 });
     expect(h.lists).toHaveLength(1);
     expect(h.watches[1]?.resourceVersion).toBe(h.watcher.resourceVersion);
     h.kit.store.create('configmaps', configMap('late'));
-    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['late']));
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['late']), WAIT);
   });
 
   it('resumes after a dropped connection without losing or repeating events', async () => {
     const h = await start({ backoff: new Backoff({ initialMs: 200, maxMs: 200, jitter: 0 }) });
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.kit.store.create('configmaps', configMap('before'));
-    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['before']));
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['before']), WAIT);
     h.kit.server.dropWatches();
     // Changes while disconnected (the watcher waits 200 ms before resuming).
     h.kit.store.create('configmaps', configMap('during'));
     h.kit.store.delete('configmaps', 'default', 'before');
-    await vi.waitFor(() => expect(h.restarts.some((r) => r.reason === 'dropped' && !r.relist)).toBe(true));
+    await vi.waitFor(() => expect(h.restarts.some((r) => r.reason === 'dropped' && !r.relist)).toBe(true), WAIT);
     h.kit.store.create('configmaps', configMap('after'));
-    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['before', 'during', 'after']));
+    await vi.waitFor(() => expect(names(h.events, 'Apply')).toEqual(['before', 'during', 'after']), WAIT);
     expect(names(h.events, 'Delete')).toEqual(['before']);
     expect(h.lists).toHaveLength(1);
   });
@@ -201,19 +202,19 @@ describe('Watcher', () => {
     let offset = 0;
     const clock: Clock = { ...realClock, now: () => realClock.now() + offset };
     const h = await start({ clock, backoff: new Backoff({ initialMs: 60_000, maxMs: 60_000, jitter: 0 }) });
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     offset += 5_000;
     h.kit.server.dropWatches();
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     expect(h.restarts.find((r) => r.reason === 'dropped')).toMatchObject({ delayMs: 0, relist: false });
   });
 
   it('relists on an ERROR 410 event', async () => {
     const h = await start({ seed: ['a'] });
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.kit.server.expireWatches();
     h.kit.store.delete('configmaps', 'default', 'a');
-    await vi.waitFor(() => expect(initDone(h.events)).toBe(2));
+    await vi.waitFor(() => expect(initDone(h.events)).toBe(2), WAIT);
     expect(h.restarts[0]).toMatchObject({ reason: 'expired', relist: true, statusCode: 410 });
     // The second list no longer has 'a'; no Delete is synthesized.
     const secondInit = h.events.map((e) => e.type).lastIndexOf('Init');
@@ -223,21 +224,21 @@ describe('Watcher', () => {
 
   it('relists on a 410 response to the watch request', async () => {
     const h = await start();
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.kit.faults.add({ verb: 'watch', action: { type: 'error', code: 410 }, count: 1 });
     h.kit.server.dropWatches();
-    await vi.waitFor(() => expect(initDone(h.events)).toBe(2));
+    await vi.waitFor(() => expect(initDone(h.events)).toBe(2), WAIT);
     expect(h.restarts.map((r) => r.reason)).toEqual(['dropped', 'expired']);
     expect(h.restarts[1]).toMatchObject({ relist: true, statusCode: 410 });
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
   });
 
   it('backs off and retries watch errors from the last resourceVersion', async () => {
     const h = await start();
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.kit.faults.add({ verb: 'watch', action: { type: 'error', code: 500 }, count: 3 });
     h.kit.server.dropWatches();
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     const errors = h.restarts.filter((r) => r.reason === 'error');
     expect(errors).toHaveLength(3);
     for (const r of errors) {
@@ -252,7 +253,7 @@ describe('Watcher', () => {
     const kitFaults = await start({ run: false });
     kitFaults.kit.faults.add({ verb: 'list', action: { type: 'error', code: 500 }, count: 3 });
     kitFaults.done = kitFaults.watcher.run((e) => kitFaults.events.push(e), kitFaults.controller.signal);
-    await vi.waitFor(() => expect(initDone(kitFaults.events)).toBe(1));
+    await vi.waitFor(() => expect(initDone(kitFaults.events)).toBe(1), WAIT);
     expect(kitFaults.restarts.map((r) => [r.reason, r.statusCode, r.relist])).toEqual([
       ['list-failed', 500, true],
       ['list-failed', 500, true],
@@ -263,9 +264,9 @@ describe('Watcher', () => {
 
   it('relists when nothing arrives for idleTimeoutMs', async () => {
     const h = await start({ idleTimeoutMs: 300, kit: { http: { bookmarkIntervalMs: 60_000 } } });
-    await vi.waitFor(() => expect(h.restarts.some((r) => r.reason === 'idle')).toBe(true));
+    await vi.waitFor(() => expect(h.restarts.some((r) => r.reason === 'idle')).toBe(true), WAIT);
     expect(h.restarts.find((r) => r.reason === 'idle')).toMatchObject({ relist: true, delayMs: 0 });
-    await vi.waitFor(() => expect(initDone(h.events)).toBeGreaterThanOrEqual(2));
+    await vi.waitFor(() => expect(initDone(h.events)).toBeGreaterThanOrEqual(2), WAIT);
   });
 
   it('keeps going when the consumer throws', async () => {
@@ -275,18 +276,18 @@ describe('Watcher', () => {
       seen.push(e.type);
       throw new Error('consumer bug');
     }, h.controller.signal);
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.kit.store.create('configmaps', configMap('b'));
-    await vi.waitFor(() => expect(seen).toEqual(['Init', 'InitApply', 'InitDone', 'Apply']));
+    await vi.waitFor(() => expect(seen).toEqual(['Init', 'InitApply', 'InitDone', 'Apply']), WAIT);
     expect(h.restarts).toEqual([]);
   });
 
   it('stops on abort and leaves no open watch', async () => {
     const h = await start();
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(1), WAIT);
     h.controller.abort();
     await h.done;
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(0));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(0), WAIT);
     h.kit.store.create('configmaps', configMap('ignored'));
     expect(names(h.events, 'Apply')).toEqual([]);
   });
@@ -295,7 +296,7 @@ describe('Watcher', () => {
     const h = await start({ run: false, backoff: new Backoff({ initialMs: 60_000, maxMs: 60_000 }) });
     h.kit.faults.add({ verb: 'list', action: { type: 'error', code: 500 } });
     h.done = h.watcher.run((e) => h.events.push(e), h.controller.signal);
-    await vi.waitFor(() => expect(h.restarts).toHaveLength(1));
+    await vi.waitFor(() => expect(h.restarts).toHaveLength(1), WAIT);
     h.controller.abort();
     await h.done;
   });
@@ -309,6 +310,6 @@ describe('Watcher', () => {
       if (e.type === 'Apply') break;
     }
     expect(seen).toEqual(['Init', 'InitApply a', 'InitApply b', 'InitDone', 'Apply']);
-    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(0));
+    await vi.waitFor(() => expect(h.kit.server.openWatches).toBe(0), WAIT);
   });
 });

@@ -1,6 +1,6 @@
 import { Backoff } from '@kprov/provisioner-lib';
 import type { Cluster } from '@kprov/testkit';
-import { currentTier, describeTiers } from '@kprov/testkit/vitest';
+import { currentTier, describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { beforeEach, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/config/index.js';
@@ -31,7 +31,7 @@ async function setData(data: Record<string, string>): Promise<void> {
 /** Cuts the watches: the testkit drops them; a real kube-apiserver is stopped and started again. */
 async function dropWatches(): Promise<void> {
   if (cluster.testkit !== undefined) {
-    await vi.waitFor(() => expect(cluster.testkit!.server.dropWatches('configmaps')).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(cluster.testkit!.server.dropWatches('configmaps')).toBeGreaterThan(0), WAIT);
     return;
   }
   await cluster.stopApiServer();
@@ -119,9 +119,9 @@ describeTiers('ConfigMapConfigSource', (tier) => {
     await createConfigMap({ 'config.json': config('/opt/a') });
     const { source, changed } = await started();
     await setData({ 'config.json': config('/opt/b') });
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
     await setData({ 'config.json': config('/opt/b'), 'helperPod.yaml': 'kind: Pod' });
-    await vi.waitFor(() => expect(source.current().helperPodYaml).toBe('kind: Pod'));
+    await vi.waitFor(() => expect(source.current().helperPodYaml).toBe('kind: Pod'), WAIT);
     expect(changed.map(pathsOf)).toEqual([['/opt/b'], ['/opt/b']]);
     expect(changed[1]?.config).toBe(changed[0]?.config);
   });
@@ -130,19 +130,19 @@ describeTiers('ConfigMapConfigSource', (tier) => {
     await createConfigMap({ 'config.json': config('/opt/a') });
     const { source, changed, rejected, events } = await started();
     await setData({ 'config.json': json({ nodePathMap: [{ node: 'n', paths: ['/x'] }, { node: 'n' }] }) });
-    await vi.waitFor(() => expect(rejected).toHaveLength(1));
+    await vi.waitFor(() => expect(rejected).toHaveLength(1), WAIT);
     expect(rejected[0]?.upstream).toBe('StorageClass config canonicalization failed: duplicate node n');
     expect(pathsOf(source.current())).toEqual(['/opt/a']);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatch(new RegExp(`^ConfigMap ${NS}/${NAME} Warning InvalidConfig: .*duplicate node n`));
     await setData({ other: 'x' });
-    await vi.waitFor(() => expect(rejected).toHaveLength(2));
+    await vi.waitFor(() => expect(rejected).toHaveLength(2), WAIT);
     expect(rejected[1]?.code).toBe('no-config');
     await setData({ other: 'y' });
     await dropWatches();
     await setData({ other: 'z' });
     await setData({ 'config.json': config('/opt/c') });
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']), WAIT);
     expect(changed).toHaveLength(1);
     // The missing key was reported once, however often the keyless ConfigMap was seen.
     expect(rejected).toHaveLength(2);
@@ -152,11 +152,11 @@ describeTiers('ConfigMapConfigSource', (tier) => {
     await createConfigMap({ 'config.json': config('/opt/a') });
     const { source, rejected } = await started();
     await core.deleteNamespacedConfigMap({ namespace: NS, name: NAME });
-    await vi.waitFor(() => expect(rejected).toHaveLength(1));
+    await vi.waitFor(() => expect(rejected).toHaveLength(1), WAIT);
     expect(rejected[0]?.upstream).toBe(`ConfigMap ${NS}/${NAME} deleted`);
     expect(pathsOf(source.current())).toEqual(['/opt/a']);
     await createConfigMap({ 'config.json': config('/opt/b') });
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
     expect(rejected).toHaveLength(1);
   });
 
@@ -165,10 +165,10 @@ describeTiers('ConfigMapConfigSource', (tier) => {
     const { source, changed } = await started();
     await dropWatches();
     await setData({ 'config.json': config('/opt/b') });
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
     await dropWatches();
     await setData({ 'config.json': config('/opt/c') });
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']), WAIT);
     expect(changed.map(pathsOf)).toEqual([['/opt/b'], ['/opt/c']]);
   });
 });

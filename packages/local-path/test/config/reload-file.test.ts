@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '@kprov/provisioner-lib/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { ConfigError } from '../../src/config/index.js';
 import { FileConfigSource, type ConfigSnapshot, type FileConfigSourceOptions } from '../../src/config/reload.js';
 import { json } from './helpers.js';
@@ -98,7 +99,7 @@ describe('FileConfigSource', () => {
     await writeFile(path, config('/opt/a'));
     const { source, changed } = await start(path);
     await writeFile(path, config('/opt/b'));
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
     expect(changed.map(pathsOf)).toEqual([['/opt/b']]);
   });
 
@@ -123,16 +124,16 @@ describe('FileConfigSource', () => {
       involvedObject: { kind: 'Pod', namespace: 'local-path-storage', name: 'provisioner-0' },
     });
     await writeFile(path, config('relative'));
-    await vi.waitFor(() => expect(rejected).toHaveLength(1));
+    await vi.waitFor(() => expect(rejected).toHaveLength(1), WAIT);
     expect(rejected[0]?.code).toBe('relative-path');
     expect(pathsOf(source.current())).toEqual(['/opt/a']);
     expect(logged[0]).toContain('path must start with / for path relative on node DEFAULT_PATH_FOR_NON_LISTED_NODES');
     expect(events[0]).toMatch(/^Pod\/provisioner-0 Warning InvalidConfig New config refused.*path must start with \//);
     await writeFile(path, '{ not json');
-    await vi.waitFor(() => expect(rejected).toHaveLength(2));
+    await vi.waitFor(() => expect(rejected).toHaveLength(2), WAIT);
     expect(rejected[1]?.upstream).toMatch(new RegExp(`^fail to load config file ${path}: `));
     await writeFile(path, config('/opt/c'));
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']), WAIT);
     expect(changed).toHaveLength(1);
     expect(rejected).toHaveLength(2);
   });
@@ -143,9 +144,9 @@ describe('FileConfigSource', () => {
     const { source, changed } = await start(join(dir, 'config.json'), { pollIntervalMs: 0 });
     expect(pathsOf(source.current())).toEqual(['/opt/a']);
     await volume.update(config('/opt/b'));
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
     await volume.update(config('/opt/c'));
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/c']), WAIT);
     expect(changed.map(pathsOf)).toEqual([['/opt/b'], ['/opt/c']]);
   });
 
@@ -159,12 +160,12 @@ describe('FileConfigSource', () => {
     await clock.advanceAsync(29_999);
     expect(pathsOf(source.current())).toEqual(['/opt/a']);
     await clock.advanceAsync(1);
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
     await writeFile(path, config('/opt/c'));
     await vi.waitFor(async () => {
       await clock.advanceAsync(30_000);
       expect(pathsOf(source.current())).toEqual(['/opt/c']);
-    });
+    }, WAIT);
     expect(changed.map(pathsOf)).toEqual([['/opt/b'], ['/opt/c']]);
   });
 
@@ -174,9 +175,9 @@ describe('FileConfigSource', () => {
     await writeFile(path, config('/opt/a'));
     const { source, rejected } = await start(path);
     await rm(path);
-    await vi.waitFor(() => expect(rejected.map((e) => e.code)).toEqual(['no-config']));
+    await vi.waitFor(() => expect(rejected.map((e) => e.code)).toEqual(['no-config']), WAIT);
     expect(pathsOf(source.current())).toEqual(['/opt/a']);
     await writeFile(path, config('/opt/b'));
-    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']));
+    await vi.waitFor(() => expect(pathsOf(source.current())).toEqual(['/opt/b']), WAIT);
   });
 });

@@ -105,6 +105,8 @@ export interface Program {
   stop: () => void;
   /** What `onStarted` got, once the controller runs. */
   started: () => Parameters<NonNullable<MainContext['onStarted']>>[0] | undefined;
+  /** `main`'s exit code once it returned. */
+  exitCode: () => number | undefined;
   entries: () => LogEntry[];
   messages: () => string[];
   /** How many log lines have exactly this message. */
@@ -137,6 +139,7 @@ export function runMain(
     '-1',
     ...extra,
   ];
+  let exitCode: number | undefined;
   const exited = main(argv, env, {
     stdout: { write: (l: string) => (output += l) },
     stderr: { write: (l: string) => (output += l) },
@@ -144,7 +147,7 @@ export function runMain(
     handleSignals: false,
     onStarted: (s) => (started = s),
     ...context,
-  });
+  }).then((code) => (exitCode = code));
   cleanups.push(async () => {
     abort.abort();
     await exited;
@@ -158,19 +161,26 @@ export function runMain(
     exited,
     stop: () => abort.abort(),
     started: () => started,
+    exitCode: () => exitCode,
     entries,
     messages: () => entries().map((e) => e.msg),
     count: (msg) => entries().filter((e) => e.msg === msg).length,
   };
 }
 
-/** Waits until the program's controller has started its workers. */
+/** Waits until the program's controller has started its workers; fails at once if the program exits first. */
 export async function waitStarted(program: Program): Promise<NonNullable<ReturnType<Program['started']>>> {
-  return vi.waitFor(() => {
+  let ended: Error | undefined;
+  const started = await vi.waitFor(() => {
     const started = program.started();
-    if (started === undefined) throw new Error('not started yet');
-    return started;
+    if (started !== undefined) return started;
+    const code = program.exitCode();
+    if (code === undefined) throw new Error('not started yet');
+    ended = new Error(`main() exited with ${code} before it started: ${program.messages().slice(-5).join(' | ')}`);
+    return undefined;
   }, WAIT);
+  if (started === undefined) throw ended;
+  return started;
 }
 
 /** Creates claim `name` and a pod using it, waits for both, and returns the PV name and its path on the node. */

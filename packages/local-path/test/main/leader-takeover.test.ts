@@ -1,28 +1,22 @@
 /**
- * Leader takeover through `main()`: two replicas with short Lease timings; when the leader stops, the other acquires
- * the Lease (its holder changes) and provisions the next claim. A stopped leader releases the Lease by default
+ * Leader takeover through `main()`: two replicas; when the leader stops, the other acquires the Lease (its holder
+ * changes) and provisions the next claim. A stopped leader releases the Lease by default
  * (`--leader-election-release-on-cancel`), so the other replica takes over at once even with a long lease.
+ *
+ * `main()` runs on real time, as users run it. The renew deadlines are long so that a busy machine, whose requests
+ * can take seconds, never ends a leadership in the middle of a test; the short retry period keeps takeovers quick.
  */
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
 import { NAMESPACE, WAIT } from '../provisioner/helpers.js';
 import { provisionOne, runMain, startKit, waitStarted, type Program } from './harness.js';
 
-const SHORT_LEASE = [
-  '--leader-election-lease-duration',
-  '1s',
-  '--leader-election-renew-deadline',
-  '600ms',
-  '--leader-election-retry-period',
-  '100ms',
-];
-
 /** A 20 s lease, renewed every 100 ms: without a release, a takeover would take 20 s (about 100 attempts). */
 const LONG_LEASE = [
   '--leader-election-lease-duration',
   '20s',
   '--leader-election-renew-deadline',
-  '600ms',
+  '15s',
   '--leader-election-retry-period',
   '100ms',
 ];
@@ -38,11 +32,11 @@ describeTiers('leader takeover through main()', () => {
       const [lease] = await k.read.leases(NAMESPACE);
       return lease?.spec?.holderIdentity;
     };
-    const a = runMain(k.kubeconfig, SHORT_LEASE);
+    const a = runMain(k.kubeconfig, LONG_LEASE);
     await waitStarted(a);
     const first = await holder();
     expect(first).toBeDefined();
-    const b = runMain(k.kubeconfig, SHORT_LEASE);
+    const b = runMain(k.kubeconfig, LONG_LEASE);
     // b runs, sees a's Lease, and waits.
     await vi.waitFor(async () => expect(b.messages()).toContain('Provisioner started'), WAIT);
 
@@ -116,7 +110,7 @@ describeTiers('leader takeover through main()', () => {
   it('with --leader-election-release-on-cancel=false a stopped leader leaves the Lease to expire', async () => {
     const k = await startKit();
     const holder = async (): Promise<string | undefined> => (await k.read.leases(NAMESPACE))[0]?.spec?.holderIdentity;
-    const a = runMain(k.kubeconfig, [...SHORT_LEASE, '--leader-election-release-on-cancel=false']);
+    const a = runMain(k.kubeconfig, [...LONG_LEASE, '--leader-election-release-on-cancel=false']);
     await waitStarted(a);
     const first = await holder();
     a.stop();

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WAIT } from '../../src/vitest.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,7 +65,7 @@ describe.skipIf(!available)('kubectl against kprov-testkit serve', () => {
   let kubeconfig: string;
 
   const kubectl = async (...args: string[]): Promise<string> => {
-    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 });
+    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: WAIT.timeout });
     return stdout;
   };
 

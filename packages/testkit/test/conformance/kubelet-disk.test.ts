@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type Testkit } from '../../src/testkit.js';
+import { WAIT } from '../../src/vitest.js';
 
 let kit: Testkit;
 let core: CoreV1Api;
@@ -18,14 +19,11 @@ afterAll(() => kit.stop());
 const read = (name: string): Promise<V1Pod> => core.readNamespacedPod({ name, namespace: 'default' });
 
 async function phaseOf(name: string, phase: string): Promise<V1Pod> {
-  return vi.waitFor(
-    async () => {
-      const p = await read(name);
-      expect(p.status?.phase).toBe(phase);
-      return p;
-    },
-    { timeout: 15_000 },
-  );
+  return vi.waitFor(async () => {
+    const p = await read(name);
+    expect(p.status?.phase).toBe(phase);
+    return p;
+  }, WAIT);
 }
 
 describe('the kubelet on disk, through the API', () => {
@@ -48,14 +46,11 @@ describe('the kubelet on disk, through the API', () => {
         },
       },
     });
-    const pod = await vi.waitFor(
-      async () => {
-        const p = await read('no-dir');
-        expect(p.status?.containerStatuses?.[0]?.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
-        return p;
-      },
-      { timeout: 15_000 },
-    );
+    const pod = await vi.waitFor(async () => {
+      const p = await read('no-dir');
+      expect(p.status?.containerStatuses?.[0]?.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
+      return p;
+    }, WAIT);
     expect(pod.status?.phase).toBe('Pending');
     expect(pod.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status).toBe('False');
     expect(pod.status?.podIP).toBeUndefined();
@@ -134,7 +129,7 @@ describe('the kubelet on disk, through the API', () => {
     const dir = join(root, 'var/lib/kubelet/pods', pod.metadata?.uid ?? '');
     expect(readFileSync(join(dir, 'volumes/kubernetes.io~empty-dir/scratch/a/b/c'), 'utf8')).toBe('x\n');
     await core.deleteNamespacedPod({ name: 'scribbler', namespace: 'default' });
-    await vi.waitFor(() => expect(existsSync(dir)).toBe(false), { timeout: 15_000 });
+    await vi.waitFor(() => expect(existsSync(dir)).toBe(false), WAIT);
     expect(readFileSync(join(root, 'srv/keep/file'), 'utf8')).toBe('kept\n');
   });
 });

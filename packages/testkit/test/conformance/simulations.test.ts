@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, StorageV1Api } from '@kubernetes/client-node';
 import { startApiServer, type Testkit } from '../../src/testkit.js';
+import { WAIT } from '../../src/vitest.js';
 
 let kit: Testkit;
 let core: CoreV1Api;
@@ -43,7 +44,7 @@ describe('simulated control loops through the API', () => {
       const c = await core.readNamespacedPersistentVolumeClaim({ name: 'wait', namespace: 'default' });
       expect(c.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe('node-a');
       expect(c.metadata?.annotations?.['volume.kubernetes.io/storage-provisioner']).toBe('example.com/sim');
-    });
+    }, WAIT);
   });
 
   it('binds a PV whose claimRef names the claim, and releases it when the claim goes', async () => {
@@ -71,11 +72,11 @@ describe('simulated control loops through the API', () => {
       expect(c.status?.phase).toBe('Bound');
       expect(c.status?.capacity?.storage).toBe('2Gi');
       expect((await core.readPersistentVolume({ name: 'pv-bind-me' })).status?.phase).toBe('Bound');
-    });
+    }, WAIT);
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'bind-me', namespace: 'default' });
     await vi.waitFor(async () => {
       expect((await core.readPersistentVolume({ name: 'pv-bind-me' })).status?.phase).toBe('Released');
-    });
+    }, WAIT);
   });
 
   it("leaves a grown claim to an external resizer, as kube-controller-manager's expand controller does", async () => {
@@ -101,7 +102,7 @@ describe('simulated control loops through the API', () => {
     await vi.waitFor(async () => {
       const c = await core.readNamespacedPersistentVolumeClaim({ name: 'grow', namespace: 'default' });
       expect(c.status?.phase).toBe('Bound');
-    });
+    }, WAIT);
     await core.patchNamespacedPersistentVolumeClaim(
       { name: 'grow', namespace: 'default', body: { spec: { resources: { requests: { storage: '3Gi' } } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -114,7 +115,7 @@ describe('simulated control loops through the API', () => {
       expect(events.items.map((e) => [e.type, e.source?.component, e.message])).toEqual([
         ['Normal', 'volume_expand', 'waiting for an external controller to expand this PVC'],
       ]);
-    });
+    }, WAIT);
     const c = await core.readNamespacedPersistentVolumeClaim({ name: 'grow', namespace: 'default' });
     expect(c.status?.capacity?.storage).toBe('1Gi');
     expect((await core.readPersistentVolume({ name: 'pv-grow' })).spec?.capacity?.storage).toBe('1Gi');
@@ -139,14 +140,11 @@ describe('simulated control loops through the API', () => {
         },
       },
     });
-    await vi.waitFor(
-      async () => {
-        const p = await core.readNamespacedPod({ name: 'mkdir', namespace: 'default' });
-        expect(p.status?.phase).toBe('Succeeded');
-        expect(p.spec?.nodeName).toBe('node-a');
-      },
-      { timeout: 15_000 },
-    );
+    await vi.waitFor(async () => {
+      const p = await core.readNamespacedPod({ name: 'mkdir', namespace: 'default' });
+      expect(p.status?.phase).toBe('Succeeded');
+      expect(p.spec?.nodeName).toBe('node-a');
+    }, WAIT);
     const root = kit.nodes[0]?.root ?? '';
     expect(existsSync(join(root, 'var/lib/sim/made/by/pod'))).toBe(true);
   });
@@ -162,14 +160,9 @@ describe('simulated control loops through the API', () => {
         },
       },
     });
-    await vi.waitFor(
-      async () => {
-        expect((await core.readNamespacedPod({ name: 'talker', namespace: 'default' })).status?.phase).toBe(
-          'Succeeded',
-        );
-      },
-      { timeout: 15_000 },
-    );
+    await vi.waitFor(async () => {
+      expect((await core.readNamespacedPod({ name: 'talker', namespace: 'default' })).status?.phase).toBe('Succeeded');
+    }, WAIT);
     expect(await core.readNamespacedPodLog({ name: 'talker', namespace: 'default' })).toBe('one\ntwo\n');
     expect(await core.readNamespacedPodLog({ name: 'talker', namespace: 'default', tailLines: 1 })).toBe('two\n');
   });

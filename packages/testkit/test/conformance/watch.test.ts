@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startApiServer, type Testkit } from '../../src/testkit.js';
 import { describeEvents, raw, recordWatch } from '../helpers.js';
+import { WAIT } from '../../src/vitest.js';
 
 let kit: Testkit;
 let core: CoreV1Api;
@@ -27,15 +28,16 @@ describe('watch', () => {
     await ns('w1');
     await core.createNamespacedConfigMap({ namespace: 'w1', body: { metadata: { name: 'before' } } });
     const w = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w1/configmaps');
-    await vi.waitFor(() => expect(w.events).toHaveLength(1));
+    await vi.waitFor(() => expect(w.events).toHaveLength(1), WAIT);
     await core.createNamespacedConfigMap({ namespace: 'w1', body: { metadata: { name: 'x' } } });
     await core.patchNamespacedConfigMap(
       { name: 'x', namespace: 'w1', body: { data: { a: '1' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await core.deleteNamespacedConfigMap({ name: 'x', namespace: 'w1' });
-    await vi.waitFor(() =>
-      expect(describeEvents(w.events)).toEqual(['ADDED before', 'ADDED x', 'MODIFIED x', 'DELETED x']),
+    await vi.waitFor(
+      () => expect(describeEvents(w.events)).toEqual(['ADDED before', 'ADDED x', 'MODIFIED x', 'DELETED x']),
+      WAIT,
     );
     const rvs = w.events.slice(1).map((e) => Number(e.object.metadata?.resourceVersion));
     expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
@@ -49,7 +51,7 @@ describe('watch', () => {
       resourceVersion: String(kit.store.resourceVersion),
     });
     await core.createNamespacedConfigMap({ namespace: 'w2', body: { metadata: { name: 'a' } } });
-    await vi.waitFor(() => expect(first.events).toHaveLength(1));
+    await vi.waitFor(() => expect(first.events).toHaveLength(1), WAIT);
     expect(kit.server.dropWatches('configmaps')).toBeGreaterThan(0);
     expect(await first.done).toBeTruthy();
     // Written while no watch is open.
@@ -58,7 +60,7 @@ describe('watch', () => {
     const last = first.events.at(-1)?.object.metadata?.resourceVersion ?? '';
     const second = await recordWatch(kit.kubeConfig, '/api/v1/namespaces/w2/configmaps', { resourceVersion: last });
     await core.createNamespacedConfigMap({ namespace: 'w2', body: { metadata: { name: 'c' } } });
-    await vi.waitFor(() => expect(describeEvents(second.events)).toEqual(['ADDED b', 'DELETED a', 'ADDED c']));
+    await vi.waitFor(() => expect(describeEvents(second.events)).toEqual(['ADDED b', 'DELETED a', 'ADDED c']), WAIT);
     second.abort();
   });
 
@@ -78,7 +80,7 @@ describe('watch', () => {
       resourceVersion: relist.metadata?.resourceVersion ?? '',
     });
     await core.createNamespacedConfigMap({ namespace: 'w3', body: { metadata: { name: 'new' } } });
-    await vi.waitFor(() => expect(describeEvents(again.events)).toEqual(['ADDED new']));
+    await vi.waitFor(() => expect(describeEvents(again.events)).toEqual(['ADDED new']), WAIT);
     again.abort();
   });
 
@@ -86,7 +88,7 @@ describe('watch', () => {
     const w = await recordWatch(kit.kubeConfig, '/api/v1/configmaps', {
       resourceVersion: String(kit.store.resourceVersion),
     });
-    await vi.waitFor(() => expect(kit.server.openWatches).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(kit.server.openWatches).toBeGreaterThan(0), WAIT);
     kit.server.expireWatches('configmaps');
     await w.done;
     expect(w.events.at(-1)).toMatchObject({ type: 'ERROR', object: { code: 410 } });
@@ -98,7 +100,7 @@ describe('watch', () => {
       resourceVersion: String(kit.store.resourceVersion),
     });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'bm-' } } });
-    await vi.waitFor(() => expect(w.events.some((e) => e.type === 'BOOKMARK')).toBe(true));
+    await vi.waitFor(() => expect(w.events.some((e) => e.type === 'BOOKMARK')).toBe(true), WAIT);
     const bookmark = w.events.find((e) => e.type === 'BOOKMARK');
     expect(bookmark?.object).toMatchObject({ kind: 'Secret', apiVersion: 'v1' });
     expect(Number(bookmark?.object.metadata?.resourceVersion)).toBeGreaterThan(0);
@@ -129,8 +131,9 @@ describe('watch', () => {
       { name: 'flip', namespace: 'w4', body: { data: { k: 'v' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await vi.waitFor(() =>
-      expect(describeEvents(w.events)).toEqual(['ADDED flip', 'DELETED flip', 'ADDED flip', 'MODIFIED flip']),
+    await vi.waitFor(
+      () => expect(describeEvents(w.events)).toEqual(['ADDED flip', 'DELETED flip', 'ADDED flip', 'MODIFIED flip']),
+      WAIT,
     );
     w.abort();
   });

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodeObject } from '../../src/sim/nodes.js';
+import { WAIT } from '../../src/vitest.js';
 import { Canon, normaliseJson, normaliseTable, withoutTokenVolume } from './normalise.js';
 import type { Answer, OpenWatch, RequestInit, Target } from './targets.js';
 
@@ -102,13 +103,12 @@ export function watchCase(
       const w = t.watch(c.path);
       const canon = new Canon();
       try {
-        // The watch is established once its first event or its headers could have arrived.
-        await sleep(200);
+        await w.opened;
         const answers: unknown[] = [];
         for (const s of c.steps) answers.push(answer(await t.request(s.method, s.path, init(s)), canon));
         const until = c.until;
         if (until === undefined) await w.ended;
-        else await waitUntil(`${name}: watch events`, () => until(w.events), 20_000);
+        else await waitUntil(`${name}: watch events`, () => until(w.events));
         return { events: canon.json(c.normalise === undefined ? w.events : c.normalise(w.events)), answers };
       } finally {
         w.stop();
@@ -139,11 +139,11 @@ export function scenario(
   return { name, run, ...options };
 }
 
-/** Polls `probe` until it is true. */
+/** Polls `probe` until it is true, for the tests' WAIT at most. */
 export async function waitUntil(
   what: string,
   probe: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
+  timeoutMs = WAIT.timeout,
 ): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await probe())) {
@@ -762,7 +762,15 @@ export const CASES: FidelityCase[] = [
       ['fid-ev-in-tree', { storageClassName: 'fid-ev-local' }],
     ];
     for (const [name, spec] of claims) await must(t, create(`${NS}/persistentvolumeclaims`, pvc(name, spec)));
-    await sleep(2000);
+    // Every claim gets one reason from the PV controller (repeats only raise its count).
+    const eventsOf = async (name: string): Promise<{ items: unknown[] }> =>
+      (await must(t, { method: 'GET', path: `${NS}/events?fieldSelector=involvedObject.name%3D${name}` })) as {
+        items: unknown[];
+      };
+    await waitUntil('an Event on every claim', async () => {
+      for (const [name] of claims) if ((await eventsOf(name)).items.length === 0) return false;
+      return true;
+    });
     const out: Record<string, unknown> = {};
     for (const [name] of claims) {
       const canon = new Canon();
@@ -797,7 +805,7 @@ export const CASES: FidelityCase[] = [
         ),
       );
       const w = t.watch(`${NS}/persistentvolumeclaims?watch=true&labelSelector=fidelity%3Dannotation`);
-      await sleep(200);
+      await w.opened;
       const names = ['fid-b-1', 'fid-b-2', 'fid-b-3', 'fid-b-4', 'fid-b-5', 'fid-b-6'];
       for (const name of names)
         await must(
@@ -871,7 +879,7 @@ export const CASES: FidelityCase[] = [
     const w = t.watch(
       `/api/v1/namespaces/fid-initial/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=4&resourceVersion=${rv}`,
     );
-    await sleep(200);
+    await w.opened;
     // A change elsewhere moves the resourceVersion on without an event for this watch.
     await must(t, create(`${NS}/configmaps`, cm('fid-elsewhere')));
     await w.ended;

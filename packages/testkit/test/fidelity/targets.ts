@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane, type ControlPlane } from '../../src/control-plane/control-plane.js';
 import { startApiServer, type Testkit, type TestkitOptions } from '../../src/testkit.js';
+import { WAIT } from '../../src/vitest.js';
 
 export type TargetName = 'testkit' | 'real';
 
@@ -37,6 +38,11 @@ export interface OpenWatch {
   readonly events: { type: string; object: Record<string, unknown> }[];
   /** For each event, when it arrived (`performance.now()`, ms). */
   readonly times: number[];
+  /**
+   * Resolves when the response's headers arrived: both servers send them once the watch is registered, so what
+   * changes after is in its events. (Also resolves if the request fails or is stopped first.)
+   */
+  readonly opened: Promise<void>;
   /** Resolves when the server ends the stream (or it is stopped). */
   readonly ended: Promise<void>;
   stop(): void;
@@ -106,10 +112,13 @@ function openWatch(base: string, tls: Tls, path: string): OpenWatch {
   const times: number[] = [];
   let stopped = false;
   let request: http.ClientRequest | undefined;
+  let open = (): void => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
   const ended = new Promise<void>((resolve) => {
     const url = new URL(path, base);
     const lib = url.protocol === 'https:' ? https : http;
     request = lib.request(url, { agent: false, ...(url.protocol === 'https:' ? tls : {}) }, (res) => {
+      open();
       let partial = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => {
@@ -129,9 +138,11 @@ function openWatch(base: string, tls: Tls, path: string): OpenWatch {
     request.on('error', () => resolve());
     request.end();
   });
+  void ended.then(open);
   return {
     events,
     times,
+    opened,
     ended,
     stop() {
       if (stopped) return;
@@ -146,7 +157,7 @@ function kubectl(kubeconfig: string, args: readonly string[], stdin?: string): P
     const child = execFile(
       'kubectl',
       ['--kubeconfig', kubeconfig, ...args],
-      { timeout: 30_000 },
+      { timeout: WAIT.timeout },
       (err, stdout, stderr) => {
         const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
         resolve({ code, stdout, stderr });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../src/control-plane/control-plane.js';
 import { startKubelet, type Kubelet } from '../../src/kubelet/start.js';
 import { waitFor } from '../../src/process/wait-for.js';
+import { WAIT } from '../../src/vitest.js';
 import { claimPod, fileOnNode, hostPathPod, provisionOnFirstConsumer, waitForGone, waitForPhase } from './helpers.js';
 
 describe.skipIf(!process.env.KUBEBUILDER_ASSETS)('startKubelet on a real control plane', () => {
@@ -51,7 +52,7 @@ describe.skipIf(!process.env.KUBEBUILDER_ASSETS)('startKubelet on a real control
         const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'kprov-node-1' });
         return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
       },
-      { timeoutMs: 5000 },
+      { timeoutMs: WAIT.timeout },
     );
   });
 

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, StorageV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { waitFor } from '../../src/process/wait-for.js';
+import { WAIT } from '../../src/vitest.js';
 
 /** A pod that runs `script` with `sh` and mounts the node's `hostDir` at `/data`; no nodeName: a scheduler places it. */
 export function hostPathPod(name: string, script: string, hostDir = '/var/kprov-test'): V1Pod {
@@ -60,7 +61,7 @@ export async function waitForGone(kc: KubeConfig, name: string, timeoutMs = 20_0
 /** The text of a file under a node root, once it exists. */
 export async function fileOnNode(root: string, file: string): Promise<string> {
   const p = path.join(root, file);
-  await waitFor(`${p} to exist`, () => (existsSync(p) ? true : undefined), { timeoutMs: 10_000 });
+  await waitFor(`${p} to exist`, () => (existsSync(p) ? true : undefined), { timeoutMs: WAIT.timeout });
   return readFileSync(p, 'utf8');
 }
 
@@ -102,7 +103,7 @@ export async function provisionOnFirstConsumer(
       const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: opts.claim });
       return pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node'];
     },
-    { timeoutMs: 20_000 },
+    { timeoutMs: WAIT.timeout },
   );
   const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: opts.claim });
   await core.createPersistentVolume({

@@ -13,6 +13,7 @@ import { startKubelet, type Kubelet } from '../../src/kubelet/start.js';
 import { waitFor } from '../../src/process/wait-for.js';
 import { registerNode } from '../../src/sim/nodes.js';
 import { startApiServer, type Testkit } from '../../src/testkit.js';
+import { WAIT } from '../../src/vitest.js';
 import { claimPod, fileOnNode, hostPathPod, provisionOnFirstConsumer, waitForGone, waitForPhase } from './helpers.js';
 
 let kit: Testkit;
@@ -78,7 +79,7 @@ describe('startKubelet on the testkit', () => {
         const lease = await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: 'sim-1' });
         return String(lease.spec?.renewTime) !== String(first.spec?.renewTime) ? true : undefined;
       },
-      { timeoutMs: 5000 },
+      { timeoutMs: WAIT.timeout },
     );
   });
 
@@ -146,7 +147,7 @@ describe('startKubelet on the testkit', () => {
     await core.deleteNamespacedPod({ namespace: 'default', name: 'sleeper' });
     await waitForGone(kit.kubeConfig, 'sleeper');
     const dir = path.join(root, 'var/lib/kubelet/pods', pod.metadata?.uid ?? '');
-    await waitFor(`${dir} removed`, () => (existsSync(dir) ? undefined : true), { timeoutMs: 10_000 });
+    await waitFor(`${dir} removed`, () => (existsSync(dir) ? undefined : true), { timeoutMs: WAIT.timeout });
   });
 
   it('serves logs on its endpoint with the kubelet answers', async () => {

@@ -6,6 +6,7 @@ import { vi } from 'vitest';
 import type { KubeObject } from '../../src/api/objects.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { PV_BINDER_WATCH_DELAY_MS } from '../../src/sim/binder.js';
+import { WAIT } from '../../src/vitest.js';
 
 export function storageClass(name: string, provisioner: string, extra: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, ...extra };
@@ -107,7 +108,7 @@ export function conditionOf(obj: Loose, type: string): Loose {
   return found;
 }
 
-/** Retries an assertion until it passes (10 s at most: processes may start slowly on a busy machine). */
+/** Retries an assertion until it passes (for the tests' WAIT at most: a busy machine is slow). */
 export function eventually<T>(assertion: () => T | Promise<T>): Promise<T> {
-  return vi.waitFor(assertion, { timeout: 10_000, interval: 20 });
+  return vi.waitFor(assertion, WAIT);
 }

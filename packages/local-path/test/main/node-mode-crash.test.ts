@@ -12,8 +12,6 @@ import { BASE_PATH, claim, getClaim, volumeTestPod, WAIT, waitBound } from '../p
 import { ensureBuilt, spawnProvisioner, startGate, type Child } from './binary.js';
 import { startKit, type Kit } from './harness.js';
 
-const CRASH_WAIT = { timeout: 30_000, interval: 100 };
-
 function nodeModeArgs(k: Kit): string[] {
   return ['--node-mode', '--node-name', 'node-1', '--host-root', k.cluster.nodes[0]!.root];
 }
@@ -64,7 +62,7 @@ describeTiers('local-path-provisioner --node-mode killed with SIGKILL between mk
     await vi.waitFor(() => {
       expect(directories(k)).toEqual([]);
       expect(pending(k)).toEqual([]);
-    }, CRASH_WAIT);
+    }, WAIT);
     expect(restarted.messages().some((m) => m.startsWith('Deleting the directory of interrupted volume'))).toBe(true);
     expect(await k.read.volumes()).toEqual([]);
 
@@ -81,6 +79,6 @@ describeTiers('local-path-provisioner --node-mode killed with SIGKILL between mk
     const pvName = await waitBound(k);
     expect(directories(k)).toEqual([dir]);
     expect(dir.startsWith(`${pvName}_`)).toBe(true);
-    await vi.waitFor(() => expect(pending(k)).toEqual([]), CRASH_WAIT);
+    await vi.waitFor(() => expect(pending(k)).toEqual([]), WAIT);
   });
 });

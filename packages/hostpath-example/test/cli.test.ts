@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { HELP } from '../src/options.js';
 import { claim, hostpathClaim, startKit, storageClass } from './helpers.js';
 
@@ -84,10 +85,7 @@ describe('kprov-hostpath binary', () => {
         HOST_ROOT: root,
       },
     );
-    await vi.waitFor(() => expect(claim(kit, 'hostpath-claim')?.status?.phase).toBe('Bound'), {
-      timeout: 15_000,
-      interval: 50,
-    });
+    await vi.waitFor(() => expect(claim(kit, 'hostpath-claim')?.status?.phase).toBe('Bound'), WAIT);
     program.kill('SIGTERM');
     const { code, stdout } = await program.exited;
     expect(code).toBe(0);

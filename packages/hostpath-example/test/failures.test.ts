@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Testkit } from '@kprov/testkit';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '@kprov/testkit/vitest';
 import { IDENTITY_ANNOTATION } from '../src/provisioner.js';
 import {
   eventsFor,
@@ -110,13 +111,10 @@ describe('kprov-hostpath on the testkit', () => {
     const { controller } = await env.program.started;
 
     // Our volume goes, which shows the volume queue has run.
-    await vi.waitFor(
-      () => {
-        expect(volumes(kit).map((v) => v.metadata?.name)).not.toContain('pvc-ours');
-        expect(existsSync(ours)).toBe(false);
-      },
-      { timeout: 15_000, interval: 50 },
-    );
+    await vi.waitFor(() => {
+      expect(volumes(kit).map((v) => v.metadata?.name)).not.toContain('pvc-ours');
+      expect(existsSync(ours)).toBe(false);
+    }, WAIT);
     await settle(controller);
     expect(volumes(kit).map((v) => v.metadata?.name)).toContain('pvc-theirs');
     expect(readdirSync(theirs)).toEqual(['data']);
@@ -134,14 +132,11 @@ describe('kprov-hostpath on the testkit', () => {
     kit.store.create('persistentvolumeclaims', hostpathClaim() as unknown as Obj);
     await env.start();
 
-    const event = await vi.waitFor(
-      () => {
-        const [e] = eventsFor(kit, 'PersistentVolumeClaim', 'hostpath-claim', 'ProvisioningFailed');
-        expect(e).toBeDefined();
-        return e!;
-      },
-      { timeout: 15_000, interval: 50 },
-    );
+    const event = await vi.waitFor(() => {
+      const [e] = eventsFor(kit, 'PersistentVolumeClaim', 'hostpath-claim', 'ProvisioningFailed');
+      expect(e).toBeDefined();
+      return e!;
+    }, WAIT);
     expect(event.type).toBe('Warning');
     expect(event.message).toContain(
       'unknown StorageClass parameter "foo": the hostPath provisioner takes no parameters',
@@ -161,14 +156,11 @@ describe('kprov-hostpath on the testkit', () => {
     const created = kit.store.create('persistentvolumeclaims', hostpathClaim() as unknown as Obj);
     await env.start();
 
-    const event = await vi.waitFor(
-      () => {
-        const [e] = eventsFor(kit, 'PersistentVolumeClaim', 'hostpath-claim', 'ProvisioningFailed');
-        expect(e).toBeDefined();
-        return e!;
-      },
-      { timeout: 15_000, interval: 50 },
-    );
+    const event = await vi.waitFor(() => {
+      const [e] = eventsFor(kit, 'PersistentVolumeClaim', 'hostpath-claim', 'ProvisioningFailed');
+      expect(e).toBeDefined();
+      return e!;
+    }, WAIT);
     const pvName = `pvc-${String(created.metadata.uid)}`;
     expect(event.message).toContain(`cannot create volume directory "/srv/not-a-dir/volumes/${pvName}"`);
     expect(event.message).toContain('make sure the PV directory "/srv/not-a-dir/volumes" (--pv-dir, PV_DIR)');
@@ -179,9 +171,11 @@ describe('kprov-hostpath on the testkit', () => {
   });
 
   it('exits 1 when leadership is lost', async () => {
+    // Real time, as users run it: a renew deadline a busy machine does not miss while the Lease is answered, short
+    // enough for the test to see it missed once every Lease request fails.
     const env = await setup([
-      '--leader-election-lease-duration=1s',
-      '--leader-election-renew-deadline=500ms',
+      '--leader-election-lease-duration=6s',
+      '--leader-election-renew-deadline=5s',
       '--leader-election-retry-period=100ms',
     ]);
     await env.start();

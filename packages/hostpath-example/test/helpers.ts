@@ -5,6 +5,8 @@ import path from 'node:path';
 import { startApiServer, type Testkit } from '@kprov/testkit';
 import type { CoreV1Event, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { HttpEndpoint, ProvisionController } from '@kprov/provisioner-lib';
+import { settle as settleController } from '@kprov/provisioner-lib/testing';
+import { WAIT } from '@kprov/testkit/vitest';
 import { main } from '../src/main.js';
 
 /** A temporary directory, removed by the returned cleanup. */
@@ -37,7 +39,7 @@ export async function startKit(): Promise<{
 
 /** `main()` running in-process; `stop()` aborts it as SIGTERM would and resolves with its exit code. */
 export interface RunningMain {
-  /** Resolves once the controller's workers have started. */
+  /** Resolves once the controller's workers have started; rejects if main() returns first. */
   started: Promise<{ controller: ProvisionController; endpoint: HttpEndpoint | undefined }>;
   /** Resolves with the exit code whenever main returns. */
   exited: Promise<number>;
@@ -51,7 +53,13 @@ export function runMain(argv: string[], env: Record<string, string | undefined>)
   const lines: string[] = [];
   type Started = { controller: ProvisionController; endpoint: HttpEndpoint | undefined };
   let resolveStarted: (s: Started) => void = () => undefined;
-  const started = new Promise<Started>((resolve) => (resolveStarted = resolve));
+  let rejectStarted: (err: Error) => void = () => undefined;
+  const started = new Promise<Started>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
+  // A test that expects main() to fail never awaits the start.
+  started.catch(() => undefined);
   const exited = main(argv, env, {
     signal: abort.signal,
     handleSignals: false,
@@ -59,6 +67,10 @@ export function runMain(argv: string[], env: Record<string, string | undefined>)
     stderr: { write: (s: string) => lines.push(s) },
     onStarted: resolveStarted,
   });
+  // A main() that returns first fails the wait for its start at once, with what it said.
+  void exited.then((code) =>
+    rejectStarted(new Error(`main() exited with ${code} before it started: ${lines.join('').slice(-500)}`)),
+  );
   return {
     started,
     exited,
@@ -107,4 +119,7 @@ export function hostpathClaim(name = 'hostpath-claim', className = 'example-host
   };
 }
 
-export { settle } from '@kprov/provisioner-lib/testing';
+/** The library's `settle`, for the tests' WAIT at most. */
+export function settle(controller: ProvisionController): Promise<void> {
+  return settleController(controller, { timeoutMs: WAIT.timeout });
+}

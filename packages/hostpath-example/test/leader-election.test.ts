@@ -9,10 +9,13 @@ import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it } from 'vitest';
 import { runMain, tempDir } from './helpers.js';
 
-/** A 20 s lease: without the release, the next replica would wait 20 s. */
+/**
+ * A 20 s lease: without the release, the next replica would wait 20 s. `main()` runs on real time: the long renew
+ * deadline keeps a busy machine, whose requests can take seconds, from ending the leadership during a test.
+ */
 const LONG_LEASE = [
   '--leader-election-lease-duration=20s',
-  '--leader-election-renew-deadline=600ms',
+  '--leader-election-renew-deadline=15s',
   '--leader-election-retry-period=100ms',
 ];
 

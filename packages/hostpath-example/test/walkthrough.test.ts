@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ObjectReader } from '@kprov/testkit';
-import { ALL_TIERS, describeTiers } from '@kprov/testkit/vitest';
+import { ALL_TIERS, describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
 import { expect, it, vi } from 'vitest';
 import { IDENTITY_ANNOTATION } from '../src/provisioner.js';
@@ -56,14 +56,11 @@ describeTiers(
       await program.started;
 
       // PV created and bound.
-      const pvName = await vi.waitFor(
-        async () => {
-          const c = await read.claim('hostpath-claim');
-          expect(c?.status?.phase).toBe('Bound');
-          return c!.spec!.volumeName!;
-        },
-        { timeout: 15_000, interval: 50 },
-      );
+      const pvName = await vi.waitFor(async () => {
+        const c = await read.claim('hostpath-claim');
+        expect(c?.status?.phase).toBe('Bound');
+        return c!.spec!.volumeName!;
+      }, WAIT);
       const pv = (await read.volume(pvName))!;
       const nodePath = `/tmp/hostpath-provisioner/${pvName}`;
       expect(pv.metadata?.annotations?.[IDENTITY_ANNOTATION]).toBe('node-1');
@@ -80,24 +77,18 @@ describeTiers(
 
       // The pod writes SUCCESS into the volume.
       await core.createNamespacedPod({ namespace: 'default', body: testPod });
-      await vi.waitFor(
-        async () => {
-          expect((await read.pod('test-pod'))?.status?.phase).toBe('Succeeded');
-        },
-        { timeout: 15_000, interval: 50 },
-      );
+      await vi.waitFor(async () => {
+        expect((await read.pod('test-pod'))?.status?.phase).toBe('Succeeded');
+      }, WAIT);
       expect(existsSync(path.join(dir, 'SUCCESS'))).toBe(true);
 
       // Deleting pod and claim removes the PV object and the directory.
       await core.deleteNamespacedPod({ name: 'test-pod', namespace: 'default' });
       await core.deleteNamespacedPersistentVolumeClaim({ name: 'hostpath-claim', namespace: 'default' });
-      await vi.waitFor(
-        async () => {
-          expect(await read.volume(pvName)).toBeUndefined();
-          expect(existsSync(dir)).toBe(false);
-        },
-        { timeout: 15_000, interval: 50 },
-      );
+      await vi.waitFor(async () => {
+        expect(await read.volume(pvName)).toBeUndefined();
+        expect(existsSync(dir)).toBe(false);
+      }, WAIT);
 
       expect(await program.stop()).toBe(0);
       expect(program.output()).toContain('Created volume directory');

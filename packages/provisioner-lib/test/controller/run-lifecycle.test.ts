@@ -2,6 +2,7 @@ import { startApiServer } from '@kprov/testkit';
 import { describe, expect, it } from 'vitest';
 import { LeaderElectionLostError, ProvisionController } from '../../src/controller/controller.js';
 import { ItemExponentialFailureRateLimiter } from '../../src/workqueue/rate-limiters.js';
+import { started } from '../support/scene.js';
 import { testProvisioner } from './fixtures.js';
 
 describe('ProvisionController.run', () => {
@@ -12,15 +13,15 @@ describe('ProvisionController.run', () => {
       provisionerName: 'foo.bar/baz',
       provisioner: testProvisioner(),
       leaderElectionNamespace: 'default',
-      leaseDurationMs: 600,
-      renewDeadlineMs: 400,
+      // Real time: a renew deadline a busy machine does not miss before the test makes every renewal fail.
+      leaseDurationMs: 6000,
+      renewDeadlineMs: 5000,
       retryPeriodMs: 100,
       createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter<string>(1, 1000),
     });
     const stop = new AbortController();
-    const started = new Promise<void>((resolve) => controller.once('started', resolve));
     const running = controller.run(stop.signal);
-    await started;
+    await started(controller, running);
     kit.faults.add({ resource: 'leases', action: { type: 'error', code: 500 } });
     await expect(running).rejects.toBeInstanceOf(LeaderElectionLostError);
     expect(stop.signal.aborted).toBe(false);
@@ -38,9 +39,8 @@ describe('ProvisionController.run', () => {
       leaderElection: false,
     });
     const stop = new AbortController();
-    const started = new Promise<void>((resolve) => controller.once('started', resolve));
     const running = controller.run(stop.signal);
-    await started;
+    await started(controller, running);
     stop.abort();
     await expect(running).resolves.toBeUndefined();
     expect(kit.server.openWatches).toBe(0);

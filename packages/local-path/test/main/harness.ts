@@ -179,7 +179,7 @@ export async function waitStarted(program: Program): Promise<NonNullable<ReturnT
     ended = new Error(`main() exited with ${code} before it started: ${program.messages().slice(-5).join(' | ')}`);
     return undefined;
   }, WAIT);
-  if (started === undefined) throw ended;
+  if (started === undefined) throw ended ?? new Error('main() ended before it started');
   return started;
 }
 

@@ -166,10 +166,11 @@ describe('the packed tarballs', () => {
       const extract = (entry: string): string => execFileSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' });
       expect(extract('package/LICENSE')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
       expect(extract('package/NOTICE')).toBe(readFileSync(join(ROOT, 'NOTICE'), 'utf8'));
-      // The changelog, with an entry for the version packed; and nothing beside the built code but these.
+      // The changelog, with an entry for the version packed; and nothing beside the built code but these and the
+      // examples the guide points to (provisioner-lib's).
       expect(extract('package/CHANGELOG.md')).toContain(`\n## ${p.json.version}\n`);
       const files = entries.filter((e) => e !== '' && !e.endsWith('/'));
-      const allowed = /^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|NOTICE|dist\/.+)$/;
+      const allowed = /^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|NOTICE|dist\/.+|examples\/[^/]+\.ts)$/;
       expect(files.filter((e) => !allowed.test(e))).toEqual([]);
     },
   );

@@ -4,7 +4,9 @@
  * deleted, and a new process finds what was left through the helper pods' labels: the directory is torn down and
  * no helper pod remains. Upstream leaves the directory, and the Completed helper pod, for good.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { beforeAll, expect, it, vi } from 'vitest';
 import {
@@ -20,8 +22,13 @@ import {
 import { ensureBuilt, spawnProvisioner, startGate, type Child } from './binary.js';
 import { serviceAccountKubeconfig, startKit, type Kit } from './harness.js';
 
-/** The setup script takes a while once the directory is made, as a slow disk or a quota tool would. */
-const SLOW_SETUP = `${SETUP_SCRIPT}sleep 7\n`;
+/**
+ * A setup script that, once the directory is made, runs until `release` exists, as a slow disk or a quota tool
+ * would: the test ends it when the restarted process is seen waiting for it, however slow the machine.
+ */
+function slowSetup(release: string): string {
+  return `${SETUP_SCRIPT}while [ ! -e '${release}' ]; do sleep 0.1; done\n`;
+}
 
 async function useSetup(k: Kit, setup: string): Promise<void> {
   const cm = await k.core.readNamespacedConfigMap({ name: 'local-path-config', namespace: NAMESPACE });
@@ -51,8 +58,9 @@ function directories(k: Kit): string[] {
  * Starts the provisioner again (no gate; on the real tier as the manifest's ServiceAccount, so the reconciler works
  * with the shipped RBAC) and waits until nothing is left: no directory, no helper pod.
  */
-async function restartAndExpectClean(k: Kit): Promise<Child> {
+async function restartAndExpectClean(k: Kit, started?: (c: Child) => Promise<void>): Promise<Child> {
   const c = spawnProvisioner(k.cluster.controlPlane === undefined ? k.kubeconfig : await serviceAccountKubeconfig(k));
+  await started?.(c);
 
   await vi.waitFor(async () => {
     expect(directories(k)).toEqual([]);
@@ -83,7 +91,8 @@ describeTiers('a provisioner killed with SIGKILL mid-provision', () => {
 
   it('while the setup script runs: the new process waits for it to end, then tears the directory down', async () => {
     const k = await startKit();
-    await useSetup(k, SLOW_SETUP);
+    const release = join(mkdtempSync(join(tmpdir(), 'kprov-crash-')), 'release');
+    await useSetup(k, slowSetup(release));
     const child = spawnProvisioner(k.kubeconfig);
     await createClaim(k);
     await vi.waitFor(async () => {
@@ -96,7 +105,13 @@ describeTiers('a provisioner killed with SIGKILL mid-provision', () => {
     await deleteClaim(k);
     const [pod] = await helperPodsNow(k);
     expect(pod?.metadata?.labels).toMatchObject({ 'local.path.provisioner/operation': 'create' });
-    const restarted = await restartAndExpectClean(k);
+    const restarted = await restartAndExpectClean(k, async (c) => {
+      await vi.waitFor(
+        () => expect(c.messages()).toContain('Waiting for an interrupted setup to end before removing its directory'),
+        WAIT,
+      );
+      writeFileSync(release, '');
+    });
     const messages = restarted.messages();
     const waited = messages.indexOf('Waiting for an interrupted setup to end before removing its directory');
     expect(waited).toBeGreaterThanOrEqual(0);

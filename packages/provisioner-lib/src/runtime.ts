@@ -30,7 +30,12 @@ export {
   type EndpointAddress,
   type ResolvedCommonOptions,
 } from './runtime/common-options.js';
-export { COMMON_FLAGS, parseEndpointAddress } from './runtime/common-flags.js';
+export {
+  COMMON_FLAGS,
+  commonOptionsOf,
+  parseEndpointAddress,
+  type CommonOptionsOfOptions,
+} from './runtime/common-flags.js';
 export {
   flagsCommandLine,
   type CommandLine,

@@ -194,12 +194,28 @@ export function commonFlags(defaults: CommonOptions = {}): FlagTable {
   return table;
 }
 
+/** Options of {@link commonOptionsOf}. */
+export interface CommonOptionsOfOptions {
+  /**
+   * What the messages write before a flag's name: `-`, as Go's `flag` package writes flags (the runtime's own command
+   * line), or `--` for a binary whose command line spells them so. Default `-`.
+   */
+  flagPrefix?: string;
+}
+
 /**
- * The common options from the values of the common flags (complete: defaults filled in). Empty texts mean unset.
+ * The common options from the values of the common flags (complete: defaults filled in), by flag name as in
+ * {@link COMMON_FLAGS}. Empty texts mean unset. A binary with its own parser over these flags (another syntax, the
+ * same flags) gets its common options from it too.
  *
- * @throws {@link CommandLineError} when the lease timings are not in client-go's order.
+ * @throws {@link CommandLineError} when the lease timings are not in client-go's order, or both `metrics-address`
+ *   and `http-endpoint` are set; the message names the flags.
  */
-export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): CommonOptions {
+export function commonOptionsOf(
+  values: ReadonlyMap<string, ParsedValue>,
+  options: CommonOptionsOfOptions = {},
+): CommonOptions {
+  const spelled = (name: string): string => `${options.flagPrefix ?? '-'}${name}`;
   const text = (flag: string): string | undefined => {
     const v = values.get(flag);
     return typeof v === 'string' && v !== '' ? v : undefined;
@@ -207,10 +223,10 @@ export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): Commo
   const num = (flag: string): number => values.get(flag) as number;
   // The sidecars' older name of the endpoint flag; they refuse both at once.
   if (text('metrics-address') !== undefined && text('http-endpoint') !== undefined)
-    throw new CommandLineError('only one of -metrics-address and -http-endpoint can be set');
+    throw new CommandLineError(`only one of ${spelled('metrics-address')} and ${spelled('http-endpoint')} can be set`);
   const endpoint = text('metrics-address') ?? text('http-endpoint');
   const labels = text('leader-election-labels');
-  const options: CommonOptions = {
+  const common: CommonOptions = {
     kubeconfig: text('kubeconfig'),
     leaderElection: values.get('leader-election') as boolean,
     leaderElectionNamespace: text('leader-election-namespace'),
@@ -228,13 +244,15 @@ export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): Commo
     verbosity: num('v'),
   };
   // client-go's checks in NewLeaderElector, named by flag.
-  if (!(options.leaseDurationMs! > options.renewDeadlineMs!)) {
-    throw new CommandLineError('-leader-election-lease-duration must be longer than -leader-election-renew-deadline');
-  }
-  if (!(options.renewDeadlineMs! > 1.2 * options.retryPeriodMs!)) {
+  if (!(common.leaseDurationMs! > common.renewDeadlineMs!)) {
     throw new CommandLineError(
-      '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period',
+      `${spelled('leader-election-lease-duration')} must be longer than ${spelled('leader-election-renew-deadline')}`,
     );
   }
-  return options;
+  if (!(common.renewDeadlineMs! > 1.2 * common.retryPeriodMs!)) {
+    throw new CommandLineError(
+      `${spelled('leader-election-renew-deadline')} must be longer than 1.2 × ${spelled('leader-election-retry-period')}`,
+    );
+  }
+  return common;
 }

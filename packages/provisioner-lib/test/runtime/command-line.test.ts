@@ -1,7 +1,7 @@
 /** The runtime's command line: the common flags with their defaults, a binary's flags beside them, help and usage errors. */
 import { describe, expect, it } from 'vitest';
 import { flagsCommandLine, type CommandLine } from '../../src/runtime/command-line.js';
-import { COMMON_FLAGS } from '../../src/runtime/common-flags.js';
+import { COMMON_FLAGS, commonOptionsOf } from '../../src/runtime/common-flags.js';
 import {
   COMMON_DEFAULTS,
   pickCommonOptions,
@@ -9,6 +9,7 @@ import {
   type CommonOptions,
 } from '../../src/runtime/common-options.js';
 import type { FlagTable } from '../../src/runtime/flag-table.js';
+import { completeFlagValues, type ParsedValue } from '../../src/runtime/go-flags.js';
 
 const OWN = {
   root: { type: 'string', env: 'ROOT', default: '/srv', usage: 'the `directory` of the volumes' },
@@ -220,6 +221,41 @@ describe('flagsCommandLine', () => {
     expect(() => flagsCommandLine({ h: { type: 'boolean', usage: 'x' } }, { name: 'p' })).toThrow(
       /-h is one of the runtime's own flags/,
     );
+  });
+});
+
+describe('commonOptionsOf', () => {
+  const values = (given: Record<string, ParsedValue>): Map<string, ParsedValue> =>
+    completeFlagValues(new Map(Object.entries(given)), COMMON_FLAGS, {});
+
+  it("gives another syntax's parser the common options of the common flags' values", () => {
+    expect(
+      commonOptionsOf(
+        values({ 'http-endpoint': '127.0.0.1:9090', 'leader-election-labels': 'a:b', 'kube-api-qps': 20 }),
+      ),
+    ).toMatchObject({
+      httpEndpoint: { host: '127.0.0.1', port: 9090 },
+      leaderElectionLabels: { a: 'b' },
+      kubeApiQps: 20,
+      kubeApiBurst: COMMON_DEFAULTS.kubeApiBurst,
+      leaseDurationMs: COMMON_DEFAULTS.leaseDurationMs,
+    });
+  });
+
+  it("names the flags in its messages as that syntax writes them, Go's single dash by default", () => {
+    const timings = values({ 'leader-election-renew-deadline': 15_000 });
+    expect(() => commonOptionsOf(timings)).toThrow(
+      /^-leader-election-lease-duration must be longer than -leader-election-renew-deadline$/,
+    );
+    expect(() => commonOptionsOf(timings, { flagPrefix: '--' })).toThrow(
+      /^--leader-election-lease-duration must be longer than --leader-election-renew-deadline$/,
+    );
+    expect(() => commonOptionsOf(values({ 'leader-election-retry-period': 9_000 }), { flagPrefix: '--' })).toThrow(
+      /^--leader-election-renew-deadline must be longer than 1.2 × --leader-election-retry-period$/,
+    );
+    expect(() =>
+      commonOptionsOf(values({ 'metrics-address': ':9090', 'http-endpoint': ':8080' }), { flagPrefix: '--' }),
+    ).toThrow(/^only one of --metrics-address and --http-endpoint can be set$/);
   });
 });
 

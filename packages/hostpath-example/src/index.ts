@@ -10,16 +10,7 @@ export {
   DEFAULT_PV_DIR,
   type HostPathProvisionerOptions,
 } from './provisioner.js';
-export {
-  parseOptions,
-  parseOptionsOrThrow,
-  parseEndpoint,
-  UsageError,
-  HELP,
-  DEFAULT_PROVISIONER_NAME,
-  type CliOptions,
-  type ParseResult,
-} from './options.js';
+export { parseOptions, HELP, DEFAULT_PROVISIONER_NAME, type CliOptions, type ParseResult } from './options.js';
 export { main, type MainContext } from './main.js';
 export { loadKubeConfig } from '@kprov/provisioner-lib';
 export { createLogger, levelFor, type LogSink } from '@kprov/provisioner-lib/pino';

@@ -1,17 +1,13 @@
 /**
- * The `kprov-hostpath` program as a function, on `@kprov/provisioner-lib/runtime`: its own command line
- * ({@link parseOptions}), then the runtime runs the controller around a {@link HostPathProvisioner}, serving metrics
- * and health, until SIGINT/SIGTERM (exit code 0) or until leadership is lost (exit code 1).
+ * The `kprov-hostpath` program as a function, on `@kprov/provisioner-lib/runtime`: its command line
+ * ({@link parseOptions}: the runtime's common flags and its own, in the syntax of its guide), then the runtime runs
+ * the controller around a {@link HostPathProvisioner}, serving metrics and health, until SIGINT/SIGTERM (exit code 0)
+ * or until leadership is lost (exit code 1).
  */
 import { stat } from 'node:fs/promises';
 import { describeError } from '@kprov/provisioner-lib';
-import {
-  pickCommonOptions,
-  runProvisioner,
-  type CommandLine,
-  type RuntimeContext,
-} from '@kprov/provisioner-lib/runtime';
-import { parseOptions, type CliOptions } from './options.js';
+import { runProvisioner, type CommandLine, type Env, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
+import { parseOptions, PROGRAM, type CliOptions } from './options.js';
 import { HostPathProvisioner } from './provisioner.js';
 
 /** What {@link main} uses of its surroundings (output, stop signal, signal handling, `onStarted`); the defaults are the process's. */
@@ -26,36 +22,29 @@ async function checkHostRoot(hostRoot: string): Promise<void> {
   }
 }
 
-/** The command line as the runtime takes it: `kprov-hostpath`'s own flags, its help and its usage errors. */
-function commandLine(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): CommandLine<CliOptions> {
+/** The command line as the runtime takes it: what to run with, or what to print and the exit code. */
+function commandLine(argv: readonly string[], env: Env): CommandLine<CliOptions> {
   const parsed = parseOptions(argv, env);
-  if (parsed.kind === 'help') return { kind: 'exit', code: 0, stdout: parsed.text };
-  if (parsed.kind === 'error')
-    return { kind: 'exit', code: parsed.exitCode, stderr: `kprov-hostpath: ${parsed.message}\n` };
-  const options = parsed.options;
-  return {
-    kind: 'run',
-    options,
-    // kprov-hostpath has no --kube-api-qps: its API requests are not limited client-side.
-    common: pickCommonOptions(options, { kubeApiQps: -1 }),
-  };
+  switch (parsed.kind) {
+    case 'help':
+    case 'version':
+      return { kind: 'exit', code: 0, stdout: parsed.text };
+    case 'error':
+      return { kind: 'exit', code: parsed.exitCode, stderr: `${PROGRAM}: ${parsed.message}\n` };
+    case 'run':
+      return { kind: 'run', options: parsed.options, common: parsed.common };
+  }
 }
 
 /**
  * Runs `kprov-hostpath` with the given arguments (without `node` and the script) and environment; resolves with
- * the exit code: 0 after `--help` or a requested stop, 1 on errors and lost leadership, 2 for unparsable flags.
+ * the exit code: 0 after `--help`, `--version` or a requested stop, 1 on errors (an invalid flag value too) and lost
+ * leadership, 2 for unparsable flags.
  */
-export async function main(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  context: MainContext = {},
-): Promise<number> {
+export async function main(argv: readonly string[], env: Env, context: MainContext = {}): Promise<number> {
   return runProvisioner({
     ...context,
-    name: 'kprov-hostpath',
+    name: PROGRAM,
     argv,
     env,
     flags: commandLine,

@@ -1,7 +1,7 @@
 /**
  * The Lease on a requested stop, through `main()` on both tiers: given up by default (client-go's release: empty
  * holder, `leaseDurationSeconds` 1, transitions kept), so the next replica takes over at once; left to expire with
- * `--no-leader-election-release-on-cancel`.
+ * `--no-leader-election-release-on-cancel`; labelled with `--leader-election-labels` while held.
  */
 import path from 'node:path';
 import { ObjectReader } from '@kprov/testkit';
@@ -65,5 +65,11 @@ describeTiers('the Lease when kprov-hostpath stops', (tier) => {
       holderIdentity: held?.spec?.holderIdentity,
       leaseDurationSeconds: 20,
     });
+  });
+
+  it('carries the labels of --leader-election-labels while it leads', async () => {
+    const { read } = await start(['--leader-election-labels', 'team:storage,tier:example']);
+    const [held] = await read.leases('default');
+    expect(held?.metadata?.labels).toMatchObject({ team: 'storage', tier: 'example' });
   });
 });

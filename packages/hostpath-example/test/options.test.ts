@@ -1,27 +1,33 @@
 /** The command line: flags, environment fallbacks, validation, help, and `main()`'s exit codes before it runs. */
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/main.js';
 import { tempDir } from './helpers.js';
-import { HELP, parseOptions, parseOptionsOrThrow, UsageError, type CliOptions } from '../src/options.js';
+import {
+  COMMON_DEFAULTS,
+  COMMON_FLAGS,
+  resolveCommonOptions,
+  type CommonOptions,
+} from '@kprov/provisioner-lib/runtime';
+import { FLAGS, HELP, parseOptions, type CliOptions } from '../src/options.js';
 
 const NODE = { NODE_NAME: 'node-1' };
 
 function parsed(argv: string[], env: Record<string, string | undefined> = NODE): CliOptions {
-  const result = parseOptionsOrThrow(argv, env);
-  if (result === 'help') throw new Error('unexpected help');
-  return result;
+  const result = parseOptions(argv, env);
+  if (result.kind !== 'run') throw new Error(`unexpected ${result.kind}: ${JSON.stringify(result)}`);
+  return result.options;
 }
 
-function usageError(argv: string[], env: Record<string, string | undefined> = NODE): UsageError {
-  try {
-    parseOptionsOrThrow(argv, env);
-  } catch (err) {
-    if (err instanceof UsageError) return err;
-    throw err;
-  }
-  throw new Error('expected a UsageError');
+function usageError(
+  argv: string[],
+  env: Record<string, string | undefined> = NODE,
+): { message: string; exitCode: number } {
+  const result = parseOptions(argv, env);
+  if (result.kind === 'error') return result;
+  throw new Error('expected a usage error');
 }
 
 async function run(
@@ -224,6 +230,94 @@ describe('parseOptions', () => {
     ]) {
       expect(HELP, text).toContain(text);
     }
+  });
+});
+
+describe("the runtime's common flags", () => {
+  function common(argv: string[], env: Record<string, string | undefined> = NODE): CommonOptions {
+    const result = parseOptions(argv, env);
+    if (result.kind !== 'run') throw new Error(`unexpected ${result.kind}: ${JSON.stringify(result)}`);
+    return result.common;
+  }
+
+  it("come with the binary's flags, with the runtime's defaults", () => {
+    const defaults = resolveCommonOptions(common([]));
+    expect(defaults).toMatchObject({
+      kubeApiQps: COMMON_DEFAULTS.kubeApiQps,
+      kubeApiBurst: COMMON_DEFAULTS.kubeApiBurst,
+      workerThreads: COMMON_DEFAULTS.workerThreads,
+      metricsPath: '/metrics',
+    });
+    expect(defaults.leaderElectionLabels).toBeUndefined();
+    expect(
+      common([
+        '--kube-api-qps',
+        '20',
+        '--kube-api-burst=40',
+        '--worker-threads',
+        '8',
+        '--leader-election-labels',
+        'team:storage,tier:example',
+        '--metrics-path=/custom-metrics',
+      ]),
+    ).toMatchObject({
+      kubeApiQps: 20,
+      kubeApiBurst: 40,
+      workerThreads: 8,
+      leaderElectionLabels: { team: 'storage', tier: 'example' },
+      metricsPath: '/custom-metrics',
+    });
+    expect(common(['--kube-api-qps=-1']).kubeApiQps).toBe(-1);
+  });
+
+  it('are the options the binary runs with, the documented ones included', () => {
+    const argv = ['--no-leader-election', '--leader-election-lease-duration=1m', '--http-endpoint', ':9090', '-v', '3'];
+    expect(common(argv)).toMatchObject({
+      leaderElection: false,
+      leaseDurationMs: 60_000,
+      httpEndpoint: { host: '0.0.0.0', port: 9090 },
+      verbosity: 3,
+    });
+  });
+
+  it('name the flag in validation errors, with exit code 1', () => {
+    const cases: [string[], string][] = [
+      [['--worker-threads', '0'], '--worker-threads must be greater than zero, got "0"'],
+      [['--worker-threads', 'many'], '--worker-threads must be a non-negative integer, got "many"'],
+      [['--kube-api-qps', 'fast'], '--kube-api-qps must be a number, got "fast"'],
+      [['--kube-api-burst=-1'], '--kube-api-burst must not be negative, got "-1"'],
+      [['--metrics-path', 'metrics'], '--metrics-path must start with "/", got "metrics"'],
+      [['--leader-election-labels', 'team=storage'], '--leader-election-labels malformed item in list of labels'],
+      [['--leader-election=maybe'], '--leader-election must be true or false, got "maybe"'],
+    ];
+    for (const [argv, message] of cases) {
+      const err = usageError(argv);
+      expect(err.message, argv.join(' ')).toContain(message);
+      expect(err.exitCode).toBe(1);
+    }
+  });
+
+  it('name the environment variable a wrong value came from', () => {
+    expect(usageError([], { ...NODE, PV_DIR: 'relative' }).message).toBe(
+      '--pv-dir must be an absolute path, got "relative" (from PV_DIR)',
+    );
+  });
+
+  it('are all in --help, and --help names no flag that is not one', () => {
+    for (const name of Object.keys(FLAGS)) {
+      expect(HELP, name).toMatch(new RegExp(`\\s${name.length === 1 ? '-' : '--'}${name}[\\s,]`));
+    }
+    const named = new Set([...HELP.matchAll(/(?<=\s)--?([a-z][a-z-]*)/g)].map((m) => m[1]!.replace(/^no-/, '')));
+    for (const name of named) expect(Object.hasOwn(FLAGS, name) || name === 'help' || name === 'h', name).toBe(true);
+    // The sidecars' deprecated name of --http-endpoint is the one common flag left out.
+    expect(Object.keys(COMMON_FLAGS).filter((name) => !Object.hasOwn(FLAGS, name))).toEqual(['metrics-address']);
+  });
+
+  it('prints the program and its version for --version, exit code 0', async () => {
+    const version = (
+      JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+    ).version;
+    expect(await run(['--version'], {})).toEqual({ code: 0, stdout: `kprov-hostpath ${version}\n`, stderr: '' });
   });
 });
 

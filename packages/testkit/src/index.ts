@@ -76,8 +76,8 @@ export {
   type RecordedEvent,
   type WatchRecorder,
 } from './tiers/objects.js';
-export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './kubelet/start.js';
-export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet.js';
+export { startKubelet, type Kubelet, type KubeletNodeOptions, type KubeletOptions } from './hollow-node/start.js';
+export type { KubeletEvent, KubeletHandle, KubeletNode, PodRunOptions, ReadLogOptions } from './sim/kubelet/kubelet.js';
 export type { Taint } from './sim/types.js';
 export type { JobControllerOptions } from './sim/job-controller.js';
 export { demoMain, runDemo, type DemoContext, type DemoOptions } from './demo/runner.js';

@@ -8,7 +8,7 @@ import type { FaultInjector } from './server/faults.js';
 import { ObjectStore, type StoreOptions } from './store/store.js';
 import { startPvBinder, type PvBinderOptions } from './sim/binder.js';
 import { startScheduler, type SchedulerOptions } from './sim/scheduler.js';
-import { startStoreKubelet, type KubeletHandle } from './sim/kubelet.js';
+import { startStoreKubelet, type KubeletHandle } from './sim/kubelet/kubelet.js';
 import { startGarbageCollector } from './sim/garbage-collector.js';
 import { startJobController, type JobControllerOptions } from './sim/job-controller.js';
 import { registerNode } from './sim/nodes.js';

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { startControlPlane } from '../control-plane/control-plane.js';
-import { startKubelet, type Kubelet } from '../kubelet/start.js';
+import { startKubelet, type Kubelet } from '../hollow-node/start.js';
 import { printKubelet } from './kubelet.js';
 import { parseNodeFlag, untilSignal } from './serve.js';
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startKubelet, type Kubelet, type KubeletNodeOptions } from '../kubelet/start.js';
+import { startKubelet, type Kubelet, type KubeletNodeOptions } from '../hollow-node/start.js';
 import { parseNodeFlag, untilSignal } from './serve.js';
 
 /** Options of `kprov-testkit kubelet`. */

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../control-plane/control-plane.js';
 import { kubectlGet } from '../format/kubectl-get.js';
-import { startKubelet } from '../kubelet/start.js';
+import { startKubelet } from '../hollow-node/start.js';
 import { startServeProcess } from '../process/serve-process.js';
 import { stopProcess } from '../process/node-process.js';
 

@@ -17,7 +17,7 @@ export {
   type PodRunOptions,
   type ReadLogOptions,
   type StoreKubeletOptions,
-} from './kubelet.js';
+} from './kubelet/kubelet.js';
 export { storeCluster, type ClusterListener, type KubeletCluster, type KubeletResource } from './kubelet/cluster.js';
 export { goArch, nodeObject, registerNode, setNodeReady, type NodeOptions } from './nodes.js';
 export { startProtection, type ProtectionOptions } from './protection.js';

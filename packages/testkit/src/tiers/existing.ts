@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient, statusOf, type JsonObject } from '../client/rest.js';
 import { installCRDs, type CRDInstallOptions } from '../control-plane/crds.js';
-import { startKubelet, type Kubelet } from '../kubelet/start.js';
+import { startKubelet, type Kubelet } from '../hollow-node/start.js';
 import { nodePathOn, type Cluster, type ClusterOptions } from './cluster.js';
 import { ensureNamespace } from './real.js';
 import { resetToBaseline, takeBaseline, type ResetScope } from './reset.js';

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../control-plane/control-plane.js';
-import { startKubelet } from '../kubelet/start.js';
+import { startKubelet } from '../hollow-node/start.js';
 import type { NodeSpec } from '../testkit.js';
 import { nodePathOn, type Cluster, type ClusterOptions, type TierName } from './cluster.js';
 import { resetToBaseline, takeBaseline } from './reset.js';

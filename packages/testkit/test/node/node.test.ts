@@ -20,7 +20,7 @@ import { nodesDir } from '../../src/node/slot.js';
 import { waitFor } from '../../src/process/wait-for.js';
 import { terminatePod } from '../../src/tiers/terminate-pod.js';
 import { availableTiers } from '../../src/tiers/tiers.js';
-import { hostPathPod } from '../kubelet/helpers.js';
+import { hostPathPod } from '../hollow-node/helpers.js';
 
 const exec = promisify(execFile);
 /** A node takes seconds to start on an idle machine; a busy one can take ten times that. */

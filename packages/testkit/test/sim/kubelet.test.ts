@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StatusError } from '../../src/api/status.js';
 import { ObjectStore } from '../../src/store/store.js';
 import { startPvBinder } from '../../src/sim/binder.js';
-import { startStoreKubelet, type KubeletEvent, type KubeletHandle } from '../../src/sim/kubelet.js';
+import { startStoreKubelet, type KubeletEvent, type KubeletHandle } from '../../src/sim/kubelet/kubelet.js';
 import type { Stoppable } from '../../src/sim/queue.js';
 import { type Loose, eventually, claim, conditionOf, get, pod, removeTempDirs, tempDir, volume } from './fixtures.js';
 

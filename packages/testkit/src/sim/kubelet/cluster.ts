@@ -1,7 +1,7 @@
 /**
  * What the simulated kubelet reads and writes of the cluster, so that one kubelet serves both the in-process
  * testkit (its {@link ObjectStore}, through {@link storeCluster}) and any API server (list+watch caches and REST
- * calls, see `src/kubelet/api-cluster.ts`). Reads are synchronous and return the held objects themselves, not
+ * calls, see `src/hollow-node/api-cluster.ts`). Reads are synchronous and return the held objects themselves, not
  * copies: callers must never mutate them.
  */
 import type { KubeObject } from '../../api/objects.js';

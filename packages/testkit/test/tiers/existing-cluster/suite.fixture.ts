@@ -8,7 +8,7 @@ import { expect, it } from 'vitest';
 import { waitFor } from '../../../src/process/wait-for.js';
 import { CREATED_FOR_TEST_LABEL } from '../../../src/tiers/existing.js';
 import { describeTiers } from '../../../src/vitest.js';
-import { hostPathPod } from '../../kubelet/helpers.js';
+import { hostPathPod } from '../../hollow-node/helpers.js';
 
 const names = (items: { metadata?: { name?: string } }[]): string[] => items.map((i) => i.metadata?.name ?? '');
 

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startKubelet, type Kubelet } from '../../src/kubelet/start.js';
+import { startKubelet, type Kubelet } from '../../src/hollow-node/start.js';
 import { waitFor } from '../../src/process/wait-for.js';
 import { registerNode } from '../../src/sim/nodes.js';
 import { startApiServer, type Testkit } from '../../src/testkit.js';

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Watch } from '@kubernetes/client-node';
 import type { KubeObject } from '../api/objects.js';
-import type { RestClient } from '../client/rest.js';
+import type { RestClient } from './rest.js';
 
 /** Options of {@link Reflector}. */
 export interface ReflectorOptions {

@@ -1,9 +1,10 @@
 /**
- * A simulated kubelet as a client of any API server (a real control plane from `startControlPlane`, the testkit's
- * own server, a cluster): it registers its nodes and keeps them Ready with a Lease and status heartbeats
- * (`node-agent.ts`), serves pod logs to kube-apiserver (`log-server.ts`), and runs the pods bound to its nodes with
- * the same loop as the in-process testkit (`src/sim/kubelet.ts`), reading through list+watch caches and writing
- * through the API (`api-cluster.ts`).
+ * A hollow node, as kubemark calls a node whose kubelet is simulated and joins a real control plane: the simulated
+ * kubelet as a client of any API server (a real control plane from `startControlPlane`, the testkit's own server, a
+ * cluster). It registers its nodes and keeps them Ready with a Lease and status heartbeats (`node-agent.ts`), serves
+ * pod logs to kube-apiserver (`log-server.ts`), and runs the pods bound to its nodes with the same kubelet as the
+ * in-process testkit (`src/sim/kubelet/`), reading through list+watch caches and writing through the API
+ * (`api-cluster.ts`).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import {
   type KubeletLoop,
   type KubeletNode,
   type PodRunOptions,
-} from '../sim/kubelet.js';
+} from '../sim/kubelet/kubelet.js';
 import { nodeObject } from '../sim/nodes.js';
 import type { Taint } from '../sim/types.js';
 import { ApiCluster } from './api-cluster.js';

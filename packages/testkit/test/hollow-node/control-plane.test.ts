@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../src/control-plane/control-plane.js';
-import { startKubelet, type Kubelet } from '../../src/kubelet/start.js';
+import { startKubelet, type Kubelet } from '../../src/hollow-node/start.js';
 import { waitFor } from '../../src/process/wait-for.js';
 import { WAIT } from '../../src/vitest.js';
 import { claimPod, fileOnNode, hostPathPod, provisionOnFirstConsumer, waitForGone, waitForPhase } from './helpers.js';

@@ -10,9 +10,9 @@
  * processes killed.
  *
  * The loop reads and writes the cluster through a {@link KubeletCluster}: the in-process store
- * ({@link startStoreKubelet}) or any API server (`src/kubelet/`), so the same code serves both.
+ * ({@link startStoreKubelet}) or any API server (a hollow node, `src/hollow-node/`), so the same code serves both.
  *
- * Volumes (see `kubelet/volumes.ts`): `hostPath` `P` is `<root>/P`; `persistentVolumeClaim` follows the bound PV
+ * Volumes (see `volumes.ts`): `hostPath` `P` is `<root>/P`; `persistentVolumeClaim` follows the bound PV
  * to its `hostPath.path` or `local.path` under the same root; `emptyDir`, `configMap` and `secret` (files per
  * key, `items`, `defaultMode`/`mode`, secret values decoded), `downwardAPI` and `projected` (configMap, secret,
  * downwardAPI and serviceAccountToken sources) live in the pod's directory under `<root>/var/lib/kubelet/pods/<uid>/`
@@ -34,15 +34,15 @@
  * entrypoints (a container without `command` runs its `args` as the command line, as for images without an
  * ENTRYPOINT; with neither it just stays Running until stopped) and network isolation are not simulated.
  */
-import { badRequest } from '../api/status.js';
-import type { ObjectStore } from '../store/store.js';
-import { storeCluster, type KubeletCluster } from './kubelet/cluster.js';
-import { lookupLog, tail, type LogLookup } from './kubelet/logs.js';
-import { sameStatus } from './kubelet/status.js';
-import { PodWorker, type WorkerContext } from './kubelet/worker.js';
-import { registerNode } from './nodes.js';
-import { RESYNC_KEY, WorkQueue, nsKey, splitKey, type LoopOptions, type Stoppable } from './queue.js';
-import { view, viewOpt, type Node, type Pod } from './types.js';
+import { badRequest } from '../../api/status.js';
+import type { ObjectStore } from '../../store/store.js';
+import { storeCluster, type KubeletCluster } from './cluster.js';
+import { lookupLog, tail, type LogLookup } from './logs.js';
+import { sameStatus } from './status.js';
+import { PodWorker, type WorkerContext } from './pod-worker.js';
+import { registerNode } from '../nodes.js';
+import { RESYNC_KEY, WorkQueue, nsKey, splitKey, type LoopOptions, type Stoppable } from '../queue.js';
+import { view, viewOpt, type Node, type Pod } from '../types.js';
 
 /** A node the kubelet runs pods for. */
 export interface KubeletNode {

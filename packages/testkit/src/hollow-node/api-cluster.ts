@@ -10,7 +10,7 @@ import type { Watch } from '@kubernetes/client-node';
 import type { KubeObject } from '../api/objects.js';
 import { hasCode, type ClusterListener, type KubeletCluster, type KubeletResource } from '../sim/kubelet/cluster.js';
 import type { Pod } from '../sim/types.js';
-import { Reflector } from './reflector.js';
+import { Reflector } from '../client/reflector.js';
 import type { RestClient } from '../client/rest.js';
 
 /** Options of {@link ApiCluster}. */

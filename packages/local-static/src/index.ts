@@ -47,6 +47,7 @@ export {
   withTimeout,
   CleanupTimeoutError,
   type CleanerCommandOptions,
+  type RemoveContentsOptions,
 } from './deleter/cleanup.js';
 export {
   cleanupJob,

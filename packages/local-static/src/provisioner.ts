@@ -513,7 +513,10 @@ export class LocalStaticProvisioner {
       `cleanup of PV ${name}`,
       async (cleanupSignal) => {
         if (kind.mode === 'Filesystem') {
-          await removeContents(path, cleanupSignal);
+          await removeContents(path, cleanupSignal, {
+            mountInfoPath: this.options.mountInfoPath ?? DEFAULT_MOUNT_INFO,
+            env: this.options.env ?? process.env,
+          });
           return;
         }
         this.event(pv, 'Normal', VOLUME_DELETE, `Starting cleanup of Block PV "${name}", this may take a while`);

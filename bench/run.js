@@ -1,7 +1,7 @@
 // `pnpm bench`: ProvisionController throughput, latency, API requests and memory against `kprov-testkit serve`
 // (and a real control plane), next to the server's raw PV create throughput at the same concurrency; then the
-// local-path provisioner binary through real helper pods and in node mode, on the same servers (local-path.js).
-// See bench/README.md.
+// local-path provisioner binary through real helper pods and in node mode, on the same servers (local-path.js); then
+// local-static's emptying of volumes beside `rm -rf`, and its binary at rest (local-static.js). See bench/README.md.
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,10 +15,12 @@ import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
 import { memoryLimitedNode, parseMemoryLimit } from './memory-limit.js';
 import { LOCAL_PATH_HEADINGS, localPathMarkdown } from './local-path-report.js';
+import { localStaticPart } from './local-static.js';
+import { LOCAL_STATIC_HEADING, localStaticMarkdown } from './local-static-report.js';
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
 
-  --only PART              run only one part: controller or local-path (default both)
+  --only PART              run only one part: controller, local-path or local-static (default all three)
   --no-write               print only; do not write bench/results/
   -h, --help
 
@@ -67,6 +69,16 @@ local-path part (the local-path-provisioner binary, through real helper pods and
   --lp-timeout-s S         give up on provisioning, and on deletion, after S seconds each
                            (default 60 + claims/5)
   (--create-concurrency and --warmup apply here too)
+
+local-static part (emptying volumes beside rm -rf; the local-volume-provisioner binary at rest; see bench/README.md):
+  --ls-rounds N            rounds of emptying each volume, ours and rm -rf alternating (default 5)
+  --ls-small-files N       small files of the first volume (default 150000)
+  --ls-small-bytes N       size of each (default 1024)
+  --ls-large-files N       large files of the second volume (default 4)
+  --ls-large-mib N         size of each in MiB (default 256)
+  --ls-volumes N           volumes discovered by the provisioner at rest (default 50)
+  --ls-settle-s S          seconds between ready and the idle measurement (default 10)
+  --ls-idle-s S            seconds of the idle measurement (default 20)
 `;
 
 function positiveInt(name, value, fallback) {
@@ -129,6 +141,14 @@ try {
       'lp-timeout-s': { type: 'string' },
       'lp-tiers': { type: 'string' },
       'lp-modes': { type: 'string' },
+      'ls-rounds': { type: 'string' },
+      'ls-small-files': { type: 'string' },
+      'ls-small-bytes': { type: 'string' },
+      'ls-large-files': { type: 'string' },
+      'ls-large-mib': { type: 'string' },
+      'ls-volumes': { type: 'string' },
+      'ls-settle-s': { type: 'string' },
+      'ls-idle-s': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -175,6 +195,16 @@ try {
       timeoutS:
         values['lp-timeout-s'] === undefined ? undefined : positiveInt('lp-timeout-s', values['lp-timeout-s'], 0),
     },
+    localStatic: {
+      rounds: positiveInt('ls-rounds', values['ls-rounds'], 5),
+      smallFiles: positiveInt('ls-small-files', values['ls-small-files'], 150_000),
+      smallBytes: nonNegativeInt('ls-small-bytes', values['ls-small-bytes'], 1024),
+      largeFiles: positiveInt('ls-large-files', values['ls-large-files'], 4),
+      largeMiB: positiveInt('ls-large-mib', values['ls-large-mib'], 256),
+      volumes: positiveInt('ls-volumes', values['ls-volumes'], 50),
+      settleS: nonNegativeInt('ls-settle-s', values['ls-settle-s'], 10),
+      idleS: positiveInt('ls-idle-s', values['ls-idle-s'], 20),
+    },
   };
   for (const [flag, tiers] of [
     ['tiers', options.tiers],
@@ -189,8 +219,10 @@ try {
   for (const mode of options.localPath.modes) {
     if (mode !== 'helper' && mode !== 'node') throw new Error(`--lp-modes takes helper and node, got "${mode}"`);
   }
-  if (options.only !== undefined && options.only !== 'controller' && options.only !== 'local-path') {
-    throw new Error(`--only must be "controller" or "local-path", got "${options.only}"; leave it out to run both`);
+  if (options.only !== undefined && !['controller', 'local-path', 'local-static'].includes(options.only)) {
+    throw new Error(
+      `--only must be "controller", "local-path" or "local-static", got "${options.only}"; leave it out to run all three`,
+    );
   }
 } catch (err) {
   process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
@@ -232,8 +264,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 const controllerParts = [];
 const localPathRuns = [];
-const runController = options.only !== 'local-path';
-const runLocalPath = options.only !== 'controller';
+let localStatic;
+const runController = options.only === undefined || options.only === 'controller';
+const runLocalPath = options.only === undefined || options.only === 'local-path';
+const runLocalStatic = options.only === undefined || options.only === 'local-static';
 let failed = false;
 let memoryLimit;
 /** How Node.js is started for the controller process (in the memory cgroup if there is one) and the provisioners. */
@@ -307,6 +341,20 @@ try {
     if (!result.complete) failed = true;
     localPathRuns.push(result);
   }
+  if (runLocalStatic) {
+    if (aborted) throw new Error('stopped');
+    log('local-static: emptying volumes, then the provisioner at rest');
+    localStatic = await localStaticPart(options.localStatic, {
+      tmpRoot,
+      track: live,
+      log,
+      aborted: () => aborted,
+      launchers: [
+        { name: 'image (`docker/kprov-node.sh`)', ...nodeLauncher(false) },
+        { name: 'plain `node`', ...nodeLauncher(true) },
+      ],
+    });
+  }
 } catch (err) {
   failed = true;
   const cause = err instanceof Error && err.cause !== undefined ? `\n  cause: ${String(err.cause)}` : '';
@@ -367,23 +415,29 @@ const controllerSections = new Map(
 );
 for (const section of controllerSections.values()) process.stdout.write(`\n${section}\n`);
 for (const section of localPathSections.values()) process.stdout.write(`\n${section}\n`);
+const localStaticSection = localStatic === undefined ? undefined : localStaticMarkdown(localStatic, meta);
+if (localStaticSection !== undefined) process.stdout.write(`\n${localStaticSection}\n`);
 
-if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
+if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0 || localStatic !== undefined)) {
   await mkdir(RESULTS, { recursive: true });
   const stamp = meta.date.replace(/[:.]/g, '-');
   const json = join(RESULTS, `${stamp}.json`);
   await writeFile(
     json,
-    `${JSON.stringify({ meta, controller: controllerParts, localPath: localPathRuns }, null, 2)}\n`,
+    `${JSON.stringify({ meta, controller: controllerParts, localPath: localPathRuns, localStatic }, null, 2)}\n`,
   );
   await writeLatest(
     join(RESULTS, 'latest.md'),
     // Every section in a fixed order; those of parts and tiers not run are kept from the file.
     new Map(
-      [...Object.values(CONTROLLER_HEADINGS), ...Object.values(LOCAL_PATH_HEADINGS)].map((heading) => [
-        heading,
-        controllerSections.get(heading) ?? localPathSections.get(heading),
-      ]),
+      [...Object.values(CONTROLLER_HEADINGS), ...Object.values(LOCAL_PATH_HEADINGS), LOCAL_STATIC_HEADING].map(
+        (heading) => [
+          heading,
+          controllerSections.get(heading) ??
+            localPathSections.get(heading) ??
+            (heading === LOCAL_STATIC_HEADING ? localStaticSection : undefined),
+        ],
+      ),
     ),
   );
   log(`wrote ${json} and bench/results/latest.md (${meta.durationS.toFixed(0)} s)`);

@@ -6,17 +6,22 @@
  * binary's subcommand, deletes the claims and PVs of local volumes whose Node was deleted.
  */
 export { main, NODE_NAME_ENV, NAMESPACE_ENV, JOB_IMAGE_ENV, READY_PATH, type MainContext } from './main.js';
-export { parseCommandLine, PROGRAM, FLAGS, DEFAULT_CONFIG_SYNC_PERIOD_MS, type LocalStaticOptions } from './options.js';
 export {
-  LocalStaticProvisioner,
-  DEFAULT_DISCOVERY_PERIOD_MS,
+  parseCommandLine,
+  PROGRAM,
+  FLAGS,
+  DEFAULT_CONFIG_SYNC_PERIOD_MS,
+  type LocalStaticOptions,
+} from './cli/options.js';
+export { LocalStaticProvisioner, type LocalStaticProvisionerOptions } from './provisioner.js';
+export { DEFAULT_DISCOVERY_PERIOD_MS } from './discovery/discoverer.js';
+export {
   VOLUME_FAILED_DELETE,
   VOLUME_DELETE,
   VOLUME_UNSUPPORTED_RECLAIM_POLICY,
   VOLUME_UNKNOWN_RECLAIM_POLICY,
-  BLOCK_DEVICE_ENV,
-  type LocalStaticProvisionerOptions,
-} from './provisioner.js';
+} from './events/volume-events.js';
+export { BLOCK_DEVICE_ENV } from './deleter/deleter.js';
 export {
   buildConfig,
   buildClassConfig,
@@ -25,6 +30,7 @@ export {
   DEFAULT_BLOCK_CLEANER_COMMAND,
   DEFAULT_MIN_RESYNC_PERIOD_MS,
   DEFAULT_CLEANUP_TIMEOUT_MS,
+  type VolumeMode,
   type BuiltConfig,
   type ClassConfig,
   type ProvisionerConfig,
@@ -38,7 +44,12 @@ export {
   type ConfigState,
 } from './config/source.js';
 export { compileGlob, nameMatcher, BadPatternError } from './config/glob.js';
-export { createLocalStaticMetrics, METRIC_NAMES, METRICS_SUBSYSTEM, type LocalStaticMetrics } from './metrics.js';
+export {
+  createLocalStaticMetrics,
+  METRIC_NAMES,
+  METRICS_SUBSYSTEM,
+  type LocalStaticMetrics,
+} from './metrics/metrics.js';
 export { CleanupBackoff, DEFAULT_CLEANUP_BACKOFF_MAX_MS } from './deleter/backoff.js';
 export { ProcTable, type CleanupEntry, type CleanupState, type ProcTableGauges } from './deleter/proctable.js';
 export {
@@ -47,6 +58,7 @@ export {
   withTimeout,
   CleanupTimeoutError,
   type CleanerCommandOptions,
+  type RemoveContentsOptions,
 } from './deleter/cleanup.js';
 export {
   cleanupJob,
@@ -58,13 +70,7 @@ export {
 export { volumeName, fnv1a32, PV_NAME_PREFIX } from './discovery/volume-name.js';
 export { roundDownCapacity, capacityQuantity, capacityBucket } from './discovery/capacity.js';
 export { parseMountInfo, readMountPoints, DEFAULT_MOUNT_INFO } from './discovery/mounts.js';
-export {
-  pathMode,
-  filesystemCapacity,
-  blockDeviceCapacity,
-  DEFAULT_SYSFS,
-  type VolumeMode,
-} from './discovery/probe.js';
+export { pathMode, filesystemCapacity, blockDeviceCapacity, DEFAULT_SYSFS } from './discovery/probe.js';
 export {
   buildVolume,
   volumeLabels,

@@ -9,7 +9,7 @@ import type { Clock, HttpEndpoint } from '@kprov/provisioner-lib';
 import { prometheusSink } from '@kprov/provisioner-lib/prometheus';
 import { runProvisioner, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import { ConfigDirectory } from './config/source.js';
-import { parseCommandLine, PROGRAM } from './options.js';
+import { parseCommandLine, PROGRAM } from './cli/options.js';
 import { LocalStaticProvisioner } from './provisioner.js';
 
 /** The environment variable naming this node. */

@@ -10,7 +10,7 @@ import { currentTier, describeTiers } from '@kprov/testkit/vitest';
 import { describe, expect, it, vi } from 'vitest';
 import { volumeName } from '../src/discovery/volume-name.js';
 import { main, type MainContext } from '../src/main.js';
-import { METRIC_NAMES } from '../src/metrics.js';
+import { METRIC_NAMES } from '../src/metrics/metrics.js';
 import type { LocalStaticProvisioner } from '../src/provisioner.js';
 import { HOST_DIR, morePasses, startEnv, storageClass, waitReady, waitVolumes, WAIT, type Env } from './helpers.js';
 

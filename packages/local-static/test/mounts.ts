@@ -90,6 +90,13 @@ export class Mounts {
     }
   }
 
+  /** Bind-mounts `source` onto `target` (made if missing). Needs {@link CAN_MOUNT}. */
+  bind(source: string, target: string): void {
+    mkdirSync(target, { recursive: true });
+    execFileSync('mount', ['--bind', source, target]);
+    this.mounted.push(target);
+  }
+
   /** Undoes {@link mount}. */
   unmount(dir: string): void {
     if (CAN_MOUNT) {

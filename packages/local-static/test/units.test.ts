@@ -2,7 +2,18 @@
  * The pure pieces against the reference's unit vectors: PV names, capacity rounding and buckets, config loading and
  * defaults, name patterns, the mount table, the proctable, the cleanup Job, and the cleanup helpers' safety rules.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FakeClock } from '@kprov/provisioner-lib/testing';
@@ -399,6 +410,98 @@ describe('cleanup helpers', () => {
     } finally {
       mounts.cleanup();
     }
+  });
+
+  it.skipIf(!CAN_MOUNT)(
+    'leave whole an entry with a mount anywhere below it, a bind mount of the same filesystem too (needs mounts)',
+    async () => {
+      const dir = temp();
+      const mounts = new Mounts();
+      try {
+        // One filesystem holds the volume and a folder outside it; that folder is bind-mounted deep inside the volume.
+        const fs = path.join(dir, 'fs');
+        mounts.mount(fs);
+        const vol = path.join(fs, 'vol');
+        const outside = path.join(fs, 'outside');
+        mkdirSync(path.join(vol, 'a', 'b'), { recursive: true });
+        mkdirSync(path.join(vol, 'c', 'd'), { recursive: true });
+        mkdirSync(outside);
+        writeFileSync(path.join(outside, 'precious'), 'x');
+        writeFileSync(path.join(vol, 'a', 'mine'), 'x');
+        writeFileSync(path.join(vol, 'c', 'd', 'mine'), 'x');
+        mounts.bind(outside, path.join(vol, 'a', 'b', 'bound'));
+        mounts.mount(path.join(vol, 'c', 'd', 'inner'), 1);
+        writeFileSync(path.join(vol, 'c', 'd', 'inner', 'other-fs'), 'x');
+        writeFileSync(path.join(vol, 'mine'), 'x');
+        const failure = removeContents(vol, new AbortController().signal);
+        await expect(failure).rejects.toThrow(
+          `"${vol}/a/b/bound" is another filesystem mounted inside the volume; it is left as it is`,
+        );
+        await expect(failure).rejects.toThrow(`"${vol}/c/d/inner" is another filesystem mounted inside the volume`);
+        expect(readdirSync(vol).sort()).toEqual(['a', 'c']);
+        expect(readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('x');
+        expect(readdirSync(path.join(vol, 'c', 'd', 'inner'))).toEqual(['other-fs']);
+        // Once unmounted, everything goes.
+        mounts.unmount(path.join(vol, 'a', 'b', 'bound'));
+        mounts.unmount(path.join(vol, 'c', 'd', 'inner'));
+        await removeContents(vol, new AbortController().signal);
+        expect(readdirSync(vol)).toEqual([]);
+        expect(readdirSync(outside)).toEqual(['precious']);
+      } finally {
+        mounts.cleanup();
+      }
+    },
+  );
+
+  it('empty a directory with more entries than one command line holds', async () => {
+    const vol = path.join(temp(), 'vol');
+    mkdirSync(vol);
+    const long = 'x'.repeat(200);
+    for (let i = 0; i < 3000; i++) writeFileSync(path.join(vol, `${long}-${i}`), '');
+    await removeContents(vol, new AbortController().signal);
+    expect(readdirSync(vol)).toEqual([]);
+  });
+
+  it('follow no directory swapped for a link to elsewhere while the volume is emptied', async () => {
+    const dir = temp();
+    const vol = path.join(dir, 'vol');
+    const outside = path.join(dir, 'outside');
+    mkdirSync(outside);
+    for (let i = 0; i < 20; i++) writeFileSync(path.join(outside, `f${i}`), 'outside\n');
+    const DIRS = 300;
+    for (let i = 0; i < DIRS; i++) {
+      mkdirSync(path.join(vol, `d${i}`, 'sub'), { recursive: true });
+      for (let j = 0; j < 5; j++) writeFileSync(path.join(vol, `d${i}`, 'sub', `f${j}`), 'x');
+    }
+    // Between the cleanup's steps, one d<i>/sub after the other is swapped for a link to the outside folder, or back.
+    let swapped = 0;
+    let cleaning = true;
+    let next = 0;
+    const swap = (): void => {
+      const sub = path.join(vol, `d${next % DIRS}`, 'sub');
+      const moved = path.join(vol, `d${next % DIRS}`, 'moved');
+      next++;
+      try {
+        if (lstatSync(sub).isDirectory()) {
+          renameSync(sub, moved);
+          symlinkSync(outside, sub);
+          swapped++;
+        } else {
+          unlinkSync(sub);
+          renameSync(moved, sub);
+        }
+      } catch {
+        // Removed meanwhile.
+      }
+      if (cleaning) setImmediate(swap);
+    };
+    setImmediate(swap);
+    // Whether the cleanup finishes or trips over a link made after it had passed is the race's; the outside is not.
+    await removeContents(vol, new AbortController().signal).catch(() => undefined);
+    cleaning = false;
+    expect(swapped).toBeGreaterThan(0);
+    expect(readdirSync(outside)).toHaveLength(20);
+    for (let i = 0; i < 20; i++) expect(readFileSync(path.join(outside, `f${i}`), 'utf8')).toBe('outside\n');
   });
 
   it('stop a cleaner at the timeout of the injected clock, killing its process group', async () => {

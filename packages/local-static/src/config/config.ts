@@ -5,9 +5,11 @@
  */
 import type { V1NodeSelectorTerm, V1Toleration } from '@kubernetes/client-node';
 import { parseGoDuration } from '@kprov/provisioner-lib/runtime';
-import type { VolumeMode } from '../discovery/probe.js';
 import { canonicalKeys, noticeMessage } from './field-names.js';
 import { BadPatternError, nameMatcher } from './glob.js';
+
+/** A volume's mode, as `spec.volumeMode` names it. */
+export type VolumeMode = 'Filesystem' | 'Block';
 
 /** Where the ConfigMap is mounted in upstream's DaemonSet: one file per key. */
 export const DEFAULT_CONFIG_DIR = '/etc/provisioner/config';

@@ -4,9 +4,7 @@
  * @module
  */
 import { lstat, readFile, stat, statfs } from 'node:fs/promises';
-
-/** A volume's mode, as `spec.volumeMode` names it. */
-export type VolumeMode = 'Filesystem' | 'Block';
+import type { VolumeMode } from '../config/config.js';
 
 /** Where sysfs is mounted, for the size of block devices. */
 export const DEFAULT_SYSFS = '/sys';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { V1Node, V1NodeSelectorTerm, V1PersistentVolume } from '@kubernetes/client-node';
-import type { VolumeMode } from './probe.js';
+import type { VolumeMode } from '../config/config.js';
 
 /** The annotation naming the provisioner that created a PV. */
 export const PROVISIONED_BY_ANNOTATION = 'pv.kubernetes.io/provisioned-by';

@@ -14,7 +14,7 @@ import {
   type Env,
   type FlagTable,
 } from '@kprov/provisioner-lib/runtime';
-import { PROGRAM } from '../options.js';
+import { PROGRAM } from '../cli/options.js';
 import { DEFAULT_PVC_DELETION_DELAY_MS } from './controller.js';
 import { DEFAULT_STALE_PV_DISCOVERY_INTERVAL_MS } from './deleter.js';
 import { DEFAULT_NODE_CLEANUP_WORKERS, DEFAULT_RESYNC_MS } from './node-cleanup.js';

@@ -8,7 +8,7 @@
 import { symlinkSync } from 'node:fs';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
-import { VOLUME_DELETE } from '../../src/provisioner.js';
+import { VOLUME_DELETE } from '../../src/events/volume-events.js';
 import {
   BLOCK_DISKS,
   CANNOT_RUN,

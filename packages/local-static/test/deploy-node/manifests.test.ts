@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { waitFor } from '@kprov/testkit';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
-import { VOLUME_FAILED_DELETE } from '../../src/provisioner.js';
+import { VOLUME_FAILED_DELETE } from '../../src/events/volume-events.js';
 import {
   CANNOT_RUN,
   consumerPod,

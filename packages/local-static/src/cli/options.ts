@@ -13,8 +13,8 @@ import {
   type Env,
   type FlagTable,
 } from '@kprov/provisioner-lib/runtime';
-import { DEFAULT_CONFIG_DIR } from './config/config.js';
-import { DEFAULT_DISCOVERY_PERIOD_MS } from './provisioner.js';
+import { DEFAULT_CONFIG_DIR } from '../config/config.js';
+import { DEFAULT_DISCOVERY_PERIOD_MS } from '../discovery/discoverer.js';
 
 /** The program's name. */
 export const PROGRAM = 'local-volume-provisioner';

@@ -1,0 +1,103 @@
+// The markdown section of the local-static part in bench/results/latest.md: emptying beside `rm -rf` (the anchor)
+// and upstream's figure, then the provisioner at rest beside upstream's figures and the targets (issue 28).
+
+export const LOCAL_STATIC_HEADING = '## kprov local-static benchmark';
+
+/** Upstream local-volume-provisioner v2.8.0's figures, as issue 28 measured them beside ours. */
+export const UPSTREAM = {
+  smallEmptyingS: '3–5',
+  restRssMB: 37,
+  restTicks: 7,
+};
+/** What kprov's local-static was before this work, as issue 28 measured it. */
+export const BEFORE = { smallEmptyingS: 'about 30', restRssMB: 97, restTicks: 36 };
+/** The targets of issue 28. */
+export const TARGET = { restRssMB: 60, restTicks: 7 };
+
+const f0 = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
+const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+const f2 = (n) => (Number.isFinite(n) ? n.toFixed(2) : '–');
+const line = (cells) => `| ${cells.join(' | ')} |`;
+const markdownTable = (head, rows) =>
+  [line(head), line(head.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+
+function workloadName(workload, s) {
+  return workload === 'small'
+    ? `${f0(s.smallFiles)} files of ${f0(s.smallBytes)} bytes (100 folders × 10)`
+    : `${s.largeFiles} files of ${f0(s.largeMiB)} MiB`;
+}
+
+function emptyingTable(part) {
+  const s = part.settings;
+  const skipped = part.emptying.filter((r) => r.skipped !== undefined);
+  const runs = part.emptying.filter((r) => r.skipped === undefined);
+  const rows = runs.map((r) => [
+    `${workloadName(r.workload, s)} · ${r.kind}`,
+    `**${f2(r.oursMedian)}** (${r.ours.map(f2).join(', ')})`,
+    `${f2(r.anchorMedian)} (${r.anchor.map(f2).join(', ')})`,
+    `**${f2(r.oursMedian / r.anchorMedian)}**`,
+    r.workload === 'small' ? `${UPSTREAM.smallEmptyingS} s` : 'not measured',
+    r.workload === 'small' ? `${BEFORE.smallEmptyingS} s` : 'not measured',
+  ]);
+  const head = [
+    'volume · filesystem',
+    'kprov `removeContents` (s, median; each round)',
+    '`rm -rf` of the same tree (s; anchor)',
+    'kprov / `rm -rf`',
+    'upstream v2.8.0 (issue 28)',
+    'kprov before (issue 28)',
+  ];
+  return [
+    ...(runs.length > 0 ? [markdownTable(head, rows)] : []),
+    ...skipped.map((r) => `- ${workloadName(r.workload, s)} on ${r.kind}: skipped (${r.skipped}).`),
+  ].join('\n');
+}
+
+function restTable(rest) {
+  if (rest.skipped !== undefined) return `- Skipped (${rest.skipped}).`;
+  const rows = rest.runs.map((r) => [
+    r.launcher,
+    `**${f1(r.rssEnd)}** (${f1(r.rssMin)}–${f1(r.rssMax)})`,
+    `**${f0(r.ticks)}**`,
+    f1(r.readyS),
+  ]);
+  rows.push(['upstream v2.8.0 (issue 28)', `${UPSTREAM.restRssMB} MB`, `${UPSTREAM.restTicks}`, '–']);
+  rows.push(['kprov before (issue 28)', `${BEFORE.restRssMB} MB`, `${BEFORE.restTicks}`, '–']);
+  rows.push(['target (issue 28)', `≤ ${TARGET.restRssMB} MB`, `≤ ${TARGET.restTicks}`, '–']);
+  return markdownTable(
+    [
+      'started',
+      `RSS at the end of ${rest.idleS} s idle (MiB; lowest–highest of 1 s samples)`,
+      `CPU ticks (1/100 s) over those ${rest.idleS} s`,
+      `start → ready with ${rest.volumes} PVs (s)`,
+    ],
+    rows,
+  );
+}
+
+/** The section: heading, one line of context, the two tables, and how each figure is taken. */
+export function localStaticMarkdown(part, meta) {
+  const s = part.settings;
+  const how = [...new Set(part.emptying.filter((r) => r.how !== undefined).map((r) => `${r.kind}: ${r.how}`))];
+  return [
+    LOCAL_STATIC_HEADING,
+    '',
+    `${meta.date} · load average at start ${meta.loadAverage ?? '–'} · Node ${meta.node} · ${meta.cpus} × ${meta.cpuModel} · ${meta.platform} · commit ${meta.commit}`,
+    '',
+    '### Emptying a released Filesystem volume',
+    '',
+    emptyingTable(part),
+    '',
+    `- kprov: \`removeContents\` of \`packages/local-static/dist\`, what the provisioner runs on a released Filesystem volume (the mount table read, the entries listed, \`rm -r -f --one-file-system\` on them). Anchor: \`sh -c 'rm -rf -- "$0"/*' <volume>\` on the same tree. ${s.rounds} round${s.rounds === 1 ? '' : 's'} of each, alternating, each on a tree made afresh and synced (\`sync\`) before the clock starts.`,
+    ...(how.length > 0 ? [`- Filesystems: ${how.join('; ')}.`] : []),
+    '- Upstream and before: the figures of issue 28 (another machine, another run); only kprov / `rm -rf` compares figures of one run.',
+    '',
+    `### At rest with ${part.rest.volumes ?? s.volumes} volumes discovered`,
+    '',
+    restTable(part.rest),
+    '',
+    `- \`packages/local-static/dist/cli.js\` (\`local-volume-provisioner\`) against a \`kprov-testkit serve\` child process (binder on, no scheduler or kubelet) with one node, one StorageClass, a config directory naming one discovery folder holding ${s.volumes} bind mounts, \`--discovery-period\` and \`--config-sync-period\` at their defaults (10 s, 5 s). "image": through \`docker/kprov-node.sh\` as the image starts it (jemalloc when the machine has it, V8's \`--optimize-for-size\`, one V8 thread, no TurboFan); "plain node": \`node dist/cli.js\`. The PVs are deleted between the two, so each publishes them all.`,
+    `- Once \`/ready\` answers \`ok\` with ${s.volumes} PVs, ${s.settleS} s more, then ${s.idleS} s: RSS (\`VmRSS\`) every second, CPU ticks (user + system, \`/proc/<pid>/stat\`) over the ${s.idleS} s.`,
+    '',
+  ].join('\n');
+}

@@ -8,14 +8,14 @@ export const packageName = '@kprov/local-path';
 
 export * from './provisioner/index.js';
 export * from './config/index.js';
-export * from './node-mode/index.js';
+export * from './executor/node/index.js';
 export * from './capacity/index.js';
 export {
   FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE,
   HelperPodTemplateError,
   loadHelperPodTemplate,
   validateHelperPodTemplate,
-} from './helper-pod/template.js';
+} from './executor/helper-pod/template.js';
 export {
   DEFAULT_VERSION,
   HELP,

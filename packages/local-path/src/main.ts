@@ -41,8 +41,8 @@ import {
   type RuntimeContext,
 } from '@kprov/provisioner-lib/runtime';
 import { CapacityTracker } from './capacity/tracker.js';
-import { HelperPodStatfs } from './capacity/statfs-helper.js';
-import { measureFileSystem } from './capacity/statfs.js';
+import { HelperPodStatfs } from './executor/helper-pod/statfs.js';
+import { measureFileSystem } from './executor/node/statfs.js';
 import { runStatus, statusArguments } from './capacity/status-command.js';
 import { usesCapacity } from './capacity/paths.js';
 import { VolumeExpander } from './capacity/expansion.js';
@@ -69,11 +69,11 @@ import {
   type ConfigSnapshot,
   type ConfigSource,
 } from './config/index.js';
-import { loadHelperPodTemplate } from './helper-pod/template.js';
+import { loadHelperPodTemplate } from './executor/helper-pod/template.js';
 import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
-import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
-import { NodeOrphanReconciler } from './node-mode/orphan-reconciler.js';
-import type { NodeScripts } from './node-mode/scripts.js';
+import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './executor/helper-pod/reconciler.js';
+import { NodeOrphanReconciler } from './executor/node/orphan-reconciler.js';
+import type { NodeScripts } from './executor/node/scripts.js';
 
 /**
  * Event writes in flight per worker thread: a provisioned claim records two Events (`Provisioning`,

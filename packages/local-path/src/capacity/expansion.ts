@@ -38,7 +38,7 @@ import { quantityToBytes } from '../provisioner/quantity.js';
 import { isBelow } from './ledger.js';
 import { nodePaths } from './paths.js';
 import { fits } from './placement.js';
-import { formatBytes } from './quantity.js';
+import { formatBytes } from '../config/sizes.js';
 import type { CapacityTracker } from './tracker.js';
 
 /** Reason of the Warning Event when the budget has no room for an expansion (the external resizer's reason). */

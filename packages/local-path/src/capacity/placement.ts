@@ -6,7 +6,7 @@
  */
 import { InfeasibleError, ProvisioningError, ProvisioningState } from '@kprov/provisioner-lib';
 import type { RandomSource } from '../config/index.js';
-import { formatBytes } from './quantity.js';
+import { formatBytes } from '../config/sizes.js';
 
 /** A path the claim could go to, with what is known of its budget. */
 export interface Candidate {

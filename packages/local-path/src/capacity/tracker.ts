@@ -33,7 +33,7 @@ import { allocationOf, Ledger } from './ledger.js';
 import { CapacityMetrics } from './metrics.js';
 import { configNodePaths, hasBudgets, nodePaths } from './paths.js';
 import { checkAnyPathCanHold, choosePath, type Candidate } from './placement.js';
-import { measureFileSystem, type FileSystemSize } from './statfs.js';
+import { measureFileSystem, type FileSystemSize } from '../executor/node/statfs.js';
 import { usageOf, type PathUsage } from './usage.js';
 
 /** Measures the file system holding a base path of a node (`auto` capacities). */

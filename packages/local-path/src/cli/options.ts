@@ -23,7 +23,7 @@ import {
   type ParsedFlags,
 } from '@kprov/provisioner-lib/runtime';
 import packageJson from '../../package.json' with { type: 'json' };
-import { KUTTI_PROVISIONER_NAME } from '../node-mode/kutti.js';
+import { KUTTI_PROVISIONER_NAME } from '../executor/node/kutti.js';
 
 /** The version `--version` prints: this package's (upstream prints the git tag stamped in at build time). */
 export const DEFAULT_VERSION: string = packageJson.version;

@@ -3,7 +3,7 @@
  *
  * @packageDocumentation
  */
-import { parsePathCapacity, parseSize } from '../capacity/quantity.js';
+import { parsePathCapacity, parseSize } from './sizes.js';
 import { decodeConfig } from './decode.js';
 import { ConfigError } from './errors.js';
 import {

@@ -20,14 +20,14 @@ export {
   HelperPodReconciler,
   type HelperPodReconcilerOptions,
   type ReconcileReport,
-} from './reconciler.js';
+} from '../executor/helper-pod/reconciler.js';
 export {
   checkTeardownTarget,
   TeardownRefusedError,
   type ClaimIdentity,
   type TeardownTarget,
-} from './teardown-guard.js';
-export * from './helper-labels.js';
+} from '../volume/teardown-guard.js';
+export * from '../executor/helper-pod/labels.js';
 export {
   DEFAULT_POLL_INTERVAL_MS,
   FAILED_LOG_LINES,
@@ -36,7 +36,7 @@ export {
   HelperPodTimeoutError,
   type HelperPodRun,
   type HelperPodRunnerOptions,
-} from './helper-runner.js';
+} from '../executor/helper-pod/runner.js';
 export {
   PROVISIONED_ON_ANNOTATION,
   SELECTED_NODE_ANNOTATION,

@@ -49,16 +49,16 @@ import {
 } from '../config/index.js';
 import { checkSizeBounds } from '../capacity/bounds.js';
 import type { CapacityTracker } from '../capacity/tracker.js';
-import { buildHelperPod, type HelperPodAction } from '../helper-pod/build.js';
-import { validateHelperPodTemplate } from '../helper-pod/template.js';
+import { buildHelperPod, type HelperPodAction } from '../executor/helper-pod/build.js';
+import { validateHelperPodTemplate } from '../executor/helper-pod/template.js';
 import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
 import { checkVolumePathText } from '../volume/path-safety.js';
 import { cleanPath, volumePath } from '../volume/path-pattern.js';
 import { finishOnStop } from './finish-on-stop.js';
-import { HelperPodRunner } from './helper-runner.js';
-import { kuttiNodeOf, kuttiVolumeType } from '../node-mode/kutti.js';
-import { NodeVolumes } from '../node-mode/node-volumes.js';
-import type { NodeScripts } from '../node-mode/scripts.js';
+import { HelperPodRunner } from '../executor/helper-pod/runner.js';
+import { kuttiNodeOf, kuttiVolumeType } from '../executor/node/kutti.js';
+import { NodeVolumes } from '../executor/node/executor.js';
+import type { NodeScripts } from '../executor/node/scripts.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -67,7 +67,7 @@ import {
   ANNOTATION_VOLUME,
   LABEL_CLAIM_UID,
   LABEL_OPERATION,
-} from './helper-labels.js';
+} from '../executor/helper-pod/labels.js';
 import {
   affinityTermOf,
   buildPersistentVolume,
@@ -76,7 +76,12 @@ import {
   volumePathOf,
 } from './persistent-volume.js';
 import { quantityToBytes } from './quantity.js';
-import { checkTeardownTarget, pathOfVolume, TeardownRefusedError, type ClaimIdentity } from './teardown-guard.js';
+import {
+  checkTeardownTarget,
+  pathOfVolume,
+  TeardownRefusedError,
+  type ClaimIdentity,
+} from '../volume/teardown-guard.js';
 
 /** Upstream's default `--configmap-name`: the ConfigMap whose `setup`/`teardown` the helper pods mount. */
 export const DEFAULT_CONFIGMAP_NAME = 'local-path-config';

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { ConfigError } from '../config/errors.js';
-import type { PathCapacity } from '../config/schema.js';
+import { ConfigError } from './errors.js';
+import type { PathCapacity } from './schema.js';
 import { quantityToBytes } from '../provisioner/quantity.js';
 
 /** The `capacity` value that asks for the size of the path's file system. */

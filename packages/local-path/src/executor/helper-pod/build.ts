@@ -5,9 +5,9 @@
  * @module
  */
 import type { V1Container, V1Pod, V1Toleration, V1Volume, V1VolumeMount, V1KeyToPath } from '@kubernetes/client-node';
-import { guardedCommand } from '../volume/path-guard.js';
-import { cleanPath } from '../volume/path-pattern.js';
-import { scriptInterface } from './script-interface.js';
+import { guardedCommand } from '../../volume/path-guard.js';
+import { cleanPath } from '../../volume/path-pattern.js';
+import { scriptInterface } from '../script.js';
 
 /** What the helper pod does: run the setup script (`create`) or the teardown script (`delete`). */
 export type HelperPodAction = 'create' | 'delete';

@@ -8,7 +8,7 @@
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ClaimIdentity } from '../provisioner/teardown-guard.js';
+import type { ClaimIdentity } from '../../volume/teardown-guard.js';
 import { onHost } from './node-dirs.js';
 
 /** The folder of the records in each base path. */

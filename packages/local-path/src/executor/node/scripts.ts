@@ -12,7 +12,7 @@
  * @module
  */
 import { onHost } from './node-dirs.js';
-import { scriptInterface } from '../helper-pod/script-interface.js';
+import { scriptInterface } from '../script.js';
 
 /** The ConfigMap's scripts, as far as they are known (`undefined`: none, the built-in behaviour is used). */
 export interface NodeScripts {

@@ -20,10 +20,10 @@ import {
   withSignal,
   type Logger,
 } from '@kprov/provisioner-lib';
-import { runPasses } from '../provisioner/passes.js';
-import { pathsForNode, storageModeOf, type Config } from '../config/index.js';
-import type { LocalPathProvisioner } from '../provisioner/provisioner.js';
-import { TeardownRefusedError } from '../provisioner/teardown-guard.js';
+import { runPasses } from '../passes.js';
+import { pathsForNode, storageModeOf, type Config } from '../../config/index.js';
+import type { LocalPathProvisioner } from '../../provisioner/provisioner.js';
+import { TeardownRefusedError } from '../../volume/teardown-guard.js';
 import { listPending, type PendingRecord } from './pending.js';
 
 /** Options of {@link NodeOrphanReconciler}. */

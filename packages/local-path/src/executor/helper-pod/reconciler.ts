@@ -1,6 +1,6 @@
 /**
  * Finishes what a crash interrupted. Every helper pod records its operation, claim, volume, node and path
- * (`helper-labels.ts`); the setup pod is kept until the PV is saved. A pass of {@link HelperPodReconciler} looks at
+ * (`labels.ts`); the setup pod is kept until the PV is saved. A pass of {@link HelperPodReconciler} looks at
  * the helper pods no operation of this process is using:
  *
  * - a setup pod whose PV exists: its volume is saved, the pod is deleted;
@@ -25,7 +25,7 @@ import {
   withSignal,
   type Logger,
 } from '@kprov/provisioner-lib';
-import { runPasses } from './passes.js';
+import { runPasses } from '../passes.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -34,10 +34,10 @@ import {
   ANNOTATION_VOLUME,
   LABEL_CLAIM_UID,
   LABEL_OPERATION,
-} from './helper-labels.js';
+} from './labels.js';
 import { waitForPod } from './pod-watch.js';
-import type { LocalPathProvisioner } from './provisioner.js';
-import { TeardownRefusedError } from './teardown-guard.js';
+import type { LocalPathProvisioner } from '../../provisioner/provisioner.js';
+import { TeardownRefusedError } from '../../volume/teardown-guard.js';
 
 /** Default interval between two passes, in ms. */
 export const DEFAULT_RECONCILE_INTERVAL_MS = 5 * 60_000;

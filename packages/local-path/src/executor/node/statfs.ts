@@ -6,7 +6,7 @@
  */
 import { lstat, statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { onHost } from '../node-mode/node-dirs.js';
+import { onHost } from './node-dirs.js';
 
 /** A file system's size and the space still free for unprivileged users, in bytes. */
 export interface FileSystemSize {

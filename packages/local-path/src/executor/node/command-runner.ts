@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describeError, silentLogger, type Logger } from '@kprov/provisioner-lib';
-import { FAILED_LOG_LINES } from '../provisioner/helper-runner.js';
+import { FAILED_LOG_LINES } from '../helper-pod/runner.js';
 
 /** What to run. */
 export interface CommandRun {

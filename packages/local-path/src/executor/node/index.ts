@@ -26,7 +26,7 @@ export {
 export { applyFileMode, FileModeError } from './file-mode.js';
 export { applyOwner, type OwnerValues } from './owner.js';
 export { listPending, PENDING_DIR, removePending, writePending, type PendingRecord } from './pending.js';
-export { NodeVolumes, type NodeSetup, type NodeTeardown, type NodeVolumesOptions } from './node-volumes.js';
+export { NodeVolumes, type NodeSetup, type NodeTeardown, type NodeVolumesOptions } from './executor.js';
 export {
   basePathsOf,
   NodeOrphanReconciler,

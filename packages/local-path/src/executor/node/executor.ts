@@ -9,11 +9,11 @@
  * @module
  */
 import { describeError, silentLogger, type Logger } from '@kprov/provisioner-lib';
-import { DEFAULT_CMD_TIMEOUT_SECONDS, type Config } from '../config/index.js';
+import { DEFAULT_CMD_TIMEOUT_SECONDS, type Config } from '../../config/index.js';
 import { runCommand } from './command-runner.js';
 import { checkVolumeDirCreate, checkVolumeDirRemove, createVolumeDir, onHost, removeVolumeDir } from './node-dirs.js';
 import { applyOwner, type OwnerValues } from './owner.js';
-import { guardVolumePath } from '../volume/path-guard.js';
+import { guardVolumePath } from '../../volume/path-guard.js';
 import { removePending, writePending, type PendingRecord } from './pending.js';
 import { planScript, scriptCall, type NodeScripts } from './scripts.js';
 

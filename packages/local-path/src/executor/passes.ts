@@ -1,8 +1,13 @@
-import { describeError, realClock, sleep, type Logger } from '@kprov/provisioner-lib';
+/**
+ * The loop of the orphan reconcilers: a pass at once, then one every interval, on the reconciler's clock.
+ *
+ * @module
+ */
+import { describeError, sleep, type Clock, type Logger } from '@kprov/provisioner-lib';
 
 /**
- * Runs `pass` at once, then again every `intervalMs`, until `signal` aborts: the loop of the reconcilers. A pass
- * that fails is logged as a warning, `failure` with the error, and the next one runs as planned.
+ * Runs `pass` at once, then again every `intervalMs` on `clock`, until `signal` aborts. A pass that fails is logged
+ * as a warning, `failure` with the error, and the next one runs as planned.
  */
 export async function runPasses(
   pass: (signal: AbortSignal) => Promise<unknown>,
@@ -10,6 +15,7 @@ export async function runPasses(
   signal: AbortSignal,
   logger: Logger,
   failure: string,
+  clock: Clock,
 ): Promise<void> {
   while (!signal.aborted) {
     try {
@@ -19,7 +25,7 @@ export async function runPasses(
       logger.warn({ err: describeError(err) }, failure);
     }
     try {
-      await sleep(realClock, intervalMs, signal);
+      await sleep(clock, intervalMs, signal);
     } catch {
       return;
     }

@@ -14,11 +14,8 @@ import { parseConfig, type Config } from '../../src/config/index.js';
 import { PENDING_DIR } from '../../src/executor/node/pending.js';
 import type { NodeScripts } from '../../src/executor/node/scripts.js';
 import { NodeOrphanReconciler } from '../../src/executor/node/orphan-reconciler.js';
-import {
-  LocalPathProvisioner,
-  type LocalPathProvisionerOptions,
-  type NodeModeOptions,
-} from '../../src/provisioner/provisioner.js';
+import type { NodeModeOptions } from '../../src/executor/node/executor.js';
+import { LocalPathProvisioner, type LocalPathProvisionerOptions } from '../../src/provisioner/provisioner.js';
 import { BASE_PATH, configJson, NAMESPACE, PROVISIONER_NAME } from '../provisioner/helpers.js';
 
 /**

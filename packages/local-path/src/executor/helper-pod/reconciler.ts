@@ -23,9 +23,14 @@ import {
   silentLogger,
   realClock,
   withSignal,
+  type Clock,
   type Logger,
 } from '@kprov/provisioner-lib';
+import { DEFAULT_CMD_TIMEOUT_SECONDS } from '../../config/index.js';
+import { TeardownRefusedError } from '../../volume/teardown-guard.js';
+import type { OrphanTeardown } from '../executor.js';
 import { runPasses } from '../passes.js';
+import { HelperPodExecutor } from './executor.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -36,8 +41,6 @@ import {
   LABEL_OPERATION,
 } from './labels.js';
 import { waitForPod } from './pod-watch.js';
-import type { LocalPathProvisioner } from '../../provisioner/provisioner.js';
-import { TeardownRefusedError } from '../../volume/teardown-guard.js';
 
 /** Default interval between two passes, in ms. */
 export const DEFAULT_RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -47,10 +50,13 @@ export interface HelperPodReconcilerOptions {
   readonly kubeConfig: KubeConfig;
   /** The provisioner's namespace, where the helper pods run. */
   readonly namespace: string;
-  readonly provisioner: LocalPathProvisioner;
+  /** A provisioner whose executor is a {@link HelperPodExecutor}. */
+  readonly provisioner: OrphanTeardown;
   /** The helper pod timeout in seconds (`cmdTimeoutSeconds`), a getter for reloads. Default 120. */
   readonly timeoutSeconds?: (() => number) | undefined;
   readonly logger?: Logger | undefined;
+  /** Time source of the passes and of the waits for a setup to end. Default the real clock. */
+  readonly clock?: Clock | undefined;
 }
 
 /** What one pass did, by pod name. */
@@ -73,10 +79,19 @@ export class HelperPodReconciler {
   private readonly logger: Logger;
   /** Pods whose refused teardown was reported already (reported once, not on every pass). */
   private readonly reported = new Set<string>();
+  private readonly clock: Clock;
 
   constructor(private readonly options: HelperPodReconcilerOptions) {
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.logger = (options.logger ?? silentLogger).child({ component: 'reconciler' });
+    this.clock = options.clock ?? realClock;
+  }
+
+  private get executor(): HelperPodExecutor {
+    const executor = this.options.provisioner.executor;
+    if (!(executor instanceof HelperPodExecutor))
+      throw new Error('HelperPodReconciler: the provisioner does not run helper pods');
+    return executor;
   }
 
   /** Runs a pass at once, then one every `intervalMs`, until `signal` aborts. Errors of a pass are logged. */
@@ -87,22 +102,24 @@ export class HelperPodReconciler {
       signal,
       this.logger,
       'Helper pod reconcile failed; retrying at the next pass',
+      this.clock,
     );
   }
 
   /** One pass over the helper pods (see the module). */
   async reconcile(signal: AbortSignal): Promise<ReconcileReport> {
-    const { namespace, provisioner } = this.options;
+    const { namespace } = this.options;
+    const executor = this.executor;
     const report: ReconcileReport = { deleted: [], tornDown: [], failed: [] };
     const pods = await this.core.listNamespacedPod({ namespace, labelSelector: LABEL_OPERATION }, withSignal(signal));
     for (const pod of pods.items) {
       const name = pod.metadata?.name ?? '';
-      if (provisioner.runner.isRunning(namespace, name) || pod.metadata?.deletionTimestamp !== undefined) continue;
+      if (executor.runner.isRunning(namespace, name) || pod.metadata?.deletionTimestamp !== undefined) continue;
       const annotations = pod.metadata?.annotations ?? {};
       const pvName = annotations[ANNOTATION_VOLUME] ?? '';
       const operation = pod.metadata?.labels?.[LABEL_OPERATION];
       if (operation === 'create') {
-        if (pvName === '' || provisioner.isUnsaved(pvName)) continue;
+        if (pvName === '' || executor.isBusy(pvName)) continue;
         if (await this.volumeExists(pvName, signal)) {
           await this.remove(name, report, signal);
           continue;
@@ -147,7 +164,7 @@ export class HelperPodReconciler {
   }
 
   private async remove(name: string, report: ReconcileReport, signal: AbortSignal): Promise<void> {
-    await this.options.provisioner.runner.remove(this.options.namespace, name, signal);
+    await this.executor.runner.remove(this.options.namespace, name, signal);
     this.logger.info({ pod: `${this.options.namespace}/${name}` }, 'Deleted a leftover helper pod');
     report.deleted.push(name);
   }
@@ -162,7 +179,7 @@ export class HelperPodReconciler {
     const log = this.logger.child({ pod: `${namespace}/${name}` });
     if (!isFinished(pod)) {
       // A setup still running could make the directory after the teardown removed it: let it end first.
-      const timeoutSeconds = this.options.timeoutSeconds?.() ?? 120;
+      const timeoutSeconds = this.options.timeoutSeconds?.() ?? DEFAULT_CMD_TIMEOUT_SECONDS;
       log.info({}, 'Waiting for an interrupted setup to end before removing its directory');
       try {
         await waitForPod({
@@ -171,9 +188,10 @@ export class HelperPodReconciler {
           namespace,
           name,
           until: isFinished,
-          deadline: realClock.now() + timeoutSeconds * 1000,
+          deadline: this.clock.now() + timeoutSeconds * 1000,
           onTimeout: () => new Error(`setup pod ${namespace}/${name} did not end within ${timeoutSeconds} seconds`),
           signal,
+          clock: this.clock,
           logger: log,
         });
       } catch (err) {
@@ -184,7 +202,6 @@ export class HelperPodReconciler {
     try {
       await provisioner.teardownOrphan(
         {
-          action: 'create',
           pvName: annotations[ANNOTATION_VOLUME] ?? '',
           claim: { namespace: claimNamespace, name: claimName, uid },
           path: annotations[ANNOTATION_PATH] ?? '',

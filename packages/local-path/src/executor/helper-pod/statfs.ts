@@ -15,7 +15,7 @@ import { buildHelperPod, HELPER_POD_NAME_MAX_LENGTH } from './build.js';
 import { validateHelperPodTemplate } from './template.js';
 import { LABEL_OPERATION } from './labels.js';
 import { HelperPodRunner } from './runner.js';
-import type { FileSystemSize } from '../node/statfs.js';
+import type { FileSystemSize } from '../executor.js';
 
 /** The `local.path.provisioner/operation` label value of a measuring helper pod. */
 export const STATFS_OPERATION = 'statfs';

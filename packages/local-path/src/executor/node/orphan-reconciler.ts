@@ -6,7 +6,7 @@
  * - its PV exists: the volume was saved, the record goes;
  * - its claim still exists (same uid): left alone, the claim's provisioning goes on (and its save drops the record);
  * - its claim and PV are gone: the directory is orphaned and torn down, with the checks of a PV deletion
- *   (`LocalPathProvisioner.teardownOrphan`), then the record goes. A refused or failed teardown keeps the record
+ *   (the provisioner's `teardownOrphan`), then the record goes. A refused or failed teardown keeps the record
  *   for the next pass.
  *
  * @module
@@ -16,21 +16,24 @@ import {
   describeError,
   isNotFound,
   makeApiClient,
+  realClock,
   silentLogger,
   withSignal,
+  type Clock,
   type Logger,
 } from '@kprov/provisioner-lib';
-import { runPasses } from '../passes.js';
 import { pathsForNode, storageModeOf, type Config } from '../../config/index.js';
-import type { LocalPathProvisioner } from '../../provisioner/provisioner.js';
 import { TeardownRefusedError } from '../../volume/teardown-guard.js';
+import type { OrphanTeardown } from '../executor.js';
+import { runPasses } from '../passes.js';
+import { NodeExecutor } from './executor.js';
 import { listPending, type PendingRecord } from './pending.js';
 
 /** Options of {@link NodeOrphanReconciler}. */
 export interface NodeOrphanReconcilerOptions {
   readonly kubeConfig: KubeConfig;
-  /** A node-mode provisioner. */
-  readonly provisioner: LocalPathProvisioner;
+  /** A node-mode provisioner: its executor is a {@link NodeExecutor}. */
+  readonly provisioner: OrphanTeardown;
   /** This node. */
   readonly nodeName: string;
   /** `--host-root` (`""`: none). */
@@ -38,6 +41,8 @@ export interface NodeOrphanReconcilerOptions {
   /** The current config: its base paths for this node are searched. */
   readonly config: () => Config | undefined;
   readonly logger?: Logger | undefined;
+  /** Time source of the passes. Default the real clock. */
+  readonly clock?: Clock | undefined;
 }
 
 /** What one pass did, by PV name. */
@@ -85,35 +90,41 @@ export class NodeOrphanReconciler {
       signal,
       this.logger,
       'Orphan reconcile failed; retrying at the next pass',
+      this.options.clock ?? realClock,
     );
   }
 
   /** One pass over the pending records of this node (see the module). */
   async reconcile(signal: AbortSignal): Promise<NodeReconcileReport> {
     const { provisioner, hostRoot, nodeName } = this.options;
-    const volumes = provisioner.nodeVolumes;
-    if (volumes === undefined) throw new Error('NodeOrphanReconciler: the provisioner is not in node mode');
+    const executor = provisioner.executor;
+    if (!(executor instanceof NodeExecutor))
+      throw new Error('NodeOrphanReconciler: the provisioner is not in node mode');
     const report: NodeReconcileReport = { saved: [], tornDown: [], failed: [] };
     const records = await listPending(hostRoot, basePathsOf(this.options.config(), nodeName));
     for (const record of records) {
-      if (record.node !== nodeName || volumes.isBusy(record.pvName)) continue;
+      if (record.node !== nodeName || executor.isBusy(record.pvName)) continue;
       if (await this.volumeExists(record.pvName, signal)) {
-        await volumes.forget(record.pvName, record.basePath);
+        await executor.forget(record.pvName, record.basePath);
         report.saved.push(record.pvName);
         continue;
       }
       if (await this.claimExists(record, signal)) continue;
-      await this.tearDown(record, report, signal);
+      await this.tearDown(record, executor, report, signal);
     }
     if (report.saved.length + report.tornDown.length + report.failed.length > 0)
       this.logger.info({ ...report }, 'Reconciled pending volumes');
     return report;
   }
 
-  private async tearDown(record: PendingRecord, report: NodeReconcileReport, signal: AbortSignal): Promise<void> {
-    const { provisioner } = this.options;
+  private async tearDown(
+    record: PendingRecord,
+    executor: NodeExecutor,
+    report: NodeReconcileReport,
+    signal: AbortSignal,
+  ): Promise<void> {
     try {
-      await provisioner.teardownOrphan({ ...record, action: 'create' }, signal);
+      await this.options.provisioner.teardownOrphan(record, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       report.failed.push(record.pvName);
@@ -124,7 +135,7 @@ export class NodeOrphanReconciler {
       } else this.logger.warn({ pv: record.pvName }, message);
       return;
     }
-    await provisioner.nodeVolumes?.forget(record.pvName, record.basePath);
+    await executor.forget(record.pvName, record.basePath);
     report.tornDown.push(record.pvName);
   }
 

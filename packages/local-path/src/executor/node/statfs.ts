@@ -6,15 +6,8 @@
  */
 import { lstat, statfs } from 'node:fs/promises';
 import path from 'node:path';
+import type { FileSystemSize } from '../executor.js';
 import { onHost } from './node-dirs.js';
-
-/** A file system's size and the space still free for unprivileged users, in bytes. */
-export interface FileSystemSize {
-  /** Block size × blocks. */
-  readonly size: bigint;
-  /** Block size × blocks available to unprivileged users. */
-  readonly free: bigint;
-}
 
 async function exists(p: string): Promise<boolean> {
   try {

@@ -54,4 +54,5 @@ export { usageText } from './runtime/usage.js';
 export { DEFAULT_MESSAGES, type RuntimeMessages } from './runtime/messages.js';
 export { stopSignal, type StopSignal, type StopSignalOptions } from './runtime/stop-signal.js';
 export { kubeClientConfig } from './runtime/kube-client.js';
+export { LastGood, type LastGoodOptions, type Offered } from './runtime/last-good.js';
 export type { LogSink } from './pino.js';

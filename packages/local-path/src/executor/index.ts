@@ -15,4 +15,11 @@ export {
   type VolumeSetup,
 } from './executor.js';
 export { FAILED_LOG_LINES } from './output.js';
+export {
+  OrphanReconciler,
+  OrphanTeardowns,
+  orphanState,
+  type OrphanReconcilerOptions,
+  type OrphanState,
+} from './orphans.js';
 export type { ScriptInputs, VolumeAction } from './script.js';

@@ -15,21 +15,11 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import {
-  describeError,
-  isNotFound,
-  makeApiClient,
-  silentLogger,
-  realClock,
-  withSignal,
-  type Clock,
-  type Logger,
-} from '@kprov/provisioner-lib';
+import type { V1Pod } from '@kubernetes/client-node';
+import { describeError, withSignal } from '@kprov/provisioner-lib';
 import { DEFAULT_CMD_TIMEOUT_SECONDS } from '../../config/index.js';
-import { TeardownRefusedError } from '../../volume/teardown-guard.js';
-import type { OrphanTeardown } from '../executor.js';
-import { runPasses } from '../passes.js';
+import type { VolumeRecord } from '../executor.js';
+import { OrphanReconciler, orphanState, type OrphanReconcilerOptions } from '../orphans.js';
 import { HelperPodExecutor } from './executor.js';
 import {
   ANNOTATION_CLAIM,
@@ -45,18 +35,12 @@ import { waitForPod } from './pod-watch.js';
 /** Default interval between two passes, in ms. */
 export const DEFAULT_RECONCILE_INTERVAL_MS = 5 * 60_000;
 
-/** Options of {@link HelperPodReconciler}. */
-export interface HelperPodReconcilerOptions {
-  readonly kubeConfig: KubeConfig;
+/** Options of {@link HelperPodReconciler}; its `provisioner`'s executor is a {@link HelperPodExecutor}. */
+export interface HelperPodReconcilerOptions extends OrphanReconcilerOptions {
   /** The provisioner's namespace, where the helper pods run. */
   readonly namespace: string;
-  /** A provisioner whose executor is a {@link HelperPodExecutor}. */
-  readonly provisioner: OrphanTeardown;
   /** The helper pod timeout in seconds (`cmdTimeoutSeconds`), a getter for reloads. Default 120. */
   readonly timeoutSeconds?: (() => number) | undefined;
-  readonly logger?: Logger | undefined;
-  /** Time source of the passes and of the waits for a setup to end. Default the real clock. */
-  readonly clock?: Clock | undefined;
 }
 
 /** What one pass did, by pod name. */
@@ -74,17 +58,9 @@ function isFinished(pod: V1Pod): boolean {
 }
 
 /** Deletes leftover helper pods and tears down the directories of setups whose claim and PV are gone. */
-export class HelperPodReconciler {
-  private readonly core: CoreV1Api;
-  private readonly logger: Logger;
-  /** Pods whose refused teardown was reported already (reported once, not on every pass). */
-  private readonly reported = new Set<string>();
-  private readonly clock: Clock;
-
+export class HelperPodReconciler extends OrphanReconciler<ReconcileReport> {
   constructor(private readonly options: HelperPodReconcilerOptions) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
-    this.logger = (options.logger ?? silentLogger).child({ component: 'reconciler' });
-    this.clock = options.clock ?? realClock;
+    super(options, 'Helper pod reconcile failed; retrying at the next pass');
   }
 
   private get executor(): HelperPodExecutor {
@@ -92,18 +68,6 @@ export class HelperPodReconciler {
     if (!(executor instanceof HelperPodExecutor))
       throw new Error('HelperPodReconciler: the provisioner does not run helper pods');
     return executor;
-  }
-
-  /** Runs a pass at once, then one every `intervalMs`, until `signal` aborts. Errors of a pass are logged. */
-  run(intervalMs: number, signal: AbortSignal): Promise<void> {
-    return runPasses(
-      (s) => this.reconcile(s),
-      intervalMs,
-      signal,
-      this.logger,
-      'Helper pod reconcile failed; retrying at the next pass',
-      this.clock,
-    );
   }
 
   /** One pass over the helper pods (see the module). */
@@ -120,12 +84,10 @@ export class HelperPodReconciler {
       const operation = pod.metadata?.labels?.[LABEL_OPERATION];
       if (operation === 'create') {
         if (pvName === '' || executor.isBusy(pvName)) continue;
-        if (await this.volumeExists(pvName, signal)) {
-          await this.remove(name, report, signal);
-          continue;
-        }
-        if (await this.claimExists(pod, signal)) continue;
-        await this.tearDownOrphan(pod, report, signal);
+        const record = recordOf(pod);
+        const state = await orphanState(this.core, pvName, record.claim, signal);
+        if (state === 'saved') await this.remove(name, report, signal);
+        else if (state === 'orphaned') await this.tearDownOrphan(pod, record, report, signal);
       } else if (operation === 'delete') {
         await this.remove(name, report, signal);
       }
@@ -139,30 +101,6 @@ export class HelperPodReconciler {
     return report;
   }
 
-  private async volumeExists(name: string, signal: AbortSignal): Promise<boolean> {
-    try {
-      await this.core.readPersistentVolume({ name }, withSignal(signal));
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
-  /** Whether the pod's claim exists with the uid it was set up for. */
-  private async claimExists(pod: V1Pod, signal: AbortSignal): Promise<boolean> {
-    const [namespace = '', name = ''] = (pod.metadata?.annotations?.[ANNOTATION_CLAIM] ?? '').split('/');
-    if (namespace === '' || name === '') return false;
-    try {
-      const claim = await this.core.readNamespacedPersistentVolumeClaim({ namespace, name }, withSignal(signal));
-      const uid = pod.metadata?.labels?.[LABEL_CLAIM_UID];
-      return uid === undefined || claim.metadata?.uid === uid;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
   private async remove(name: string, report: ReconcileReport, signal: AbortSignal): Promise<void> {
     await this.executor.runner.remove(this.options.namespace, name, signal);
     this.logger.info({ pod: `${this.options.namespace}/${name}` }, 'Deleted a leftover helper pod');
@@ -170,12 +108,14 @@ export class HelperPodReconciler {
   }
 
   /** Waits for a setup pod to end, runs the teardown of its directory, then deletes the pod. */
-  private async tearDownOrphan(pod: V1Pod, report: ReconcileReport, signal: AbortSignal): Promise<void> {
-    const { namespace, provisioner } = this.options;
+  private async tearDownOrphan(
+    pod: V1Pod,
+    record: VolumeRecord,
+    report: ReconcileReport,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { namespace } = this.options;
     const name = pod.metadata?.name ?? '';
-    const annotations = pod.metadata?.annotations ?? {};
-    const [claimNamespace = '', claimName = ''] = (annotations[ANNOTATION_CLAIM] ?? '').split('/');
-    const uid = pod.metadata?.labels?.[LABEL_CLAIM_UID];
     const log = this.logger.child({ pod: `${namespace}/${name}` });
     if (!isFinished(pod)) {
       // A setup still running could make the directory after the teardown removed it: let it end first.
@@ -199,28 +139,24 @@ export class HelperPodReconciler {
         log.warn({ err: describeError(err) }, 'The interrupted setup did not end; removing its directory anyway');
       }
     }
-    try {
-      await provisioner.teardownOrphan(
-        {
-          pvName: annotations[ANNOTATION_VOLUME] ?? '',
-          claim: { namespace: claimNamespace, name: claimName, uid },
-          path: annotations[ANNOTATION_PATH] ?? '',
-          node: annotations[ANNOTATION_NODE] ?? pod.spec?.nodeName ?? '',
-          storageClassName: annotations[ANNOTATION_STORAGE_CLASS] ?? '',
-        },
-        signal,
-      );
-    } catch (err) {
-      if (signal.aborted) throw err;
+    if (!(await this.teardowns.tearDown(record, name, log, signal))) {
       report.failed.push(name);
-      const message = `The directory of an interrupted setup was not removed: ${describeError(err)}`;
-      if (err instanceof TeardownRefusedError) {
-        if (!this.reported.has(name)) log.error({}, message);
-        this.reported.add(name);
-      } else log.warn({}, message);
       return;
     }
     report.tornDown.push(name);
     await this.remove(name, report, signal);
   }
+}
+
+/** The volume a setup pod records (its labels and annotations, see `labels.ts`). */
+function recordOf(pod: V1Pod): VolumeRecord {
+  const annotations = pod.metadata?.annotations ?? {};
+  const [namespace = '', name = ''] = (annotations[ANNOTATION_CLAIM] ?? '').split('/');
+  return {
+    pvName: annotations[ANNOTATION_VOLUME] ?? '',
+    claim: { namespace, name, uid: pod.metadata?.labels?.[LABEL_CLAIM_UID] },
+    path: annotations[ANNOTATION_PATH] ?? '',
+    node: annotations[ANNOTATION_NODE] ?? pod.spec?.nodeName ?? '',
+    storageClassName: annotations[ANNOTATION_STORAGE_CLASS] ?? '',
+  };
 }

@@ -11,38 +11,19 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import {
-  describeError,
-  isNotFound,
-  makeApiClient,
-  realClock,
-  silentLogger,
-  withSignal,
-  type Clock,
-  type Logger,
-} from '@kprov/provisioner-lib';
 import { pathsForNode, storageModeOf, type Config } from '../../config/index.js';
-import { TeardownRefusedError } from '../../volume/teardown-guard.js';
-import type { OrphanTeardown } from '../executor.js';
-import { runPasses } from '../passes.js';
+import { OrphanReconciler, orphanState, type OrphanReconcilerOptions } from '../orphans.js';
 import { NodeExecutor } from './executor.js';
 import { listPending, type PendingRecord } from './pending.js';
 
-/** Options of {@link NodeOrphanReconciler}. */
-export interface NodeOrphanReconcilerOptions {
-  readonly kubeConfig: KubeConfig;
-  /** A node-mode provisioner: its executor is a {@link NodeExecutor}. */
-  readonly provisioner: OrphanTeardown;
+/** Options of {@link NodeOrphanReconciler}; its `provisioner` is a node-mode one (its executor a {@link NodeExecutor}). */
+export interface NodeOrphanReconcilerOptions extends OrphanReconcilerOptions {
   /** This node. */
   readonly nodeName: string;
   /** `--host-root` (`""`: none). */
   readonly hostRoot: string;
   /** The current config: its base paths for this node are searched. */
   readonly config: () => Config | undefined;
-  readonly logger?: Logger | undefined;
-  /** Time source of the passes. Default the real clock. */
-  readonly clock?: Clock | undefined;
 }
 
 /** What one pass did, by PV name. */
@@ -71,27 +52,9 @@ export function basePathsOf(config: Config | undefined, node: string): string[] 
 }
 
 /** Tears down the directories of this node's setups whose claim and PV are gone; see the module. */
-export class NodeOrphanReconciler {
-  private readonly core: CoreV1Api;
-  private readonly logger: Logger;
-  /** Records whose refused teardown was reported already. */
-  private readonly reported = new Set<string>();
-
+export class NodeOrphanReconciler extends OrphanReconciler<NodeReconcileReport> {
   constructor(private readonly options: NodeOrphanReconcilerOptions) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
-    this.logger = (options.logger ?? silentLogger).child({ component: 'reconciler' });
-  }
-
-  /** Runs a pass at once, then one every `intervalMs`, until `signal` aborts. Errors of a pass are logged. */
-  run(intervalMs: number, signal: AbortSignal): Promise<void> {
-    return runPasses(
-      (s) => this.reconcile(s),
-      intervalMs,
-      signal,
-      this.logger,
-      'Orphan reconcile failed; retrying at the next pass',
-      this.options.clock ?? realClock,
-    );
+    super(options, 'Orphan reconcile failed; retrying at the next pass');
   }
 
   /** One pass over the pending records of this node (see the module). */
@@ -104,13 +67,11 @@ export class NodeOrphanReconciler {
     const records = await listPending(hostRoot, basePathsOf(this.options.config(), nodeName));
     for (const record of records) {
       if (record.node !== nodeName || executor.isBusy(record.pvName)) continue;
-      if (await this.volumeExists(record.pvName, signal)) {
+      const state = await orphanState(this.core, record.pvName, record.claim, signal);
+      if (state === 'saved') {
         await executor.forget(record.pvName, record.basePath);
         report.saved.push(record.pvName);
-        continue;
-      }
-      if (await this.claimExists(record, signal)) continue;
-      await this.tearDown(record, executor, report, signal);
+      } else if (state === 'orphaned') await this.tearDown(record, executor, report, signal);
     }
     if (report.saved.length + report.tornDown.length + report.failed.length > 0)
       this.logger.info({ ...report }, 'Reconciled pending volumes');
@@ -123,41 +84,12 @@ export class NodeOrphanReconciler {
     report: NodeReconcileReport,
     signal: AbortSignal,
   ): Promise<void> {
-    try {
-      await this.options.provisioner.teardownOrphan(record, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
+    const log = this.logger.child({ pv: record.pvName });
+    if (!(await this.teardowns.tearDown(record, record.pvName, log, signal))) {
       report.failed.push(record.pvName);
-      const message = `The directory of an interrupted setup was not removed: ${describeError(err)}`;
-      if (err instanceof TeardownRefusedError) {
-        if (!this.reported.has(record.pvName)) this.logger.error({ pv: record.pvName }, message);
-        this.reported.add(record.pvName);
-      } else this.logger.warn({ pv: record.pvName }, message);
       return;
     }
     await executor.forget(record.pvName, record.basePath);
     report.tornDown.push(record.pvName);
-  }
-
-  private async volumeExists(name: string, signal: AbortSignal): Promise<boolean> {
-    try {
-      await this.core.readPersistentVolume({ name }, withSignal(signal));
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
-  /** Whether the record's claim exists with the uid it was set up for. */
-  private async claimExists(record: PendingRecord, signal: AbortSignal): Promise<boolean> {
-    const { namespace, name, uid } = record.claim;
-    try {
-      const claim = await this.core.readNamespacedPersistentVolumeClaim({ namespace, name }, withSignal(signal));
-      return uid === undefined || claim.metadata?.uid === uid;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
   }
 }

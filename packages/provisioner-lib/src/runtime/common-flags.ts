@@ -6,6 +6,7 @@ import { labelsError } from '../leaderelection/lease-labels.js';
 import { COMMON_DEFAULTS, type CommonOptions, type EndpointAddress } from './common-options.js';
 import type { FlagTable } from './flag-table.js';
 import { CommandLineError, type ParsedValue } from './go-flags.js';
+import { leaseTimingProblem, longerThan, type LeaseTimings } from './lease-timing.js';
 
 function positive(value: number): void {
   if (!(value > 0)) throw new Error('must be greater than zero');
@@ -197,7 +198,7 @@ export function commonFlags(defaults: CommonOptions = {}): FlagTable {
 /**
  * The common options from the values of the common flags (complete: defaults filled in). Empty texts mean unset.
  *
- * @throws {@link CommandLineError} when the lease timings are not in client-go's order.
+ * @throws {@link CommandLineError} when the lease timings are not in client-go's order (see `leaseTimingProblem`).
  */
 export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): CommonOptions {
   const text = (flag: string): string | undefined => {
@@ -227,14 +228,7 @@ export function commonOptionsOf(values: ReadonlyMap<string, ParsedValue>): Commo
     loggingFormat: values.get('logging-format') as 'text' | 'json',
     verbosity: num('v'),
   };
-  // client-go's checks in NewLeaderElector, named by flag.
-  if (!(options.leaseDurationMs! > options.renewDeadlineMs!)) {
-    throw new CommandLineError('-leader-election-lease-duration must be longer than -leader-election-renew-deadline');
-  }
-  if (!(options.renewDeadlineMs! > 1.2 * options.retryPeriodMs!)) {
-    throw new CommandLineError(
-      '-leader-election-renew-deadline must be longer than 1.2 × -leader-election-retry-period',
-    );
-  }
+  const problem = leaseTimingProblem(options as LeaseTimings);
+  if (problem !== undefined) throw new CommandLineError(`-${problem.flag} ${longerThan(problem, '-')}`);
   return options;
 }

@@ -52,12 +52,7 @@ export {
   type ParsedValue,
 } from './runtime/go-flags.js';
 export { formatGoDuration, parseGoDuration } from './runtime/go-duration.js';
-export {
-  leaseTimingProblem,
-  longerThan,
-  type LeaseTimingProblem,
-  type LeaseTimings,
-} from './runtime/lease-timing.js';
+export { leaseTimingProblem, longerThan, type LeaseTimingProblem, type LeaseTimings } from './runtime/lease-timing.js';
 export { flagDefaultText, usageText } from './runtime/usage.js';
 export { DEFAULT_MESSAGES, type RuntimeMessages } from './runtime/messages.js';
 export { stopSignal, type StopSignal, type StopSignalOptions } from './runtime/stop-signal.js';

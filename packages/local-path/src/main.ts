@@ -62,11 +62,8 @@ import { HelperPodStatfs } from './executor/helper-pod/statfs.js';
 import { loadHelperPodTemplate } from './executor/helper-pod/template.js';
 import { NodeOrphanReconciler } from './executor/node/orphan-reconciler.js';
 import { measureFileSystem } from './executor/node/statfs.js';
-import {
-  LocalPathProvisioner,
-  VOLUME_CLEANUP_SKIPPED,
-  type LocalPathProvisionerOptions,
-} from './provisioner/provisioner.js';
+import { LocalPathProvisioner, type LocalPathProvisionerOptions } from './provisioner/provisioner.js';
+import { VOLUME_CLEANUP_SKIPPED } from './provisioner/warnings.js';
 
 /**
  * Event writes in flight per worker thread: a provisioned claim records two Events (`Provisioning`,

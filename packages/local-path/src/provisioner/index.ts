@@ -4,13 +4,13 @@
  *
  * @module
  */
+export { LocalPathProvisioner, type LocalPathProvisionerOptions } from './provisioner.js';
 export {
-  LocalPathProvisioner,
   VOLUME_CLEANUP_SKIPPED,
   VOLUME_DELETION_REFUSED,
   VOLUME_NODE_MISMATCH,
-  type LocalPathProvisionerOptions,
-} from './provisioner.js';
+  type VolumeWarning,
+} from './warnings.js';
 export {
   affinityTermOf,
   buildPersistentVolume,

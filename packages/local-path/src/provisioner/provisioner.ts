@@ -26,17 +26,11 @@ import {
   type V1PersistentVolume,
   type V1PersistentVolumeClaim,
   type V1Pod,
-  type V1StorageClass,
 } from '@kubernetes/client-node';
 import {
   describeError,
-  IgnoredError,
-  isNotFound,
   makeApiClient,
-  ProvisioningError,
-  ProvisioningState,
   silentLogger,
-  withSignal,
   type Clock,
   type Logger,
   type ProvisionOptions,
@@ -47,29 +41,23 @@ import { checkSizeBounds } from '../capacity/bounds.js';
 import type { VolumePlacement } from '../capacity/placement.js';
 import {
   chooseBasePath,
-  pathsForNode,
   quantityToBytes,
   selectClassConfig,
   storageModeOf,
   type Config,
   type RandomSource,
-  type StorageClassConfig,
 } from '../config/index.js';
 import type { OrphanTeardown, VolumeExecutor, VolumeRecord } from '../executor/executor.js';
 import { HelperPodExecutor } from '../executor/helper-pod/executor.js';
 import { NodeExecutor, type NodeModeOptions } from '../executor/node/executor.js';
-import { SELECTED_NODE_ANNOTATION } from '../volume/annotations.js';
-import { parseVolumeParameters, resolveVolume } from '../volume/parameters.js';
+import { resolveVolume } from '../volume/parameters.js';
 import { volumePath } from '../volume/path-pattern.js';
 import { checkVolumePathText } from '../volume/path-safety.js';
-import {
-  checkTeardownTarget,
-  pathOfVolume,
-  TeardownRefusedError,
-  type ClaimIdentity,
-} from '../volume/teardown-guard.js';
 import { finishOnStop } from './finish-on-stop.js';
-import { affinityTermOf, buildPersistentVolume, volumePathOf } from './persistent-volume.js';
+import { VolumeNodes } from './nodes.js';
+import { buildPersistentVolume, volumePathOf } from './persistent-volume.js';
+import { TeardownChecks } from './teardown-checks.js';
+import type { VolumeWarning } from './warnings.js';
 
 /** Access modes a node-local volume supports. */
 const NODE_LOCAL_ACCESS_MODES: ReadonlySet<string> = new Set(['ReadWriteOnce', 'ReadWriteOncePod']);
@@ -95,9 +83,9 @@ export interface LocalPathProvisionerOptions {
   readonly logger?: Logger | undefined;
   /**
    * Receives warnings about a volume that the caller may want to surface, e.g. as a Warning Event on the PV with
-   * `reason` ({@link VOLUME_CLEANUP_SKIPPED}, {@link VOLUME_DELETION_REFUSED} or {@link VOLUME_NODE_MISMATCH}).
+   * `reason` (`VOLUME_CLEANUP_SKIPPED`, `VOLUME_DELETION_REFUSED` or `VOLUME_NODE_MISMATCH`).
    */
-  readonly warn?: ((volume: V1PersistentVolume, message: string, reason: string) => void) | undefined;
+  readonly warn?: VolumeWarning | undefined;
   /** Picks among a node's paths. Default `Math.random`. */
   readonly random?: RandomSource | undefined;
   /** Interval between looks at a leftover helper pod being deleted, in ms (helper pods are watched). Default 200. */
@@ -131,13 +119,6 @@ export interface LocalPathProvisionerOptions {
   readonly stopping?: AbortSignal | undefined;
 }
 
-/** Reason of the warning when the node of a volume is gone and its cleanup is skipped. */
-export const VOLUME_CLEANUP_SKIPPED = 'VolumeCleanupSkipped';
-/** Reason of the warning when a teardown is refused (a path this provisioner could not have created for the PV). */
-export const VOLUME_DELETION_REFUSED = 'VolumeDeletionRefused';
-/** Reason of the warning when the PV's selected-node annotation disagrees with its node affinity. */
-export const VOLUME_NODE_MISMATCH = 'VolumeNodeMismatch';
-
 function hinted(upstream: string, hint: string): Error {
   return new Error(`${upstream}; ${hint}`);
 }
@@ -153,8 +134,8 @@ function executorOf(options: LocalPathProvisionerOptions, logger: Logger): Volum
 export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
   /** Makes and removes the directories: helper pods, or in-process on this node (`nodeMode`). */
   readonly executor: VolumeExecutor;
-  private readonly core: CoreV1Api;
-  private readonly storage: StorageV1Api;
+  private readonly nodes: VolumeNodes;
+  private readonly teardowns: TeardownChecks;
   private readonly logger: Logger;
   private readonly options: LocalPathProvisionerOptions;
 
@@ -167,10 +148,13 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
     if (options.nodeMode !== undefined && options.nodeMode.nodeName === '')
       throw new TypeError('LocalPathProvisioner: nodeMode.nodeName must not be empty');
     this.options = options;
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
-    this.storage = makeApiClient(options.kubeConfig, StorageV1Api);
+    const core = makeApiClient(options.kubeConfig, CoreV1Api);
+    const storage = makeApiClient(options.kubeConfig, StorageV1Api);
     this.logger = options.logger ?? silentLogger;
     this.executor = executorOf(options, this.logger);
+    this.nodes = new VolumeNodes(core, this.logger, options.warn);
+    const { volumes, warn } = options;
+    this.teardowns = new TeardownChecks({ core, storage, volumes, logger: this.logger, warn });
   }
 
   /** The qualifier: the executor's scope (in node mode, the claims of this node and those without a node). */
@@ -212,7 +196,7 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
       );
     }
     scope.checkSelectedNode(selectedNodeName, className);
-    const node = selectedNodeName === '' ? undefined : await this.readSelectedNode(selectedNodeName, signal);
+    const node = selectedNodeName === '' ? undefined : await this.nodes.selected(selectedNodeName, signal);
 
     const classConfig = selectClassConfig(this.options.config(), className);
     const mode = storageModeOf(classConfig);
@@ -291,7 +275,7 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
   /**
    * Removes the volume directory with the executor. `Retain` volumes are never touched. When the node is gone the
    * cleanup is skipped with a warning and the call succeeds, so the PV object is deleted. A path this provisioner
-   * could not have created for the PV (see {@link checkTeardownTarget}) is refused: a {@link VOLUME_DELETION_REFUSED}
+   * could not have created for the PV (see `checkTeardownTarget`) is refused: a `VolumeDeletionRefused`
    * warning names it, nothing is removed and the PV is kept. A PV of another node's provisioner (node mode) is left
    * to it.
    */
@@ -319,17 +303,13 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
     const mode = storageModeOf(classConfig);
     scope.checkVolumeStorage(pvName, mode);
     const path = volumePathOf(volume);
-    const nodeName = mode === 'shared' ? '' : await this.nodeOfVolume(volume, signal);
+    const nodeName = mode === 'shared' ? '' : await this.nodes.holding(volume, signal);
     const lookUpNode = scope.checkVolumeNode(pvName, nodeName);
-    if (lookUpNode && nodeName !== '' && !(await this.nodeExists(volume, nodeName, path, signal))) return;
-    const { claim, basePath } = await this.guardTeardown(
+    if (lookUpNode && nodeName !== '' && !(await this.nodes.exists(volume, nodeName, path, signal))) return;
+    const { claim, basePath } = await this.teardowns.guard(
       volume,
-      path,
-      classConfig,
-      className,
-      nodeName,
+      { path, classConfig, className, nodeName, allowPvNameFolder: pvNameFolder },
       signal,
-      pvNameFolder,
     );
     this.logger.info({ pv: pvName }, `Deleting volume ${pvName} at ${nodeName}:${path}`);
     try {
@@ -355,74 +335,12 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
   }
 
   /**
-   * Whether the node holding a volume exists. When it is gone the cleanup is skipped with a
-   * {@link VOLUME_CLEANUP_SKIPPED} warning (upstream's v0.0.33 fix); other errors do not stop the cleanup, as upstream.
-   */
-  private async nodeExists(
-    volume: V1PersistentVolume,
-    nodeName: string,
-    path: string,
-    signal: AbortSignal,
-  ): Promise<boolean> {
-    const pvName = volume.metadata?.name ?? '';
-    try {
-      await this.core.readNode({ name: nodeName }, withSignal(signal));
-    } catch (err) {
-      if (isNotFound(err)) {
-        const message = `Node ${nodeName} does not exist, skipping cleanup of volume ${pvName}: its directory ${path} is left on that node's disk`;
-        this.logger.warn({ pv: pvName, node: nodeName }, message);
-        this.options.warn?.(volume, message, VOLUME_CLEANUP_SKIPPED);
-        return false;
-      }
-      this.logger.warn(
-        { pv: pvName, node: nodeName, err: describeError(err) },
-        `Cannot read node ${nodeName}, deleting anyway`,
-      );
-    }
-    return true;
-  }
-
-  /**
-   * The checks every teardown passes before anything is removed ({@link checkTeardown}); a refused path is logged,
-   * reported on the PV as a `VolumeDeletionRefused` Warning and ends the delete as an {@link IgnoredError}, so the PV
-   * is kept. Resolves with the claim the PV was bound to and the base path the volume lies in.
-   */
-  private async guardTeardown(
-    volume: V1PersistentVolume,
-    path: string,
-    classConfig: StorageClassConfig,
-    className: string,
-    nodeName: string,
-    signal: AbortSignal,
-    allowPvNameFolder: boolean,
-  ): Promise<{ claim: ClaimIdentity | undefined; basePath: string }> {
-    const pvName = volume.metadata?.name ?? '';
-    const ref = volume.spec?.claimRef;
-    const claim: ClaimIdentity | undefined =
-      ref === undefined ? undefined : { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
-    try {
-      return {
-        claim,
-        basePath: await this.checkTeardown(
-          { pvName, path, classConfig, className, nodeName, claim, allowPvNameFolder },
-          signal,
-        ),
-      };
-    } catch (err) {
-      if (!(err instanceof TeardownRefusedError)) throw err;
-      this.logger.error({ pv: pvName, path }, err.message);
-      this.options.warn?.(volume, err.message, VOLUME_DELETION_REFUSED);
-      throw new IgnoredError(err.message);
-    }
-  }
-
-  /**
    * Runs the teardown of a directory whose setup was interrupted (the orphan reconcilers: its claim and PV are gone),
-   * with the same checks as {@link delete}. Throws a {@link TeardownRefusedError} when the path is refused.
+   * with the same checks as {@link delete}. Throws a `TeardownRefusedError` when the path is refused.
    */
   async teardownOrphan(record: VolumeRecord, signal: AbortSignal): Promise<void> {
     const classConfig = selectClassConfig(this.options.config(), record.storageClassName);
-    const basePath = await this.checkTeardown(
+    const basePath = await this.teardowns.basePath(
       { ...record, classConfig, className: record.storageClassName, nodeName: record.node },
       signal,
     );
@@ -444,134 +362,6 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
       { pv: record.pvName },
       `Volume ${record.pvName} has been deleted on ${record.node}:${record.path}`,
     );
-  }
-
-  /**
-   * {@link checkTeardownTarget} with the base paths of the node and class, the class's pattern and every PV's path
-   * (from `volumes` when given and complete, else listed from the API).
-   */
-  private async checkTeardown(
-    target: {
-      pvName: string;
-      path: string;
-      classConfig: StorageClassConfig;
-      className: string;
-      nodeName: string;
-      claim: ClaimIdentity | undefined;
-      allowPvNameFolder?: boolean;
-    },
-    signal: AbortSignal,
-  ): Promise<string> {
-    const mode = storageModeOf(target.classConfig);
-    let basePaths: readonly string[];
-    if (mode === 'shared') basePaths = [target.classConfig.sharedFileSystemPath];
-    else {
-      try {
-        basePaths = pathsForNode(target.classConfig, target.nodeName).paths;
-      } catch {
-        basePaths = [];
-      }
-    }
-    const storageClass = await this.readStorageClass(target.className, signal);
-    let pathPattern: string | undefined;
-    let allowUnsafePathPattern = false;
-    if (storageClass !== undefined) {
-      try {
-        const params = parseVolumeParameters({
-          parameters: storageClass.parameters,
-          storageClassAnnotations: storageClass.metadata?.annotations,
-        });
-        ({ pathPattern, allowUnsafePathPattern } = params);
-      } catch {
-        // A class whose parameters no longer parse made no pattern volumes: the default folder name applies.
-      }
-    }
-    // The cache lags the API server by the time a watch event takes to arrive (milliseconds). A PV that would be
-    // missed in that window was created just now with its path inside this volume's directory; PVs are created only
-    // by cluster administrators and by this provisioner (always at a new directory), so that is not a realistic
-    // threat. A PV deleted in that window is still seen, which can only refuse a removal, never allow one.
-    const volumes = this.options.volumes?.() ?? (await this.core.listPersistentVolume({}, withSignal(signal))).items;
-    const otherVolumes: { name: string; path: string }[] = [];
-    for (const v of volumes) {
-      const p = pathOfVolume(v);
-      if (p !== undefined) otherVolumes.push({ name: v.metadata?.name ?? '', path: p });
-    }
-    return checkTeardownTarget({
-      pvName: target.pvName,
-      path: target.path,
-      basePaths,
-      claim: target.claim,
-      pathPattern,
-      allowUnsafePathPattern,
-      allowPvNameFolder: target.allowPvNameFolder,
-      otherVolumes,
-    });
-  }
-
-  private async readStorageClass(name: string, signal: AbortSignal): Promise<V1StorageClass | undefined> {
-    if (name === '') return undefined;
-    try {
-      return await this.storage.readStorageClass({ name }, withSignal(signal));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  /**
-   * The node holding a node-local PV, from its node affinity (which cannot be edited): the node named by the
-   * `local.path.provisioner/selected-node` annotation when that node matches the affinity (the annotation can be
-   * edited, so it is only believed where it agrees); else the one node carrying the affinity label; else the affinity
-   * value taken as a node name (upstream).
-   */
-  private async nodeOfVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<string> {
-    const term = affinityTermOf(volume);
-    const pvName = volume.metadata?.name ?? '';
-    const agrees = (node: V1Node): boolean => (node.metadata?.labels?.[term.key] ?? node.metadata?.name) === term.value;
-    const annotated = volume.metadata?.annotations?.[SELECTED_NODE_ANNOTATION] ?? '';
-    if (annotated !== '') {
-      try {
-        const node = await this.core.readNode({ name: annotated }, withSignal(signal));
-        if (agrees(node)) return annotated;
-        const message =
-          `the annotation ${SELECTED_NODE_ANNOTATION}=${annotated} of volume ${pvName} disagrees with its node affinity ` +
-          `${term.key} In [${term.value}]; the node affinity is used`;
-        this.logger.warn({ pv: pvName }, message);
-        this.options.warn?.(volume, message, VOLUME_NODE_MISMATCH);
-      } catch (err) {
-        if (!isNotFound(err))
-          this.logger.warn({ pv: pvName, err: describeError(err) }, `Cannot read node ${annotated}`);
-      }
-    }
-    try {
-      const nodes = await this.core.listNode({ labelSelector: `${term.key}=${term.value}` }, withSignal(signal));
-      const matching = nodes.items.filter(agrees);
-      if (matching.length === 1) return matching[0]!.metadata?.name ?? term.value;
-      if (matching.length > 1) {
-        throw new Error(
-          `volume ${pvName}: ${matching.length} nodes match its node affinity ${term.key} In [${term.value}] and its ${SELECTED_NODE_ANNOTATION} annotation names none of them; cannot tell which node holds it`,
-        );
-      }
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith(`volume ${pvName}:`)) throw err;
-      this.logger.warn({ err: describeError(err) }, `Cannot list nodes with ${term.key}=${term.value}`);
-    }
-    return term.value;
-  }
-
-  /** The selected node; NotFound asks the controller to reschedule, as the Go library does. */
-  private async readSelectedNode(name: string, signal: AbortSignal): Promise<V1Node> {
-    try {
-      return await this.core.readNode({ name }, withSignal(signal));
-    } catch (err) {
-      if (isNotFound(err)) {
-        throw new ProvisioningError(`selected node ${name} does not exist; rescheduling`, {
-          state: ProvisioningState.Reschedule,
-          cause: err,
-        });
-      }
-      throw new Error(`failed to get target node: ${describeError(err)}`, { cause: err });
-    }
   }
 }
 

@@ -8,14 +8,17 @@ export const packageName = '@kprov/local-path';
 
 export * from './provisioner/index.js';
 export * from './config/index.js';
-export * from './node-mode/index.js';
+export * from './executor/index.js';
+export * from './executor/helper-pod/index.js';
+export * from './executor/node/index.js';
 export * from './capacity/index.js';
+export { PROVISIONED_ON_ANNOTATION, SELECTED_NODE_ANNOTATION } from './volume/annotations.js';
 export {
-  FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE,
-  HelperPodTemplateError,
-  loadHelperPodTemplate,
-  validateHelperPodTemplate,
-} from './helper-pod/template.js';
+  checkTeardownTarget,
+  TeardownRefusedError,
+  type ClaimIdentity,
+  type TeardownTarget,
+} from './volume/teardown-guard.js';
 export {
   DEFAULT_VERSION,
   HELP,

@@ -6,17 +6,13 @@
  * rate limit, logger, metrics and health endpoint, signals, the controller, exit codes) is
  * `@kprov/provisioner-lib/runtime`'s.
  *
+ * The executor is picked here, once: helper pods ({@link helperPods}), or in-process on this node with `--node-mode`
+ * ({@link onThisNode}). Each brings what runs with it (its template or scripts, its orphan reconciler, how `auto`
+ * capacities are measured, whether a leader is elected); nothing else asks which one runs.
+ *
  * @packageDocumentation
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  type KubeConfig,
-  type V1PersistentVolume,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import {
   apiStatus,
   DEFAULT_EVENT_WRITE_CONCURRENCY,
@@ -29,8 +25,8 @@ import {
   stripManagedFields,
   withSignal,
   type HttpEndpoint,
+  type Informer,
   type Logger,
-  type ObjectReference,
   type ProvisionController,
 } from '@kprov/provisioner-lib';
 import { prometheusSink } from '@kprov/provisioner-lib/prometheus';
@@ -38,14 +34,14 @@ import {
   pickCommonOptions,
   runProvisioner,
   type CommandLine,
+  type ProvisionerSetup,
   type RuntimeContext,
+  type SetupContext,
 } from '@kprov/provisioner-lib/runtime';
-import { CapacityTracker } from './capacity/tracker.js';
-import { HelperPodStatfs } from './capacity/statfs-helper.js';
-import { measureFileSystem } from './capacity/statfs.js';
-import { runStatus, statusArguments } from './capacity/status-command.js';
-import { usesCapacity } from './capacity/paths.js';
 import { VolumeExpander } from './capacity/expansion.js';
+import { usesCapacity } from './capacity/paths.js';
+import { runStatus, statusArguments } from './capacity/status-command.js';
+import { CapacityTracker, type MeasureFileSystem } from './capacity/tracker.js';
 import { startHealthServer, type HealthServer } from './cli/health.js';
 import {
   DEFAULT_VERSION,
@@ -57,23 +53,17 @@ import {
   type Command,
   type LocalPathOptions,
 } from './cli/options.js';
-import {
-  CONFIG_REJECTED_REASON,
-  ConfigMapConfigSource,
-  DEFAULT_PATH_FOR_NON_LISTED_NODES,
-  type Config,
-  DEFAULT_CONFIG_POLL_INTERVAL_MS,
-  FileConfigSource,
-  HELPER_POD_KEY,
-  parseConfig,
-  type ConfigSnapshot,
-  type ConfigSource,
-} from './config/index.js';
-import { loadHelperPodTemplate } from './helper-pod/template.js';
-import { LocalPathProvisioner, VOLUME_CLEANUP_SKIPPED } from './provisioner/provisioner.js';
-import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './provisioner/reconciler.js';
-import { NodeOrphanReconciler } from './node-mode/orphan-reconciler.js';
-import type { NodeScripts } from './node-mode/scripts.js';
+import type { Config, ConfigSource } from './config/index.js';
+import { configMapRef, configSourceOf, scriptTextsOf } from './config/program-sources.js';
+import { HelperPodTemplateSource } from './config/template-source.js';
+import { UnknownNodeWarnings } from './config/unknown-nodes.js';
+import { DEFAULT_RECONCILE_INTERVAL_MS, HelperPodReconciler } from './executor/helper-pod/reconciler.js';
+import { HelperPodStatfs } from './executor/helper-pod/statfs.js';
+import { loadHelperPodTemplate } from './executor/helper-pod/template.js';
+import { NodeOrphanReconciler } from './executor/node/orphan-reconciler.js';
+import { measureFileSystem } from './executor/node/statfs.js';
+import { LocalPathProvisioner, type LocalPathProvisionerOptions } from './provisioner/provisioner.js';
+import { VOLUME_CLEANUP_SKIPPED } from './provisioner/warnings.js';
 
 /**
  * Event writes in flight per worker thread: a provisioned claim records two Events (`Provisioning`,
@@ -110,220 +100,186 @@ export interface MainContext extends Omit<RuntimeContext, 'onStarted'> {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** A config that never changes (`--config` with inline JSON). */
-function staticSource(snapshot: ConfigSnapshot): ConfigSource {
+/** What the program has made when it picks the executor. */
+interface Program {
+  readonly options: LocalPathOptions;
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  /** The source of `config.json` (and, from the ConfigMap, of the template and scripts). */
+  readonly source: ConfigSource;
+  /** The program's one Event recorder. */
+  readonly events: EventRecorder;
+  readonly signal: AbortSignal;
+}
+
+/** What runs with the executor the program picked. */
+interface Execution {
+  /** The provisioner options that choose and feed the executor. */
+  readonly provisioner: Pick<LocalPathProvisionerOptions, 'helperPodTemplate' | 'nodeMode'>;
+  /** Measures the file system of an `auto` path. */
+  readonly measure: MeasureFileSystem;
+  /** The executor's orphan reconciler, run from the controller's start. */
+  readonly reconciler: (provisioner: LocalPathProvisioner) => {
+    run(intervalMs: number, signal: AbortSignal): Promise<void>;
+  };
+  /** Whether leader election may run: one provisioner leads, where the instances of node mode all run at once. */
+  readonly leaderElection: boolean;
+  /** The node whose volumes this instance expands; undefined: every node's. */
+  readonly nodeName: string | undefined;
+  /** Logs the start. */
+  readonly started: (leaderElection: boolean) => void;
+}
+
+/**
+ * Helper pods: the template is loaded (and kept current), `auto` capacities are measured by helper pods, the helper
+ * pod reconciler finishes interrupted operations, and one replica leads.
+ */
+async function helperPods(program: Program, templatePollIntervalMs: number | undefined): Promise<Execution> {
+  const { options, kubeConfig, logger, source, signal } = program;
+  const { namespace, configmapName: configMapName } = options;
+  const template = new HelperPodTemplateSource({
+    parse: (text) => loadHelperPodTemplate(text, options.allowUnsafeHelperPodTemplate),
+    kubeConfig,
+    namespace,
+    configMapName,
+    config: source,
+    file: options.helperPodFile,
+    mountPath: options.configMountPath,
+    pollIntervalMs: templatePollIntervalMs,
+    logger,
+    recorder: program.events,
+    involvedObject: configMapRef({ namespace, configMapName }),
+  });
+  await template.start(signal);
+  const helperPodTemplate = () => template.current();
+  const timeoutSeconds = () => source.current().config.cmdTimeoutSeconds;
+  const statfs = new HelperPodStatfs({
+    kubeConfig,
+    namespace,
+    helperPodTemplate,
+    serviceAccountName: options.serviceAccountName,
+    configMapName,
+    allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
+    timeoutSeconds,
+    logger,
+  });
   return {
-    current: () => snapshot,
-    start: () => Promise.resolve(),
-    on: () => () => undefined,
-    stopped: () => Promise.resolve(),
+    provisioner: { helperPodTemplate },
+    measure: (node, basePath, s) => statfs.measure(node, basePath, s),
+    reconciler: (provisioner) =>
+      new HelperPodReconciler({ kubeConfig, namespace, provisioner, timeoutSeconds, logger }),
+    leaderElection: true,
+    nodeName: undefined,
+    started: (leaderElection) =>
+      logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started'),
   };
-}
-
-/** The `--configmap-name` ConfigMap, as the object of the Events about refused configs and templates. */
-function configMapRef(options: LocalPathOptions): ObjectReference {
-  return { apiVersion: 'v1', kind: 'ConfigMap', namespace: options.namespace, name: options.configmapName };
-}
-
-/** `--config`: a file when it ends in `.json`, else inline JSON; none: the ConfigMap through the API. */
-function configSource(
-  options: LocalPathOptions,
-  kubeConfig: KubeConfig,
-  logger: Logger,
-  recorder: EventRecorder,
-): ConfigSource {
-  const config = options.config;
-  if (config === undefined) {
-    // The recorder turns a refused config into an InvalidConfig Warning Event on the ConfigMap.
-    return new ConfigMapConfigSource(
-      { kubeConfig, namespace: options.namespace, name: options.configmapName },
-      { logger, recorder },
-    );
-  }
-  // Upstream's manifest mounts the ConfigMap and passes --config <mount>/config.json: a refused file is recorded on
-  // that ConfigMap too, so `kubectl describe configmap` shows it.
-  if (config.endsWith('.json'))
-    return new FileConfigSource(config, { logger, recorder, involvedObject: configMapRef(options) });
-  return staticSource({ config: parseConfig(config), text: config });
-}
-
-/** The helper pod template text at start-up: `--helper-pod-file`, else key `helperPod.yaml` of the ConfigMap. */
-async function initialTemplateText(
-  options: LocalPathOptions,
-  source: ConfigSource,
-  kubeConfig: KubeConfig,
-  signal: AbortSignal,
-): Promise<string> {
-  const { namespace, configmapName } = options;
-  const fromConfigMap = (reason: string): Error =>
-    new Error(
-      `invalid empty flag helper-pod-file and it also does not exist at ConfigMap ${namespace}/${configmapName} with err: ${reason}`,
-    );
-  if (options.helperPodFile !== undefined) {
-    try {
-      return await readFile(options.helperPodFile, 'utf8');
-    } catch (err) {
-      throw new Error(`could not open file ${options.helperPodFile} with err: ${describeError(err)}`, { cause: err });
-    }
-  }
-  if (source instanceof ConfigMapConfigSource) {
-    const text = source.current().helperPodYaml;
-    if (text === undefined) throw fromConfigMap(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
-    return text;
-  }
-  // The config came from a file or inline JSON: read the template once from the ConfigMap, as upstream.
-  let data: Record<string, string> | undefined;
-  try {
-    const cm = await makeApiClient(kubeConfig, CoreV1Api).readNamespacedConfigMap(
-      { name: configmapName, namespace },
-      withSignal(signal),
-    );
-    data = cm.data;
-  } catch (err) {
-    throw fromConfigMap(describeError(err));
-  }
-  const text = data?.[HELPER_POD_KEY];
-  if (text === undefined) throw fromConfigMap(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
-  return text;
 }
 
 /**
- * Keeps the helper pod template current: re-validated when the ConfigMap's `helperPod.yaml` changes (ConfigMap
- * source, no `--helper-pod-file`) and every `intervalMs` from `<CONFIG_MOUNT_PATH>/helperPod.yaml` when that is set.
- * A bad new template keeps the previous one and is logged. Returns a function that stops the reloads.
+ * Node mode: no helper pod runs (no template is read); the directories of this node are made in-process with the
+ * ConfigMap's scripts, `auto` capacities measured in-process, the pending records reconciled, and every node's
+ * instance runs at once under the same name (no leader election). It says so at the default level: which node, and
+ * under which name (kutti's, without arguments).
  */
-function watchTemplate(
-  options: LocalPathOptions,
-  source: ConfigSource,
-  holder: { template: V1Pod | undefined },
-  logger: Logger,
-  recorder: EventRecorder,
-  intervalMs: number,
-): () => void {
-  // The last refused text: the mounted file is re-read every interval, so the same refusal is reported once.
-  let refused: string | undefined;
-  const apply = (text: string | undefined): void => {
-    try {
-      if (text === undefined) throw new Error(`${HELPER_POD_KEY} is not exist in local-path-config ConfigMap`);
-      holder.template = loadHelperPodTemplate(text, options.allowUnsafeHelperPodTemplate);
-      refused = undefined;
-      logger.debug({}, 'Applied helper pod template');
-    } catch (err) {
-      if (text !== undefined && text === refused) {
-        logger.debug(
-          { err: describeError(err) },
-          'failed to load the new helper pod manifest; keeping the previous template',
-        );
-        return;
-      }
-      refused = text;
-      logger.error(
-        { err: describeError(err) },
-        'failed to load the new helper pod manifest; keeping the previous template',
-      );
-      recorder.event(
-        configMapRef(options),
-        'Warning',
-        CONFIG_REJECTED_REASON,
-        `New ${HELPER_POD_KEY} refused, the previous helper pod template stays in force: ${describeError(err)}`,
-      );
-    }
-  };
-  const stops: (() => void)[] = [];
-  if (options.helperPodFile === undefined && source instanceof ConfigMapConfigSource) {
-    stops.push(
-      source.on('changed', (snapshot, previous) => {
-        if (snapshot.helperPodYaml !== previous.helperPodYaml) apply(snapshot.helperPodYaml);
+function onThisNode(program: Program, nodeName: string): Execution {
+  const { options, kubeConfig, logger, source } = program;
+  const hostRoot = options.hostRoot ?? '';
+  return {
+    provisioner: {
+      helperPodTemplate: () => {
+        throw new Error('node mode runs no helper pod');
+      },
+      nodeMode: {
+        nodeName,
+        hostRoot: options.hostRoot,
+        scripts: scriptTextsOf(source, options.config),
+        kutti: options.kuttiRootPath !== undefined,
+      },
+    },
+    measure: (_node, basePath) => measureFileSystem(hostRoot, basePath),
+    reconciler: (provisioner) =>
+      new NodeOrphanReconciler({
+        kubeConfig,
+        provisioner,
+        nodeName,
+        hostRoot,
+        config: () => source.current().config,
+        logger,
       }),
-    );
-  }
-  const mount = options.configMountPath;
-  if (mount !== undefined && intervalMs > 0) {
-    const file = path.join(mount, HELPER_POD_KEY);
-    const timer = setInterval(() => {
-      readFile(file, 'utf8').then(apply, (err: unknown) => {
-        logger.error(
-          { err: describeError(err) },
-          'failed to load the new helper pod manifest; keeping the previous template',
-        );
-      });
-    }, intervalMs);
-    timer.unref();
-    stops.push(() => clearInterval(timer));
-  }
-  return () => {
-    for (const stop of stops) stop();
+    leaderElection: false,
+    nodeName,
+    started: () =>
+      logger.info(
+        {
+          provisioner: options.provisionerName,
+          node: nodeName,
+          ...(options.kuttiRootPath === undefined ? {} : { kuttiRootPath: options.kuttiRootPath }),
+        },
+        `Provisioner started in node mode on ${nodeName}`,
+      ),
   };
 }
 
-/** A file's text, or `undefined` when it does not exist. */
-async function readIfExists(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
 /**
- * Node mode's `setup` and `teardown` scripts: the ConfigMap's keys (ConfigMap source), else the files `setup` and
- * `teardown` next to the `--config` file (the mounted ConfigMap, read at each use, so an edit applies to the next
- * volume); none with an inline `--config` (or `--kutti-root-path`): the built-in behaviour.
+ * The capacity budgets of node paths, on the program's one PV informer (the controller's, its teardowns' check that a
+ * directory holds no other PV, and the budgets'). The informer runs once this instance leads, as the controller's own
+ * would; the budgets start it earlier, once a config declares a capacity (at start-up or on a reload), and keep it
+ * running from then on. Both run until the program stops.
  */
-function nodeScripts(options: LocalPathOptions, source: ConfigSource): () => Promise<NodeScripts> {
-  return async () => {
-    if (source instanceof ConfigMapConfigSource) {
-      const { setup, teardown } = source.current();
-      return { setup, teardown };
-    }
-    const config = options.config;
-    if (config === undefined || !config.endsWith('.json')) return {};
-    const dir = path.dirname(config);
-    return {
-      setup: await readIfExists(path.join(dir, 'setup')),
-      teardown: await readIfExists(path.join(dir, 'teardown')),
-    };
-  };
-}
+class Budgets {
+  readonly volumes: Informer<V1PersistentVolume>;
+  readonly tracker: CapacityTracker;
+  private volumesRunning = false;
+  private started = false;
+  private readonly listeners: (() => void)[] = [];
 
-/** Node names a config's `nodePathMap`s list (every class), without {@link DEFAULT_PATH_FOR_NON_LISTED_NODES}. */
-function listedNodes(config: Config): Set<string> {
-  const names = new Set<string>();
-  for (const classConfig of [config.defaultConfig, ...config.storageClassConfigs.values()]) {
-    for (const node of classConfig?.nodePathMap.keys() ?? [])
-      if (node !== DEFAULT_PATH_FOR_NON_LISTED_NODES) names.add(node);
+  constructor(
+    private readonly context: Pick<SetupContext<LocalPathOptions>, 'kubeConfig' | 'logger' | 'signal' | 'defer'>,
+    source: ConfigSource,
+    provisionerName: string,
+    measure: MeasureFileSystem,
+    metrics: ReturnType<typeof prometheusSink>,
+  ) {
+    const { kubeConfig, logger } = context;
+    this.volumes = informerFor(kubeConfig, 'PersistentVolume', {
+      resyncPeriodMs: DEFAULTS.resyncPeriodMs,
+      transform: stripManagedFields,
+      initialListFromCache: true,
+      logger: logger.child({ informer: 'volumes' }),
+    });
+    this.tracker = new CapacityTracker({
+      volumes: this.volumes,
+      provisionerName,
+      config: () => source.current().config,
+      measure,
+      metrics,
+      logger,
+    });
+    this.startWith(source.current().config);
+    source.on('changed', (snapshot) => this.startWith(snapshot.config));
   }
-  return names;
-}
 
-/**
- * Warns, once per name, about `nodePathMap` nodes that do not exist in the cluster: allowed (nodes come and go, and
- * a node added later with that name gets those paths), but often a typo. A failed node list is only logged at debug.
- */
-async function warnUnknownNodes(
-  config: Config,
-  core: CoreV1Api,
-  logger: Logger,
-  warned: Set<string>,
-  signal: AbortSignal,
-): Promise<void> {
-  const listed = [...listedNodes(config)].filter((n) => !warned.has(n));
-  if (listed.length === 0) return;
-  let existing: Set<string>;
-  try {
-    existing = new Set((await core.listNode({}, withSignal(signal))).items.map((n) => n.metadata?.name ?? ''));
-  } catch (err) {
-    logger.debug({ err: describeError(err) }, 'Could not list nodes to check the nodePathMap');
-    return;
+  /** Runs the PV informer (once). */
+  runVolumes(): void {
+    if (this.volumesRunning) return;
+    this.volumesRunning = true;
+    const watching = this.volumes.run(this.context.signal);
+    this.context.defer(() => watching);
   }
-  for (const node of listed) {
-    if (existing.has(node)) continue;
-    warned.add(node);
-    logger.warn(
-      { node },
-      `nodePathMap lists node ${node}, which does not exist in the cluster; its paths apply if a node of that name joins (check the spelling)`,
-    );
+
+  /** Calls `listener` once the budgets run (at once when they do). */
+  whenStarted(listener: () => void): void {
+    if (this.started) listener();
+    else this.listeners.push(listener);
+  }
+
+  private startWith(config: Config): void {
+    if (this.started || !usesCapacity(config)) return;
+    this.started = true;
+    this.runVolumes();
+    const tracking = this.tracker.run(this.context.signal);
+    this.context.defer(() => tracking);
+    for (const listener of this.listeners.splice(0)) listener();
   }
 }
 
@@ -394,6 +350,120 @@ function commandLine(argv: readonly string[], env: Env, version: string): Comman
   };
 }
 
+/** What {@link main} adds to the runtime's setup context: its own knobs and where the health server goes. */
+interface MainKnobs {
+  readonly templatePollIntervalMs: number | undefined;
+  readonly reconcileIntervalMs: number | undefined;
+  readonly onHealth: (health: HealthServer | undefined) => void;
+}
+
+/**
+ * The program after the command line and the API client, in upstream's order: the health server, the config, the
+ * executor (and its template), the budgets, the provisioner and the controller's options.
+ */
+async function setUp(setup: SetupContext<LocalPathOptions>, knobs: MainKnobs): Promise<ProvisionerSetup> {
+  const { options, common, kubeConfig, logger, registry, signal, defer } = setup;
+  // Upstream starts the health server before loading any config.
+  const health = await startHealthServer({
+    port: options.healthPort,
+    kubeConfig,
+    namespace: options.namespace,
+    logger,
+  });
+  knobs.onHealth(health);
+  defer(() => health?.close());
+
+  // One recorder for every Event of the process: the controller's (given to it below, with the identity its source
+  // names, as the Go library's `<provisioner name>_<identity>`), the refused configs and templates, and the volumes'
+  // warnings. The runtime stops it once the controller stopped.
+  const identity = defaultIdentity();
+  const events = new EventRecorder({
+    source: { component: `${options.provisionerName}_${identity}` },
+    kubeConfig,
+    logger,
+    metrics: prometheusSink(registry),
+    concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_WORKER * common.workerThreads),
+  });
+  const source = configSourceOf({
+    config: options.config,
+    kubeConfig,
+    namespace: options.namespace,
+    configMapName: options.configmapName,
+    logger,
+    recorder: events,
+  });
+  defer(() => source.stopped());
+  await source.start(signal);
+  const nodes = new UnknownNodeWarnings(makeApiClient(kubeConfig, CoreV1Api), logger);
+  void nodes.check(source.current().config, signal);
+  source.on('changed', (snapshot, previous) => {
+    if (snapshot.config !== previous.config) void nodes.check(snapshot.config, signal);
+  });
+
+  const program: Program = { options, kubeConfig, logger, source, events, signal };
+  const execution =
+    options.nodeMode && options.nodeName !== undefined
+      ? onThisNode(program, options.nodeName)
+      : await helperPods(program, knobs.templatePollIntervalMs);
+
+  const budgets = new Budgets(setup, source, options.provisionerName, execution.measure, prometheusSink(registry));
+  const { volumes } = budgets;
+  const provisioner = new LocalPathProvisioner({
+    ...execution.provisioner,
+    capacity: budgets.tracker,
+    volumes: () => (volumes.hasSynced() ? volumes.store.list() : undefined),
+    kubeConfig,
+    namespace: options.namespace,
+    config: () => source.current().config,
+    serviceAccountName: options.serviceAccountName,
+    provisionerName: options.provisionerName,
+    configMapName: options.configmapName,
+    allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
+    logger,
+    // A stop (SIGTERM) lets the volume operations in flight finish before the Lease is given up.
+    stopping: signal,
+    warn: (pv, text, reason) => events.event(volumeRef(pv), 'Warning', reason, text),
+  });
+  const leaderElection =
+    execution.leaderElection && options.leaderElection && (await leaseReadable(kubeConfig, options, logger, signal));
+  return {
+    provisionerName: options.provisionerName,
+    provisioner,
+    controller: {
+      identity,
+      eventRecorder: events,
+      leaderElection,
+      failedProvisionThreshold: options.provisioningRetryCount,
+      failedDeleteThreshold: options.deletionRetryCount,
+      volumesInformer: volumes,
+    },
+    beforeRun: (controller) => {
+      // The controller waits for the injected informer to list before its workers start.
+      controller.once('startedLeading', () => budgets.runVolumes());
+      controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
+      // Expansion runs where provisioning runs: on the leader (each node's instance in node mode), once the budgets
+      // run; the orphan reconciler from the start.
+      const expander = new VolumeExpander({
+        kubeConfig,
+        tracker: budgets.tracker,
+        config: () => source.current().config,
+        event: (ref, type, reason, message) => events.event(ref, type, reason, message),
+        nodeName: execution.nodeName,
+        logger,
+      });
+      const orphans = execution.reconciler(provisioner);
+      controller.once('started', () => {
+        budgets.whenStarted(() => {
+          const expanding = expander.run(signal);
+          defer(() => expanding);
+        });
+        void orphans.run(knobs.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal);
+      });
+      execution.started(leaderElection);
+    },
+  };
+}
+
 /**
  * Runs `local-path-provisioner` with the given arguments (without `node` and the script) and environment;
  * resolves with the exit code: 0 after `--help`, `--version` or a requested stop; 1 for invalid flag values
@@ -425,231 +495,24 @@ export async function main(argv: readonly string[], env: Env, context: MainConte
       failed: (logger, err) => logger.error({}, `Error starting daemon: ${describeError(err)}`),
     },
     onStarted: (started) => onStarted?.({ ...started, health }),
-    setup: async ({ options, common, kubeConfig, logger, registry, signal, defer }) => {
-      // Upstream starts the health server before loading any config.
-      const served = await startHealthServer({
-        port: options.healthPort,
-        kubeConfig,
-        namespace: options.namespace,
-        logger,
-      });
-      health = served;
-      defer(() => served?.close());
-
-      // One recorder for every Event of the process: the controller's (given to it below, with the identity its
-      // source names, as the Go library's `<provisioner name>_<identity>`), the refused configs and templates, and
-      // the volumes' warnings. The runtime stops it once the controller stopped.
-      const identity = defaultIdentity();
-      const events = new EventRecorder({
-        source: { component: `${options.provisionerName}_${identity}` },
-        kubeConfig,
-        logger,
-        metrics: prometheusSink(registry),
-        concurrency: Math.max(DEFAULT_EVENT_WRITE_CONCURRENCY, EVENTS_PER_WORKER * common.workerThreads),
-      });
-      const source = configSource(options, kubeConfig, logger, events);
-      defer(() => source.stopped());
-      await source.start(signal);
-      const core = makeApiClient(kubeConfig, CoreV1Api);
-      const warnedNodes = new Set<string>();
-      const checkNodes = (config: Config): void => void warnUnknownNodes(config, core, logger, warnedNodes, signal);
-      checkNodes(source.current().config);
-      source.on('changed', (snapshot, previous) => {
-        if (snapshot.config !== previous.config) checkNodes(snapshot.config);
-      });
-      // Node mode runs no helper pod: no template is read.
-      const nodeMode =
-        options.nodeMode && options.nodeName !== undefined
-          ? {
-              nodeName: options.nodeName,
-              hostRoot: options.hostRoot,
-              scripts: nodeScripts(options, source),
-              kutti: options.kuttiRootPath !== undefined,
-            }
-          : undefined;
-      const holder = {
-        template:
-          nodeMode === undefined
-            ? loadHelperPodTemplate(
-                await initialTemplateText(options, source, kubeConfig, signal),
-                options.allowUnsafeHelperPodTemplate,
-              )
-            : undefined,
-      };
-      if (nodeMode === undefined) {
-        defer(
-          watchTemplate(
-            options,
-            source,
-            holder,
-            logger,
-            events,
-            templatePollIntervalMs ?? DEFAULT_CONFIG_POLL_INTERVAL_MS,
-          ),
-        );
-      }
-
-      // One PV informer for the process: the controller's (injected below), the budgets' and the teardowns' check
-      // that a directory holds no other PV. As the controller's own would be, it runs once this instance leads; the
-      // budgets start it earlier when a config declares a capacity. It runs until the program stops.
-      const volumes = informerFor(kubeConfig, 'PersistentVolume', {
-        resyncPeriodMs: DEFAULTS.resyncPeriodMs,
-        transform: stripManagedFields,
-        initialListFromCache: true,
-        logger: logger.child({ informer: 'volumes' }),
-      });
-      let volumesRunning = false;
-      const runVolumes = (): void => {
-        if (volumesRunning) return;
-        volumesRunning = true;
-        const watching = volumes.run(signal);
-        defer(() => watching);
-      };
-
-      // The budgets of node paths, on the shared PV informer (their gauges in the registry); `auto` paths are measured
-      // in-process in node mode, by a helper pod otherwise.
-      const statfs = new HelperPodStatfs({
-        kubeConfig,
-        namespace: options.namespace,
-        helperPodTemplate: () => {
-          if (holder.template === undefined) throw new Error('node mode runs no helper pod');
-          return holder.template;
+    setup: (setup) =>
+      setUp(setup, {
+        templatePollIntervalMs,
+        reconcileIntervalMs,
+        onHealth: (served) => {
+          health = served;
         },
-        serviceAccountName: options.serviceAccountName,
-        configMapName: options.configmapName,
-        allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
-        timeoutSeconds: () => source.current().config.cmdTimeoutSeconds,
-        logger,
-      });
-      const capacity = new CapacityTracker({
-        volumes,
-        provisionerName: options.provisionerName,
-        config: () => source.current().config,
-        measure:
-          nodeMode === undefined
-            ? (node, basePath, s) => statfs.measure(node, basePath, s)
-            : (_node, basePath) => measureFileSystem(nodeMode.hostRoot ?? '', basePath),
-        metrics: prometheusSink(registry),
-        logger,
-      });
-      // Started once a config declares a capacity (at start-up or on a reload), and kept running from then on; the
-      // expander follows it on the leader.
-      let capacityStarted = false;
-      const capacityListeners: (() => void)[] = [];
-      const startCapacity = (config: Config): void => {
-        if (capacityStarted || !usesCapacity(config)) return;
-        capacityStarted = true;
-        runVolumes();
-        const tracking = capacity.run(signal);
-        defer(() => tracking);
-        for (const listener of capacityListeners) listener();
-      };
-      startCapacity(source.current().config);
-      source.on('changed', (snapshot) => startCapacity(snapshot.config));
-
-      const provisioner = new LocalPathProvisioner({
-        capacity,
-        volumes: () => (volumes.hasSynced() ? volumes.store.list() : undefined),
-        kubeConfig,
-        namespace: options.namespace,
-        config: () => source.current().config,
-        helperPodTemplate: () => {
-          if (holder.template === undefined) throw new Error('node mode runs no helper pod');
-          return holder.template;
-        },
-        nodeMode,
-        serviceAccountName: options.serviceAccountName,
-        provisionerName: options.provisionerName,
-        configMapName: options.configmapName,
-        allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
-        logger,
-        // A stop (SIGTERM) lets the volume operations in flight finish before the Lease is given up.
-        stopping: signal,
-        warn: (pv: V1PersistentVolume, text: string, reason: string) => {
-          events.event(
-            {
-              kind: 'PersistentVolume',
-              apiVersion: 'v1',
-              name: pv.metadata?.name ?? '',
-              ...(pv.metadata?.uid === undefined ? {} : { uid: pv.metadata.uid }),
-              ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
-            },
-            'Warning',
-            reason,
-            text,
-          );
-        },
-      });
-      // In node mode every node's instance runs at once under the same name: no leader election.
-      const leaderElection =
-        nodeMode === undefined && options.leaderElection && (await leaseReadable(kubeConfig, options, logger, signal));
-      return {
-        provisionerName: options.provisionerName,
-        provisioner,
-        controller: {
-          identity,
-          eventRecorder: events,
-          leaderElection,
-          failedProvisionThreshold: options.provisioningRetryCount,
-          failedDeleteThreshold: options.deletionRetryCount,
-          volumesInformer: volumes,
-        },
-        beforeRun: (controller) => {
-          // The controller waits for the injected informer to list before its workers start.
-          controller.once('startedLeading', runVolumes);
-          controller.on('provisioned', (_claim, pv) => void provisioner.volumeSaved(pv));
-          // Expansion runs where provisioning runs: on the leader (each node's instance in node mode).
-          const expander = new VolumeExpander({
-            kubeConfig,
-            tracker: capacity,
-            config: () => source.current().config,
-            event: (ref, type, reason, message) => events.event(ref, type, reason, message),
-            nodeName: nodeMode?.nodeName,
-            logger,
-          });
-          const startExpander = (): void => {
-            const expanding = expander.run(signal);
-            defer(() => expanding);
-          };
-          controller.once('started', () => {
-            if (capacityStarted) startExpander();
-            else capacityListeners.push(startExpander);
-          });
-          const orphans =
-            nodeMode === undefined
-              ? new HelperPodReconciler({
-                  kubeConfig,
-                  namespace: options.namespace,
-                  provisioner,
-                  timeoutSeconds: () => source.current().config.cmdTimeoutSeconds,
-                  logger,
-                })
-              : new NodeOrphanReconciler({
-                  kubeConfig,
-                  provisioner,
-                  nodeName: nodeMode.nodeName,
-                  hostRoot: nodeMode.hostRoot ?? '',
-                  config: () => source.current().config,
-                  logger,
-                });
-          controller.once(
-            'started',
-            () => void orphans.run(reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS, signal),
-          );
-          // Node mode says so at the default level: which node, and under which name (kutti's, without arguments).
-          if (nodeMode === undefined)
-            logger.debug({ provisioner: options.provisionerName, leaderElection }, 'Provisioner started');
-          else
-            logger.info(
-              {
-                provisioner: options.provisionerName,
-                node: nodeMode.nodeName,
-                ...(options.kuttiRootPath === undefined ? {} : { kuttiRootPath: options.kuttiRootPath }),
-              },
-              `Provisioner started in node mode on ${nodeMode.nodeName}`,
-            );
-        },
-      };
-    },
+      }),
   });
+}
+
+/** A PV as the object of an Event. */
+function volumeRef(pv: V1PersistentVolume): Parameters<EventRecorder['event']>[0] {
+  return {
+    kind: 'PersistentVolume',
+    apiVersion: 'v1',
+    name: pv.metadata?.name ?? '',
+    ...(pv.metadata?.uid === undefined ? {} : { uid: pv.metadata.uid }),
+    ...(pv.metadata?.resourceVersion === undefined ? {} : { resourceVersion: pv.metadata.resourceVersion }),
+  };
 }

@@ -49,14 +49,18 @@ export {
   parseGoFlags,
   completeFlagValues,
   convertFlagValue,
+  type CommandLineErrorOptions,
+  type CompleteFlagValuesOptions,
+  type EnvRules,
   type GoFlagsOptions,
   type ParsedFlags,
   type ParsedValue,
 } from './runtime/go-flags.js';
-export { parseGoDuration } from './runtime/go-duration.js';
-export { goDuration as formatGoDuration } from './client/rate-limit/throttle-message.js';
-export { usageText } from './runtime/usage.js';
+export { formatGoDuration, parseGoDuration } from './runtime/go-duration.js';
+export { leaseTimingProblem, longerThan, type LeaseTimingProblem, type LeaseTimings } from './runtime/lease-timing.js';
+export { flagDefaultText, usageText } from './runtime/usage.js';
 export { DEFAULT_MESSAGES, type RuntimeMessages } from './runtime/messages.js';
 export { stopSignal, type StopSignal, type StopSignalOptions } from './runtime/stop-signal.js';
 export { kubeClientConfig } from './runtime/kube-client.js';
+export { LastGood, type LastGoodOptions, type Offered } from './runtime/last-good.js';
 export type { LogSink } from './pino.js';

@@ -7,9 +7,7 @@
  */
 import { InfeasibleError } from '@kprov/provisioner-lib';
 import type { V1StorageClass } from '@kubernetes/client-node';
-import { ConfigError } from '../config/errors.js';
-import type { StorageClassConfig } from '../config/index.js';
-import { formatBytes, parseSize } from './quantity.js';
+import { ConfigError, formatBytes, parseSize, type StorageClassConfig } from '../config/index.js';
 
 /** StorageClass parameter: the smallest request a claim may make (a quantity). */
 export const PARAM_MIN_SIZE = 'minSize';

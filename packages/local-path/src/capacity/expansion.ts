@@ -33,12 +33,10 @@ import {
   type Logger,
   type ObjectReference,
 } from '@kprov/provisioner-lib';
-import { selectClassConfig, type Config } from '../config/index.js';
-import { quantityToBytes } from '../provisioner/quantity.js';
+import { formatBytes, quantityToBytes, selectClassConfig, type Config } from '../config/index.js';
 import { isBelow } from './ledger.js';
 import { nodePaths } from './paths.js';
 import { fits } from './placement.js';
-import { formatBytes } from './quantity.js';
 import type { CapacityTracker } from './tracker.js';
 
 /** Reason of the Warning Event when the budget has no room for an expansion (the external resizer's reason). */

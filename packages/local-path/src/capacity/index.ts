@@ -5,19 +5,18 @@
  *
  * @module
  */
-export { AUTO_CAPACITY, formatBytes, parsePathCapacity, parseSize } from './quantity.js';
 export { checkSizeBounds, PARAM_MAX_SIZE, PARAM_MIN_SIZE, sizeBoundsOf, type SizeBound } from './bounds.js';
 export { allocationOf, Ledger, type Allocated, type Allocation } from './ledger.js';
 export { configNodePaths, nodePaths, usesCapacity, type NodePath } from './paths.js';
-export { checkAnyPathCanHold, choosePath, fits, NOT_ENOUGH_SPACE, type Candidate } from './placement.js';
-export { measureFileSystem, type FileSystemSize } from './statfs.js';
 export {
-  HelperPodStatfs,
-  parseStatfsOutput,
-  STATFS_OPERATION,
-  STATFS_SCRIPT,
-  type HelperPodStatfsOptions,
-} from './statfs-helper.js';
+  checkAnyPathCanHold,
+  choosePath,
+  fits,
+  NOT_ENOUGH_SPACE,
+  type Candidate,
+  type PlaceRequest,
+  type VolumePlacement,
+} from './placement.js';
 export { usageOf, type PathUsage } from './usage.js';
 export { CAPACITY_METRICS_PREFIX, CapacityMetrics } from './metrics.js';
 export {
@@ -25,7 +24,6 @@ export {
   DEFAULT_MEASURE_TTL_MS,
   type CapacityTrackerOptions,
   type MeasureFileSystem,
-  type PlaceRequest,
 } from './tracker.js';
 export {
   VOLUME_RESIZE_FAILED,

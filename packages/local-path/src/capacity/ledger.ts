@@ -7,11 +7,9 @@
  * @module
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { SELECTED_NODE_ANNOTATION } from '../provisioner/persistent-volume.js';
-import { quantityToBytes } from '../provisioner/quantity.js';
-
-/** The PV annotation naming the provisioner that made it (set by the controller). */
-const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
+import { ANN_PROVISIONED_BY } from '@kprov/provisioner-lib';
+import { quantityToBytes } from '../config/index.js';
+import { SELECTED_NODE_ANNOTATION } from '../volume/annotations.js';
 
 /** One volume's share of a node's disk. */
 export interface Allocation {
@@ -38,7 +36,7 @@ export interface Allocated {
  */
 export function allocationOf(volume: V1PersistentVolume, provisionerName: string): Allocation | undefined {
   const annotations = volume.metadata?.annotations ?? {};
-  if (annotations[PROVISIONED_BY] !== provisionerName) return undefined;
+  if (annotations[ANN_PROVISIONED_BY] !== provisionerName) return undefined;
   const node = annotations[SELECTED_NODE_ANNOTATION] ?? '';
   const path = volume.spec?.hostPath?.path ?? volume.spec?.local?.path;
   if (node === '' || path === undefined) return undefined;

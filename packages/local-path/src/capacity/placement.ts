@@ -5,8 +5,42 @@
  * @module
  */
 import { InfeasibleError, ProvisioningError, ProvisioningState } from '@kprov/provisioner-lib';
-import type { RandomSource } from '../config/index.js';
-import { formatBytes } from './quantity.js';
+import { formatBytes, type BasePath, type RandomSource, type StorageClassConfig } from '../config/index.js';
+
+/** What {@link VolumePlacement.place} needs to know about a claim. */
+export interface PlaceRequest {
+  /** The claim's class config. */
+  readonly classConfig: StorageClassConfig;
+  /** The claim's StorageClass name, for messages. */
+  readonly className: string;
+  /** The PV name: the reservation's key. */
+  readonly pvName: string;
+  /** `<namespace>/<name>` of the claim, for messages. */
+  readonly claim: string;
+  /** The selected node; `""` leaves the choice to upstream's rules. */
+  readonly nodeName: string;
+  /** The StorageClass parameter `nodePath`, when set. */
+  readonly nodePath?: string | undefined;
+  /** The claim's request in bytes. */
+  readonly requestBytes: bigint;
+}
+
+/**
+ * The placement port: what the provisioner asks of the capacity budgets (a `CapacityTracker`), between its claim
+ * checks and the volume path.
+ */
+export interface VolumePlacement {
+  /**
+   * The base path for a claim on its selected node, with its reservation taken; `undefined` when no budget applies
+   * (upstream's rules choose then).
+   *
+   * @throws ProvisioningError with state Reschedule when the claim fits on none of the node's paths;
+   *   InfeasibleError when it is larger than every path of the class.
+   */
+  place(request: PlaceRequest, signal: AbortSignal): Promise<BasePath | undefined>;
+  /** Drops the reservation of a volume (its provisioning failed, or its volume is deleted). */
+  release(pvName: string): void;
+}
 
 /** A path the claim could go to, with what is known of its budget. */
 export interface Candidate {

@@ -7,10 +7,9 @@
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { makeApiClient, withSignal } from '@kprov/provisioner-lib';
-import type { Config } from '../config/index.js';
+import { formatBytes, type Config } from '../config/index.js';
 import { allocationOf, Ledger } from './ledger.js';
 import { configNodePaths } from './paths.js';
-import { formatBytes } from './quantity.js';
 import { usageOf, type PathUsage } from './usage.js';
 
 /** Reads the usage of every node path of `config` from the API. */

@@ -32,8 +32,15 @@ import {
 import { allocationOf, Ledger } from './ledger.js';
 import { CapacityMetrics } from './metrics.js';
 import { configNodePaths, hasBudgets, nodePaths } from './paths.js';
-import { checkAnyPathCanHold, choosePath, type Candidate } from './placement.js';
-import { measureFileSystem, type FileSystemSize } from './statfs.js';
+import {
+  checkAnyPathCanHold,
+  choosePath,
+  type Candidate,
+  type PlaceRequest,
+  type VolumePlacement,
+} from './placement.js';
+import type { FileSystemSize } from '../executor/executor.js';
+import { measureFileSystem } from '../executor/node/statfs.js';
 import { usageOf, type PathUsage } from './usage.js';
 
 /** Measures the file system holding a base path of a node (`auto` capacities). */
@@ -74,28 +81,10 @@ export interface CapacityTrackerOptions {
   readonly clock?: Clock | undefined;
 }
 
-/** What {@link CapacityTracker.place} needs to know about a claim. */
-export interface PlaceRequest {
-  /** The claim's class config. */
-  readonly classConfig: StorageClassConfig;
-  /** The claim's StorageClass name, for messages. */
-  readonly className: string;
-  /** The PV name: the reservation's key. */
-  readonly pvName: string;
-  /** `<namespace>/<name>` of the claim, for messages. */
-  readonly claim: string;
-  /** The selected node; `""` leaves the choice to upstream's rules. */
-  readonly nodeName: string;
-  /** The StorageClass parameter `nodePath`, when set. */
-  readonly nodePath?: string | undefined;
-  /** The claim's request in bytes. */
-  readonly requestBytes: bigint;
-}
-
 const key = (node: string, path: string): string => `${node}\u0000${path}`;
 
 /** Keeps the budget of every node path; see the module comment. */
-export class CapacityTracker {
+export class CapacityTracker implements VolumePlacement {
   /** The PVs and reservations counted. */
   readonly ledger = new Ledger();
   private readonly informer: Informer<V1PersistentVolume>;

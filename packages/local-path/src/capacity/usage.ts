@@ -6,7 +6,7 @@
  */
 import type { Ledger } from './ledger.js';
 import type { NodePath } from './paths.js';
-import type { FileSystemSize } from './statfs.js';
+import type { FileSystemSize } from '../executor/executor.js';
 
 /** One node path's usage. */
 export interface PathUsage {

@@ -19,6 +19,7 @@ export {
 } from './schema.js';
 export { decodeConfig } from './decode.js';
 export { CANONICALIZATION_FAILED, canonicalizeConfig, cleanAbsolutePath, parseConfig } from './parse.js';
+export { AUTO_CAPACITY, formatBytes, parsePathCapacity, parseSize, quantityToBytes } from './sizes.js';
 export {
   chooseBasePath,
   pathsForNode,

@@ -3,9 +3,10 @@
  *
  * @packageDocumentation
  */
-import { parsePathCapacity, parseSize } from '../capacity/quantity.js';
+import { parsePathCapacity, parseSize } from './sizes.js';
 import { decodeConfig } from './decode.js';
 import { ConfigError } from './errors.js';
+import { storageModeOf, type StorageMode } from './paths.js';
 import {
   DEFAULT_CMD_TIMEOUT_SECONDS,
   DEFAULT_PATH_FOR_NON_LISTED_NODES,
@@ -51,23 +52,18 @@ function didYouMean(unknownKeys: readonly string[]): string {
  * (upstream's words), or a `nodePathMap` where no node has a path.
  */
 function checkStorage(config: StorageClassConfig, unknownKeys: readonly string[]): void {
-  const local = config.nodePathMap.size > 0;
-  const shared = config.sharedFileSystemPath !== '';
-  if (local && shared) {
+  let mode: StorageMode;
+  try {
+    mode = storageModeOf(config);
+  } catch (err) {
+    if (!(err instanceof ConfigError) || err.code !== 'unconfigured') throw err;
     throw new ConfigError(
-      'both-defined',
-      'both nodePathMap and sharedFileSystemPath are defined. Please make sure only one is in use',
-      'remove either nodePathMap or sharedFileSystemPath from this config',
-    );
-  }
-  if (!local && !shared) {
-    throw new ConfigError(
-      'unconfigured',
-      'both nodePathMap and sharedFileSystemPath are unconfigured',
+      err.code,
+      err.upstream,
       `set nodePathMap (per-node directories) or sharedFileSystemPath (a shared file system); this config could provision nothing${didYouMean(unknownKeys)}`,
     );
   }
-  if (local && [...config.nodePathMap.values()].every((paths) => paths.length === 0)) {
+  if (mode === 'local' && [...config.nodePathMap.values()].every((paths) => paths.length === 0)) {
     throw new ConfigError(
       'no-paths',
       'no node in nodePathMap has a path',

@@ -17,6 +17,8 @@ import {
 import { ConfigError } from './errors.js';
 import { ConfigSourceBase, ConfigState, type ConfigSourceOptions, type SourceTexts } from './reload-core.js';
 
+/** Upstream's default `--configmap-name`: the ConfigMap of `config.json`, `setup`, `teardown` and `helperPod.yaml`. */
+export const DEFAULT_CONFIGMAP_NAME = 'local-path-config';
 /** The ConfigMap key of the config. */
 export const CONFIG_KEY = 'config.json';
 /** The ConfigMap key of the helper-pod template. */

@@ -1,10 +1,12 @@
 /**
- * What every config source shares: the snapshot type, the typed callback list, and the keep-last-good logic
- * (apply a new text only when it differs and parses; otherwise log, emit an Event and report `rejected`).
+ * What every config source shares: the snapshot type, the typed callback list, and the keep-last-good state (the
+ * runtime's `LastGood`: apply a new text only when it differs and parses; otherwise log, emit an Event and report
+ * `rejected`).
  *
  * @packageDocumentation
  */
-import type { Logger, ObjectReference } from '@kprov/provisioner-lib';
+import { describeError, type Logger, type ObjectReference } from '@kprov/provisioner-lib';
+import { LastGood } from '@kprov/provisioner-lib/runtime';
 import { ConfigError } from './errors.js';
 import { parseConfig } from './parse.js';
 import type { Config } from './schema.js';
@@ -91,11 +93,32 @@ function sameTexts(a: SourceTexts, b: SourceTexts): boolean {
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-/** The state and callbacks of a source; the sources feed it texts and errors. */
+/**
+ * Reports a refused config or template: logged as an error (`line`, with the error), and recorded as a Warning
+ * {@link CONFIG_REJECTED_REASON} Event on the involved object (`<what> refused, <what stays>: <error>`) when both
+ * a recorder and an object are given.
+ */
+export function reportRefused(
+  logger: Logger,
+  options: ConfigSourceOptions,
+  line: string,
+  event: string,
+  error: unknown,
+  fields: Record<string, unknown> = {},
+): void {
+  logger.error({ err: describeError(error), ...fields }, line);
+  const { recorder, involvedObject } = options;
+  if (recorder !== undefined && involvedObject !== undefined)
+    recorder.event(involvedObject, 'Warning', CONFIG_REJECTED_REASON, `${event}: ${describeError(error)}`);
+}
+
+/**
+ * The state and callbacks of a source, on the runtime's keep-last-good rule ({@link LastGood}); the sources feed it
+ * texts and errors.
+ */
 export class ConfigState {
-  private snapshot: ConfigSnapshot | undefined;
-  /** The last texts looked at (good or bad), so an unchanged bad text is reported once, not on every poll. */
-  private lastSeen: SourceTexts | undefined;
+  /** The texts last looked at (good or bad) and the snapshot in force, so an unchanged bad text is reported once. */
+  private readonly state: LastGood<SourceTexts, ConfigSnapshot>;
   private readonly listeners: { [E in keyof ConfigSourceEvents]: Set<ConfigSourceListener<E>> } = {
     changed: new Set(),
     rejected: new Set(),
@@ -105,16 +128,29 @@ export class ConfigState {
     private readonly logger: Logger,
     private readonly options: ConfigSourceOptions,
     /** Names the config in JSON errors (`fail to load config file <name>: ...`). */
-    private readonly configName: string,
-  ) {}
+    configName: string,
+  ) {
+    this.state = new LastGood({
+      // Only a new config.json is parsed: the config object stays the same when only the other keys changed.
+      parse: (texts, inForce) => ({
+        ...texts,
+        config:
+          inForce !== undefined && inForce.input.text === texts.text
+            ? inForce.value.config
+            : parseConfig(texts.text, configName),
+      }),
+      same: sameTexts,
+    });
+  }
 
   current(): ConfigSnapshot {
-    if (this.snapshot === undefined) throw new Error('config source not started: no config loaded yet');
-    return this.snapshot;
+    const snapshot = this.state.value;
+    if (snapshot === undefined) throw new Error('config source not started: no config loaded yet');
+    return snapshot;
   }
 
   get loaded(): boolean {
-    return this.snapshot !== undefined;
+    return this.state.value !== undefined;
   }
 
   on<E extends keyof ConfigSourceEvents>(event: E, listener: ConfigSourceListener<E>): () => void {
@@ -137,38 +173,30 @@ export class ConfigState {
    * The first load: parses `texts` and keeps the result. @throws {@link ConfigError} when it does not parse.
    */
   initial(texts: SourceTexts): ConfigSnapshot {
-    const config = parseConfig(texts.text, this.configName);
-    this.lastSeen = texts;
-    this.snapshot = { ...texts, config };
+    const snapshot = this.state.initial(texts);
     this.logger.debug({ config: texts.text }, 'Applied config');
-    this.warn(config);
-    return this.snapshot;
+    this.warn(snapshot.config);
+    return snapshot;
   }
 
   /** A later load: applies `texts` when they differ from what was last seen and parse; otherwise keeps the last good. */
   offer(texts: SourceTexts): void {
-    const previous = this.snapshot;
-    if (previous === undefined) return;
-    if (this.lastSeen !== undefined && sameTexts(texts, this.lastSeen)) return;
-    this.lastSeen = texts;
-    if (sameTexts(texts, previous)) {
-      this.logger.info({}, 'Config is back to the one in force');
-      return;
-    }
-    let config = previous.config;
-    if (texts.text !== previous.text) {
-      try {
-        config = parseConfig(texts.text, this.configName);
-      } catch (err) {
-        if (err instanceof ConfigError) this.reject(err);
-        else throw err;
+    const offered = this.state.offer(texts);
+    switch (offered.kind) {
+      case 'unchanged':
         return;
-      }
+      case 'restored':
+        this.logger.info({}, 'Config is back to the one in force');
+        return;
+      case 'refused':
+        if (offered.error instanceof ConfigError) this.reject(offered.error);
+        else throw offered.error;
+        return;
+      case 'applied':
+        this.logger.debug({ config: texts.text }, 'Applied config');
+        if (offered.value.config !== offered.previous.config) this.warn(offered.value.config);
+        this.emit('changed', offered.value, offered.previous);
     }
-    this.snapshot = { ...texts, config };
-    this.logger.debug({ config: texts.text }, 'Applied config');
-    if (config !== previous.config) this.warn(config);
-    this.emit('changed', this.snapshot, previous);
   }
 
   /** Logs what an applied config has that is worth a warning (unknown keys). */
@@ -178,22 +206,17 @@ export class ConfigState {
 
   /** Reports a problem; the last good snapshot stays in force. Forgets the last seen texts, so any next ones are looked at. */
   reject(error: ConfigError, forgetSeen = false): void {
-    const current = this.snapshot;
+    const current = this.state.value;
     if (current === undefined) return;
-    if (forgetSeen) this.lastSeen = undefined;
-    this.logger.error(
-      { err: error.message, code: error.code },
+    if (forgetSeen) this.state.forget();
+    reportRefused(
+      this.logger,
+      this.options,
       'failed to load the new config file; keeping the last valid config',
+      'New config refused, the last valid config stays in force',
+      error,
+      { code: error.code },
     );
-    const { recorder, involvedObject } = this.options;
-    if (recorder !== undefined && involvedObject !== undefined) {
-      recorder.event(
-        involvedObject,
-        'Warning',
-        CONFIG_REJECTED_REASON,
-        `New config refused, the last valid config stays in force: ${error.message}`,
-      );
-    }
     this.emit('rejected', error, current);
   }
 }

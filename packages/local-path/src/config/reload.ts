@@ -25,6 +25,7 @@ export {
 export {
   CONFIG_KEY,
   ConfigMapConfigSource,
+  DEFAULT_CONFIGMAP_NAME,
   HELPER_POD_KEY,
   SETUP_KEY,
   TEARDOWN_KEY,

@@ -1,49 +1,20 @@
 /**
- * The local-path provisioner: {@link LocalPathProvisioner} (provision and delete through helper pods), the helper
- * pod runner and the PV it returns.
+ * The local-path provisioner: {@link LocalPathProvisioner} (claim checks, placement, path, PV, then the executor) and
+ * the PV it returns.
  *
  * @module
  */
+export { LocalPathProvisioner, type LocalPathProvisionerOptions } from './provisioner.js';
 export {
-  DEFAULT_CONFIGMAP_NAME,
-  LocalPathProvisioner,
-  NODE_MODE_NEEDS_SELECTED_NODE,
   VOLUME_CLEANUP_SKIPPED,
   VOLUME_DELETION_REFUSED,
   VOLUME_NODE_MISMATCH,
-  type HelperPodRecord,
-  type LocalPathProvisionerOptions,
-  type NodeModeOptions,
-} from './provisioner.js';
+  type VolumeWarning,
+} from './warnings.js';
 export {
-  DEFAULT_RECONCILE_INTERVAL_MS,
-  HelperPodReconciler,
-  type HelperPodReconcilerOptions,
-  type ReconcileReport,
-} from './reconciler.js';
-export {
-  checkTeardownTarget,
-  TeardownRefusedError,
-  type ClaimIdentity,
-  type TeardownTarget,
-} from './teardown-guard.js';
-export * from './helper-labels.js';
-export {
-  DEFAULT_POLL_INTERVAL_MS,
-  FAILED_LOG_LINES,
-  HelperPodFailedError,
-  HelperPodRunner,
-  HelperPodTimeoutError,
-  type HelperPodRun,
-  type HelperPodRunnerOptions,
-} from './helper-runner.js';
-export {
-  PROVISIONED_ON_ANNOTATION,
-  SELECTED_NODE_ANNOTATION,
   affinityTermOf,
   buildPersistentVolume,
   volumePathOf,
   type AffinityTerm,
   type PersistentVolumeInputs,
 } from './persistent-volume.js';
-export { quantityToBytes } from './quantity.js';

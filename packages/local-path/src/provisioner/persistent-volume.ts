@@ -6,15 +6,8 @@
  */
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { StorageMode } from '../config/index.js';
+import { SELECTED_NODE_ANNOTATION } from '../volume/annotations.js';
 import type { VolumeType } from '../volume/parameters.js';
-
-/** PV annotation naming the node the volume was created on (`""` in shared mode). */
-export const SELECTED_NODE_ANNOTATION = 'local.path.provisioner/selected-node';
-
-/**
- * PV annotation naming the node whose node-mode provisioner made the volume; only that provisioner deletes it.
- */
-export const PROVISIONED_ON_ANNOTATION = 'local.path.provisioner/provisioned-on';
 
 /** Inputs of {@link buildPersistentVolume}. */
 export interface PersistentVolumeInputs {

@@ -135,10 +135,10 @@ export function isLabelKey(key: string): boolean {
   return name.length <= 63 && LABEL_NAME.test(name);
 }
 
-function checkPattern(kind: 'user' | 'group' | 'perm', pattern: string | undefined): void {
-  if (pattern === undefined) return;
+/** `use` of `kind`'s pattern, a template error thrown as upstream words it (`failed to create <kind> from pattern ...`). */
+function withPattern<T>(kind: 'user' | 'group' | 'perm', pattern: string, use: () => T): T {
   try {
-    parsePattern(`${kind}Pattern`, pattern);
+    return use();
   } catch (err) {
     if (err instanceof GoTemplateError) {
       throw new ParameterError(
@@ -149,6 +149,10 @@ function checkPattern(kind: 'user' | 'group' | 'perm', pattern: string | undefin
     }
     throw err;
   }
+}
+
+function checkPattern(kind: 'user' | 'group' | 'perm', pattern: string | undefined): void {
+  if (pattern !== undefined) withPattern(kind, pattern, () => parsePattern(`${kind}Pattern`, pattern));
 }
 
 /**
@@ -287,19 +291,7 @@ function checkOwnerValue(kind: 'user' | 'group' | 'perm', pattern: string, value
 
 function renderOwnerPattern(kind: 'user' | 'group' | 'perm', pattern: string | undefined, data: PatternData): string {
   if (pattern === undefined) return '';
-  let value: string;
-  try {
-    value = renderPattern(`${kind}Pattern`, pattern, data, 'error').trim();
-  } catch (err) {
-    if (err instanceof GoTemplateError) {
-      throw new ParameterError(
-        `failed to create ${kind} from pattern ${pattern}: ${err.message}`,
-        `${kind}Pattern`,
-        'a Go template',
-      );
-    }
-    throw err;
-  }
+  const value = withPattern(kind, pattern, () => renderPattern(`${kind}Pattern`, pattern, data, 'error').trim());
   checkOwnerValue(kind, pattern, value);
   return value;
 }

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
-import { measureFileSystem } from '../../src/capacity/statfs.js';
+import { measureFileSystem } from '../../src/executor/node/statfs.js';
 import { claim, perTest, provisioningFailure, storageClass, waitBound } from '../provisioner/helpers.js';
 
 const SIZE = 64 * 2 ** 20;

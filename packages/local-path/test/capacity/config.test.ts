@@ -3,7 +3,7 @@
  * `maxSize` per class config, their errors; and sizes as the messages print them.
  */
 import { describe, expect, it } from 'vitest';
-import { formatBytes } from '../../src/capacity/quantity.js';
+import { formatBytes } from '../../src/config/sizes.js';
 import { parseStatusOptions, statusArguments } from '../../src/capacity/status-command.js';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 

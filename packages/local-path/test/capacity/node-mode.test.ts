@@ -9,7 +9,7 @@ import { ObjectReader } from '@kprov/testkit';
 import { currentTier, describeTiers } from '@kprov/testkit/vitest';
 import { ProvisionController } from '@kprov/provisioner-lib';
 import { expect, it } from 'vitest';
-import { measureFileSystem } from '../../src/capacity/statfs.js';
+import { measureFileSystem } from '../../src/executor/node/statfs.js';
 import { CapacityTracker } from '../../src/capacity/tracker.js';
 import { parseConfig } from '../../src/config/index.js';
 import {

@@ -16,7 +16,7 @@ import { ObjectReader, type Cluster } from '@kprov/testkit';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
 import { NO_COMMAND_MESSAGE } from '../../src/cli/options.js';
-import { KUTTI_PROVISIONER_NAME } from '../../src/node-mode/kutti.js';
+import { KUTTI_PROVISIONER_NAME } from '../../src/executor/node/kutti.js';
 import { claim } from '../provisioner/helpers.js';
 import {
   ARCHIVE,

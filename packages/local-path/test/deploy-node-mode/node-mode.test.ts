@@ -13,7 +13,7 @@ import { ObjectReader, recordWatch, type Cluster, type UserTools } from '@kprov/
 import type { TierContext } from '@kprov/testkit/vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
-import { PROVISIONED_ON_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
+import { PROVISIONED_ON_ANNOTATION } from '../../src/volume/annotations.js';
 import {
   ARCHIVE,
   deleteClaim,

@@ -23,7 +23,7 @@ import {
 import { currentTier, describeTiers, type TierContext } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
-import { LABEL_OPERATION } from '../../src/provisioner/helper-labels.js';
+import { LABEL_OPERATION } from '../../src/executor/helper-pod/labels.js';
 
 const exec = promisify(execFile);
 

@@ -23,7 +23,7 @@ import type {
 } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseConfig, selectClassConfig, storageModeOf } from '../../src/config/index.js';
-import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
+import { loadHelperPodTemplate } from '../../src/executor/helper-pod/template.js';
 import {
   CLUSTER_GRANTS,
   NAMESPACE_GRANTS,

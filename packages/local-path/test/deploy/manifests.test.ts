@@ -26,7 +26,7 @@ import {
   HelperPodTemplateError,
   loadHelperPodTemplate,
   validateHelperPodTemplate,
-} from '../../src/helper-pod/template.js';
+} from '../../src/executor/helper-pod/template.js';
 import { parseVolumeParameters } from '../../src/volume/parameters.js';
 import { folderFromPattern } from '../../src/volume/path-pattern.js';
 import { SETUP_SCRIPT, TEARDOWN_SCRIPT } from '../provisioner/helpers.js';

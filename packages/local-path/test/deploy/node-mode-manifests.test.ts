@@ -15,7 +15,7 @@ import type { IDaemonSet, IDeployment } from 'kubernetes-models/apps/v1';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseCommandLine } from '../../src/cli/options.js';
 import { chooseBasePath, parseConfig, selectClassConfig } from '../../src/config/index.js';
-import { KUTTI_PROVISIONER_NAME } from '../../src/node-mode/kutti.js';
+import { KUTTI_PROVISIONER_NAME } from '../../src/executor/node/kutti.js';
 import {
   NODE_MODE_CLUSTER_GRANTS,
   allowsPodCreate,

@@ -30,7 +30,7 @@ import {
 import { StorageClass } from 'kubernetes-models/storage.k8s.io/v1';
 import { parseCommandLine, type LocalPathOptions } from '../../src/cli/options.js';
 import { parseConfig } from '../../src/config/index.js';
-import { loadHelperPodTemplate, validateHelperPodTemplate } from '../../src/helper-pod/template.js';
+import { loadHelperPodTemplate, validateHelperPodTemplate } from '../../src/executor/helper-pod/template.js';
 
 export { OBJECT_NAME, type Manifest } from '@kprov/testkit';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { buildHelperPod, HelperPodError, type HelperPodInputs } from '../../src/helper-pod/build.js';
-import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
+import { buildHelperPod, HelperPodError, type HelperPodInputs } from '../../src/executor/helper-pod/build.js';
+import { loadHelperPodTemplate } from '../../src/executor/helper-pod/template.js';
 import { DEFAULT_TEMPLATE } from './fixtures.js';
 import { guardedCommand, PATH_GUARD_SCRIPT } from '../../src/volume/path-guard.js';
 

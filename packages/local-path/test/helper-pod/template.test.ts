@@ -4,7 +4,7 @@ import {
   loadHelperPodTemplate,
   HelperPodTemplateError,
   FLAG_ALLOW_UNSAFE_HELPER_POD_TEMPLATE,
-} from '../../src/helper-pod/template.js';
+} from '../../src/executor/helper-pod/template.js';
 
 function pod(spec: string, container = ''): string {
   return `apiVersion: v1

@@ -17,7 +17,7 @@ import { describeTiers } from '@kprov/testkit/vitest';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { HELP, NO_COMMAND_MESSAGE } from '../../src/cli/options.js';
-import { KUTTI_PROVISIONER_NAME } from '../../src/node-mode/kutti.js';
+import { KUTTI_PROVISIONER_NAME } from '../../src/executor/node/kutti.js';
 import { claim, getVolume, volumeTestPod, WAIT, waitBound, waitSucceeded } from '../provisioner/helpers.js';
 import { ensureBuilt } from './binary.js';
 import { cleanups, startKit, type Kit } from './harness.js';

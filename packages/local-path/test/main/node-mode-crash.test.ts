@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { beforeAll, expect, it, vi } from 'vitest';
-import { PENDING_DIR } from '../../src/node-mode/pending.js';
+import { PENDING_DIR } from '../../src/executor/node/pending.js';
 import { BASE_PATH, claim, getClaim, volumeTestPod, WAIT, waitBound } from '../provisioner/helpers.js';
 import { ensureBuilt, spawnProvisioner, startGate, type Child } from './binary.js';
 import { startKit, type Kit } from './harness.js';

@@ -2,7 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import { PROVISIONED_ON_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
+import { PROVISIONED_ON_ANNOTATION } from '../../src/volume/annotations.js';
 import { getVolume, NAMESPACE, WAIT } from '../provisioner/helpers.js';
 import { provisionOne, runMain, startKit, waitStarted } from './harness.js';
 

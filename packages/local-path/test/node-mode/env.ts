@@ -11,14 +11,11 @@ import { ObjectReader, type Cluster } from '@kprov/testkit';
 import { currentTier } from '@kprov/testkit/vitest';
 import { ItemExponentialFailureRateLimiter, ProvisionController } from '@kprov/provisioner-lib';
 import { parseConfig, type Config } from '../../src/config/index.js';
-import { PENDING_DIR } from '../../src/node-mode/pending.js';
-import type { NodeScripts } from '../../src/node-mode/scripts.js';
-import { NodeOrphanReconciler } from '../../src/node-mode/orphan-reconciler.js';
-import {
-  LocalPathProvisioner,
-  type LocalPathProvisionerOptions,
-  type NodeModeOptions,
-} from '../../src/provisioner/provisioner.js';
+import { PENDING_DIR } from '../../src/executor/node/pending.js';
+import type { NodeScripts } from '../../src/executor/node/scripts.js';
+import { NodeOrphanReconciler } from '../../src/executor/node/orphan-reconciler.js';
+import type { NodeModeOptions } from '../../src/executor/node/executor.js';
+import { LocalPathProvisioner, type LocalPathProvisionerOptions } from '../../src/provisioner/provisioner.js';
 import { BASE_PATH, configJson, NAMESPACE, PROVISIONER_NAME } from '../provisioner/helpers.js';
 
 /**

@@ -1,6 +1,6 @@
 /** chmod modes applied in-process: octal and symbolic, as chmod applies them to a directory. */
 import { describe, expect, it } from 'vitest';
-import { applyFileMode, FileModeError } from '../../src/node-mode/file-mode.js';
+import { applyFileMode, FileModeError } from '../../src/executor/node/file-mode.js';
 
 describe('applyFileMode', () => {
   it.each([

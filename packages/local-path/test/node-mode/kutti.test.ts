@@ -12,7 +12,7 @@ import {
   KUTTI_PROVISIONED_BY_ANNOTATION,
   KUTTI_PROVISIONED_ON_ANNOTATION,
   KUTTI_PROVISIONER_NAME,
-} from '../../src/node-mode/kutti.js';
+} from '../../src/executor/node/kutti.js';
 import { getVolume, storageClass, WAIT } from '../provisioner/helpers.js';
 import { nodeEnv, type NodeEnv } from './env.js';
 

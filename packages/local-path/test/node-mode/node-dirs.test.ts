@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writ
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createVolumeDir, removeVolumeDir, VolumeDirRefusedError } from '../../src/node-mode/node-dirs.js';
+import { createVolumeDir, removeVolumeDir, VolumeDirRefusedError } from '../../src/executor/node/node-dirs.js';
 
 const BASE = '/opt/local-path-provisioner';
 let root: string;

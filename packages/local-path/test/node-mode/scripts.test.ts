@@ -10,7 +10,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { currentTier, describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import { PROVISIONED_ON_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
+import { PROVISIONED_ON_ANNOTATION } from '../../src/volume/annotations.js';
 import {
   BASE_PATH,
   claim,

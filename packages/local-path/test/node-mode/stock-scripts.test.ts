@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { isStockScript, planScript } from '../../src/node-mode/scripts.js';
+import { isStockScript, planScript } from '../../src/executor/node/scripts.js';
 
 const pkg = fileURLToPath(new URL('../../', import.meta.url));
 const manifestData =

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { ALL_TIERS, describeTiers } from '@kprov/testkit/vitest';
 import { expect, it, vi } from 'vitest';
-import { SELECTED_NODE_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
+import { SELECTED_NODE_ANNOTATION } from '../../src/volume/annotations.js';
 import {
   BASE_PATH,
   claim,

@@ -25,13 +25,13 @@ import {
   type MetricsSink,
 } from '@kprov/provisioner-lib';
 import { VolumeExpander } from '../../src/capacity/expansion.js';
-import { HelperPodStatfs } from '../../src/capacity/statfs-helper.js';
+import { HelperPodStatfs } from '../../src/executor/helper-pod/statfs.js';
 import { CapacityTracker } from '../../src/capacity/tracker.js';
 import { vi } from 'vitest';
 import { parseConfig, type RandomSource } from '../../src/config/index.js';
-import { loadHelperPodTemplate } from '../../src/helper-pod/template.js';
+import { loadHelperPodTemplate } from '../../src/executor/helper-pod/template.js';
 import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
-import { HelperPodReconciler } from '../../src/provisioner/reconciler.js';
+import { HelperPodReconciler } from '../../src/executor/helper-pod/reconciler.js';
 import { DEFAULT_TEMPLATE } from '../helper-pod/fixtures.js';
 
 export const NAMESPACE = 'local-path-storage';

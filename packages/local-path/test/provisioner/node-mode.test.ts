@@ -11,8 +11,9 @@ import { currentTier, describeTiers } from '@kprov/testkit/vitest';
 import { ProvisionController } from '@kprov/provisioner-lib';
 import { expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { PROVISIONED_ON_ANNOTATION, SELECTED_NODE_ANNOTATION } from '../../src/provisioner/persistent-volume.js';
-import { LocalPathProvisioner, NODE_MODE_NEEDS_SELECTED_NODE } from '../../src/provisioner/provisioner.js';
+import { PROVISIONED_ON_ANNOTATION, SELECTED_NODE_ANNOTATION } from '../../src/volume/annotations.js';
+import { NODE_MODE_NEEDS_SELECTED_NODE } from '../../src/executor/node/scope.js';
+import { LocalPathProvisioner } from '../../src/provisioner/provisioner.js';
 import {
   BASE_PATH,
   claim,

@@ -1,10 +1,6 @@
 /** checkTeardownTarget and checkVolumePathText: the rules, one by one. */
 import { describe, expect, it } from 'vitest';
-import {
-  checkTeardownTarget,
-  TeardownRefusedError,
-  type TeardownTarget,
-} from '../../src/provisioner/teardown-guard.js';
+import { checkTeardownTarget, TeardownRefusedError, type TeardownTarget } from '../../src/volume/teardown-guard.js';
 import { checkVolumePathText, VolumePathError } from '../../src/volume/path-safety.js';
 
 const PV = 'pvc-11111111-2222-3333-4444-555555555555';

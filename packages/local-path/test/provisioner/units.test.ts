@@ -1,6 +1,7 @@
 /** Pure parts of the provisioner: quantities, and reading a PV's path and node affinity. */
 import { describe, expect, it } from 'vitest';
-import { affinityTermOf, quantityToBytes, volumePathOf } from '../../src/provisioner/index.js';
+import { quantityToBytes } from '../../src/config/index.js';
+import { affinityTermOf, volumePathOf } from '../../src/provisioner/index.js';
 
 describe('quantityToBytes', () => {
   it('reads binary, decimal and exponent suffixes, rounding up', () => {

@@ -82,7 +82,7 @@ export function flagsCommandLine<const T extends FlagTable>(
       return { kind: 'run', common: commonOptionsOf(values), options: own };
     } catch (err) {
       if (!(err instanceof CommandLineError)) throw err;
-      return { kind: 'exit', code: 2, stderr: `${err.message}\n${usage}` };
+      return { kind: 'exit', code: err.exitCode, stderr: `${err.message}\n${usage}` };
     }
   };
 }

@@ -6,6 +6,7 @@ import { labelsError } from '../leaderelection/lease-labels.js';
 import { COMMON_DEFAULTS, type CommonOptions, type EndpointAddress } from './common-options.js';
 import type { FlagTable } from './flag-table.js';
 import { CommandLineError, type ParsedValue } from './go-flags.js';
+import { leaseTimingProblem, longerThan, type LeaseTimings } from './lease-timing.js';
 
 function positive(value: number): void {
   if (!(value > 0)) throw new Error('must be greater than zero');
@@ -208,14 +209,15 @@ export interface CommonOptionsOfOptions {
  * {@link COMMON_FLAGS}. Empty texts mean unset. A binary with its own parser over these flags (another syntax, the
  * same flags) gets its common options from it too.
  *
- * @throws {@link CommandLineError} when the lease timings are not in client-go's order, or both `metrics-address`
- *   and `http-endpoint` are set; the message names the flags.
+ * @throws {@link CommandLineError} when the lease timings are not in client-go's order (see `leaseTimingProblem`), or
+ *   both `metrics-address` and `http-endpoint` are set; the message names the flags.
  */
 export function commonOptionsOf(
   values: ReadonlyMap<string, ParsedValue>,
   options: CommonOptionsOfOptions = {},
 ): CommonOptions {
-  const spelled = (name: string): string => `${options.flagPrefix ?? '-'}${name}`;
+  const prefix = options.flagPrefix ?? '-';
+  const spelled = (name: string): string => `${prefix}${name}`;
   const text = (flag: string): string | undefined => {
     const v = values.get(flag);
     return typeof v === 'string' && v !== '' ? v : undefined;
@@ -243,16 +245,7 @@ export function commonOptionsOf(
     loggingFormat: values.get('logging-format') as 'text' | 'json',
     verbosity: num('v'),
   };
-  // client-go's checks in NewLeaderElector, named by flag.
-  if (!(common.leaseDurationMs! > common.renewDeadlineMs!)) {
-    throw new CommandLineError(
-      `${spelled('leader-election-lease-duration')} must be longer than ${spelled('leader-election-renew-deadline')}`,
-    );
-  }
-  if (!(common.renewDeadlineMs! > 1.2 * common.retryPeriodMs!)) {
-    throw new CommandLineError(
-      `${spelled('leader-election-renew-deadline')} must be longer than 1.2 × ${spelled('leader-election-retry-period')}`,
-    );
-  }
+  const problem = leaseTimingProblem(common as LeaseTimings);
+  if (problem !== undefined) throw new CommandLineError(`${spelled(problem.flag)} ${longerThan(problem, prefix)}`);
   return common;
 }

@@ -1,4 +1,5 @@
-/** Go's `time.ParseDuration`, for duration flags. */
+/** Go durations: `time.ParseDuration` for duration flags, and `time.Duration.String()` for messages and helps. */
+export { goDuration as formatGoDuration } from '../client/rate-limit/throttle-message.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,

@@ -6,7 +6,18 @@
 import { parseGoDuration } from './go-duration.js';
 import type { FlagDefinition, FlagTable } from './flag-table.js';
 
-/** A command line that cannot be used; the runtime prints the message and the usage, and exits with 2. */
+/** Options of a {@link CommandLineError}. */
+export interface CommandLineErrorOptions {
+  /**
+   * The exit code: 2 (default) for a command line that cannot be parsed, as Go's `flag` package exits; 1 for one that
+   * parses but whose value cannot be used, as a binary that checks its values after parsing exits.
+   */
+  readonly exitCode?: 1 | 2;
+  /** Whether the help is printed before the message (a command line that says nothing usable). Default false. */
+  readonly showHelp?: boolean;
+}
+
+/** A command line that cannot be used; the runtime prints the message and the usage, and exits with its code. */
 export class CommandLineError extends Error {
   override readonly name = 'CommandLineError';
   /**
@@ -14,14 +25,21 @@ export class CommandLineError extends Error {
    * for a flag that is not defined, the name as given. Undefined for a malformed argument and for other errors.
    */
   readonly flag: string | undefined;
+  /** See {@link CommandLineErrorOptions.exitCode}. */
+  readonly exitCode: 1 | 2;
+  /** See {@link CommandLineErrorOptions.showHelp}. */
+  readonly showHelp: boolean;
 
   /**
    * @param message - the message, as Go's `flag` package words it where it has one.
    * @param flag - see {@link CommandLineError.flag}.
+   * @param options - the exit code and whether the help goes first.
    */
-  constructor(message: string, flag?: string) {
+  constructor(message: string, flag?: string, options: CommandLineErrorOptions = {}) {
     super(message);
     this.flag = flag;
+    this.exitCode = options.exitCode ?? 2;
+    this.showHelp = options.showHelp ?? false;
   }
 }
 
@@ -56,7 +74,10 @@ function parseFloat(text: string): number | 'parse error' {
   return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : 'parse error';
 }
 
-/** `text` as a value of `def`, or the reason it is not one: Go's `parse error`, `value out of range`, or `check`'s message. */
+/**
+ * `text` as a value of `def`, or the reason it is not one: Go's `parse error`, `value out of range`, or `check`'s
+ * message. A `CommandLineError` that `check` throws is thrown.
+ */
 export function convertFlagValue(def: FlagDefinition, text: string): ParsedValue | { error: string } {
   let value: ParsedValue | undefined;
   let error = 'parse error';
@@ -84,8 +105,9 @@ export function convertFlagValue(def: FlagDefinition, text: string): ParsedValue
   }
   if (value === undefined) return { error };
   try {
-    (def.check as ((v: ParsedValue) => void) | undefined)?.(value);
+    (def.check as ((v: ParsedValue, t: string) => void) | undefined)?.(value, text);
   } catch (err) {
+    if (err instanceof CommandLineError) throw err;
     return { error: err instanceof Error ? err.message : String(err) };
   }
   return value;
@@ -93,7 +115,10 @@ export function convertFlagValue(def: FlagDefinition, text: string): ParsedValue
 
 /** Options of {@link parseGoFlags}. */
 export interface GoFlagsOptions {
-  /** Other names of the table's flags: alias → name in the table. A value is stored under the table's name. Default none. */
+  /**
+   * More names of the table's flags, beside their own `aliases`: alias → name in the table. A value is stored under
+   * the table's name. Default none.
+   */
   readonly aliases?: Readonly<Record<string, string>>;
   /**
    * Names that are not flags of the table but requests, such as `help` and `version` in urfave/cli, where they are
@@ -126,10 +151,11 @@ export interface ParsedFlags {
 export function parseGoFlags(args: readonly string[], table: FlagTable, options: GoFlagsOptions = {}): ParsedFlags {
   const values = new Map<string, ParsedValue>();
   const requests = new Set<string>();
+  const aliases = new Map<string, string>(Object.entries(options.aliases ?? {}));
+  for (const [flag, def] of Object.entries(table)) for (const alias of def.aliases ?? []) aliases.set(alias, flag);
   const lookup = (name: string): string | undefined => {
     if (Object.hasOwn(table, name)) return name;
-    const target =
-      options.aliases !== undefined && Object.hasOwn(options.aliases, name) ? options.aliases[name] : undefined;
+    const target = aliases.get(name);
     return target !== undefined && Object.hasOwn(table, target) ? target : undefined;
   };
   const result = (rest: string[], help: boolean): ParsedFlags => ({
@@ -189,7 +215,66 @@ export function parseGoFlags(args: readonly string[], table: FlagTable, options:
 }
 
 /**
- * Fills in, for each flag of `table` not in `values`, its environment variable (an empty one counts as unset), else
+ * How environment variables are read: `go` (default), the sidecars' rule, where an empty variable counts as unset;
+ * or `urfave`, the rules of urfave/cli v3 (the CLI library of upstreams such as local-path-provisioner): an empty
+ * variable sets a text to `""` and a boolean to false, and leaves a number unset; a value that does not parse is
+ * worded as urfave/cli words it (`could not parse "x" as int64 value from environment variable "X" for flag x:
+ * strconv.ParseInt: parsing "x": invalid syntax`).
+ */
+export type EnvRules = 'go' | 'urfave';
+
+/** Options of {@link completeFlagValues}. */
+export interface CompleteFlagValuesOptions {
+  /** How environment variables are read. Default `go`. */
+  readonly envRules?: EnvRules;
+}
+
+/** urfave/cli's words for a type: the Go type, and how the parse error reads. */
+const URFAVE: Readonly<Record<FlagDefinition['type'], { type: string; error: (text: string, why: string) => string }>> =
+  {
+    string: { type: 'string', error: (_text, why) => why },
+    boolean: { type: 'bool', error: (text) => `strconv.ParseBool: parsing "${text}": invalid syntax` },
+    int: {
+      type: 'int64',
+      error: (text, why) =>
+        `strconv.ParseInt: parsing "${text}": ${why === 'value out of range' ? why : 'invalid syntax'}`,
+    },
+    float: { type: 'float64', error: (text) => `strconv.ParseFloat: parsing "${text}": invalid syntax` },
+    duration: { type: 'time.Duration', error: (text) => `time: invalid duration "${text}"` },
+  };
+
+/** A flag's value from environment variable `name` holding `text`, by `rules`; undefined when it is unset. */
+function envValue(
+  flag: string,
+  def: FlagDefinition,
+  name: string,
+  text: string,
+  rules: EnvRules,
+): ParsedValue | undefined {
+  if (text === '') {
+    if (rules === 'go') return undefined;
+    if (def.type === 'string') return '';
+    return def.type === 'boolean' ? false : undefined;
+  }
+  const value = convertFlagValue(def, text);
+  if (typeof value !== 'object') return value;
+  if (rules === 'go')
+    throw new CommandLineError(
+      `invalid value "${text}" of environment variable ${name} for flag -${flag}: ${value.error}`,
+    );
+  const words = URFAVE[def.type];
+  const why =
+    value.error === 'parse error' || value.error === 'value out of range'
+      ? words.error(text, value.error)
+      : value.error;
+  throw new CommandLineError(
+    `could not parse "${text}" as ${words.type} value from environment variable "${name}" for flag ${flag}: ${why}`,
+    flag,
+  );
+}
+
+/**
+ * Fills in, for each flag of `table` not in `values`, its environment variable (read by `options.envRules`), else
  * its default; then checks the required ones.
  *
  * @throws {@link CommandLineError} for an environment value that does not convert, or a missing required flag.
@@ -198,22 +283,18 @@ export function completeFlagValues(
   values: Map<string, ParsedValue>,
   table: FlagTable,
   env: Readonly<Record<string, string | undefined>>,
+  options: CompleteFlagValuesOptions = {},
 ): Map<string, ParsedValue> {
   const complete = new Map(values);
   for (const [name, def] of Object.entries(table)) {
     if (complete.has(name)) continue;
     const text = def.env === undefined ? undefined : env[def.env];
-    if (text !== undefined && text !== '') {
-      const value = convertFlagValue(def, text);
-      if (typeof value === 'object') {
-        throw new CommandLineError(
-          `invalid value "${text}" of environment variable ${def.env ?? ''} for flag -${name}: ${value.error}`,
-        );
-      }
-      complete.set(name, value);
-      continue;
-    }
-    if (def.default !== undefined) complete.set(name, def.default);
+    const value =
+      text === undefined || def.env === undefined
+        ? undefined
+        : envValue(name, def, def.env, text, options.envRules ?? 'go');
+    if (value !== undefined) complete.set(name, value);
+    else if (def.default !== undefined) complete.set(name, def.default);
     else if (def.required === true) {
       throw new CommandLineError(
         `flag -${name}${def.env === undefined ? '' : ` (or environment variable ${def.env})`} is required`,

@@ -1,7 +1,7 @@
 /**
- * Node mode: one provisioner per node that makes and removes its node's volume directories itself, with the
- * checks, scripts, owner patterns, pending records and orphan reconciler of that, and what it reads of
- * kuttiproject/provisioner-localvolume.
+ * The node executor (node mode): one provisioner per node that makes and removes its node's volume directories
+ * itself, with the checks, scripts, owner patterns, pending records, orphan reconciler and measuring of that, its
+ * scope (the claims and PVs of its node), and what it reads of kuttiproject/provisioner-localvolume.
  *
  * @module
  */
@@ -26,7 +26,9 @@ export {
 export { applyFileMode, FileModeError } from './file-mode.js';
 export { applyOwner, type OwnerValues } from './owner.js';
 export { listPending, PENDING_DIR, removePending, writePending, type PendingRecord } from './pending.js';
-export { NodeVolumes, type NodeSetup, type NodeTeardown, type NodeVolumesOptions } from './node-volumes.js';
+export { NodeExecutor, type NodeExecutorOptions, type NodeModeOptions } from './executor.js';
+export { NODE_MODE_NEEDS_SELECTED_NODE, NodeScope } from './scope.js';
+export { measureFileSystem } from './statfs.js';
 export {
   basePathsOf,
   NodeOrphanReconciler,

@@ -5,12 +5,9 @@
  * @module
  */
 import type { V1Container, V1Pod, V1Toleration, V1Volume, V1VolumeMount, V1KeyToPath } from '@kubernetes/client-node';
-import { guardedCommand } from '../volume/path-guard.js';
-import { cleanPath } from '../volume/path-pattern.js';
-import { scriptInterface } from './script-interface.js';
-
-/** What the helper pod does: run the setup script (`create`) or the teardown script (`delete`). */
-export type HelperPodAction = 'create' | 'delete';
+import { guardedCommand } from '../../volume/path-guard.js';
+import { cleanPath } from '../../volume/path-pattern.js';
+import { scriptInterface, type ScriptInputs, type VolumeAction } from '../script.js';
 
 /** Upstream's limit on helper pod names. */
 export const HELPER_POD_NAME_MAX_LENGTH = 128;
@@ -27,10 +24,10 @@ export const DEFAULT_HELPER_TOLERATION: Readonly<V1Toleration> = Object.freeze({
   effect: 'NoSchedule',
 });
 
-/** Inputs of {@link buildHelperPod}. */
-export interface HelperPodInputs {
-  /** `create` or `delete`. */
-  readonly action: HelperPodAction;
+/** Inputs of {@link buildHelperPod}: the pod's, then the script's ({@link ScriptInputs}). */
+export interface HelperPodInputs extends ScriptInputs {
+  /** `create` (the setup script) or `delete` (the teardown script). */
+  readonly action: VolumeAction;
   /** The helper pod template (from `loadHelperPodTemplate`); deep-copied, never modified. */
   readonly template: V1Pod;
   /** The provisioner's namespace; always the pod's namespace, whatever the template says. */
@@ -47,16 +44,6 @@ export interface HelperPodInputs {
   readonly node: string;
   /** Whether the class uses `sharedFileSystemPath` (then `node` may be empty). */
   readonly shared: boolean;
-  /** Size in bytes (`VOL_SIZE_BYTES`, `-s`). */
-  readonly sizeBytes: number | bigint;
-  /** `Filesystem` or `Block` (`VOL_MODE`, `-m`). */
-  readonly volumeMode: string;
-  /** `VOL_USER`; empty when unset (always empty for delete). */
-  readonly user?: string | undefined;
-  /** `VOL_GROUP`; empty when unset (always empty for delete). */
-  readonly group?: string | undefined;
-  /** `VOL_PERM`; empty when unset (always empty for delete). */
-  readonly perm?: string | undefined;
   /**
    * `setupCommand` from the config: replaces the guarded `/bin/sh /script/setup` with `[setupCommand]`, which runs
    * without the guard (the program must refuse links itself).

@@ -20,10 +20,9 @@ import {
   type Clock,
   type Logger,
 } from '@kprov/provisioner-lib';
+import { lastLines } from '../output.js';
 import { waitForPod } from './pod-watch.js';
 
-/** How many log lines of a failed helper pod go into the error. */
-export const FAILED_LOG_LINES = 10;
 /** Default interval between two looks at a leftover helper pod that is being deleted, in ms. */
 export const DEFAULT_POLL_INTERVAL_MS = 200;
 
@@ -34,7 +33,7 @@ export class HelperPodFailedError extends Error {
     message: string,
     /** `namespace/name` of the helper pod. */
     readonly pod: string,
-    /** The last log lines (up to {@link FAILED_LOG_LINES}). */
+    /** The last log lines (up to `FAILED_LOG_LINES`). */
     readonly logTail: readonly string[],
   ) {
     super(message);
@@ -78,14 +77,6 @@ export interface HelperPodRun {
 /** A log, or why it could not be read. */
 type LogRead = { readonly text: string } | { readonly error: string };
 
-/** The last `count` non-empty lines of `text`. */
-function lastLines(text: string, count: number): string[] {
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .slice(-count);
-}
-
 /** The phase and, for a failed pod, what its first container reported. */
 function outcome(pod: V1Pod): string {
   const status = pod.status?.containerStatuses?.[0];
@@ -101,7 +92,7 @@ function outcome(pod: V1Pod): string {
  * `terminationMessagePolicy: FallbackToLogsOnError`).
  */
 function withTerminationMessage(pod: V1Pod, logs: LogRead): string {
-  const message = lastLines(pod.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '', FAILED_LOG_LINES);
+  const message = lastLines(pod.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '');
   const shown = message.length === 0 ? '' : `the container's terminated message:\n${message.join('\n')}`;
   if ('error' in logs) return `could not read the log: ${logs.error}${shown === '' ? '' : `; ${shown}`}`;
   return shown === '' ? 'no log output' : `no log output; ${shown}`;
@@ -125,6 +116,11 @@ export class HelperPodRunner {
     this.clock = options.clock ?? realClock;
   }
 
+  /** Whether a {@link run} of this runner is busy with the pod `namespace/name` (creating, waiting or deleting it). */
+  isRunning(namespace: string, name: string): boolean {
+    return this.running.has(`${namespace}/${name}`);
+  }
+
   /**
    * Runs the pod: resolves when it Succeeded; throws a {@link HelperPodFailedError} as soon as it Failed, a
    * {@link HelperPodTimeoutError} (`<action> process timeout after <N> seconds`, `create` for both actions as
@@ -132,11 +128,6 @@ export class HelperPodRunner {
    * is logged and the pod deleted in every case, including when the create request itself was aborted or failed (it
    * may still have reached the server).
    */
-  /** Whether a {@link run} of this runner is busy with the pod `namespace/name` (creating, waiting or deleting it). */
-  isRunning(namespace: string, name: string): boolean {
-    return this.running.has(`${namespace}/${name}`);
-  }
-
   async run(run: HelperPodRun): Promise<void> {
     const name = run.pod.metadata?.name ?? '';
     const namespace = run.pod.metadata?.namespace ?? '';
@@ -188,7 +179,7 @@ export class HelperPodRunner {
       });
       if (pod.status?.phase === 'Failed') {
         logs = await this.readLog(run.pod, log);
-        const tail = 'text' in logs ? lastLines(logs.text, FAILED_LOG_LINES) : [];
+        const tail = 'text' in logs ? lastLines(logs.text) : [];
         const shown =
           tail.length > 0 ? `last ${tail.length} log lines:\n${tail.join('\n')}` : withTerminationMessage(pod, logs);
         throw new HelperPodFailedError(

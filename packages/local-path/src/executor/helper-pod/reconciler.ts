@@ -1,6 +1,6 @@
 /**
  * Finishes what a crash interrupted. Every helper pod records its operation, claim, volume, node and path
- * (`helper-labels.ts`); the setup pod is kept until the PV is saved. A pass of {@link HelperPodReconciler} looks at
+ * (`labels.ts`); the setup pod is kept until the PV is saved. A pass of {@link HelperPodReconciler} looks at
  * the helper pods no operation of this process is using:
  *
  * - a setup pod whose PV exists: its volume is saved, the pod is deleted;
@@ -15,17 +15,12 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import {
-  describeError,
-  isNotFound,
-  makeApiClient,
-  silentLogger,
-  realClock,
-  withSignal,
-  type Logger,
-} from '@kprov/provisioner-lib';
-import { runPasses } from './passes.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { describeError, withSignal } from '@kprov/provisioner-lib';
+import { DEFAULT_CMD_TIMEOUT_SECONDS } from '../../config/index.js';
+import type { VolumeRecord } from '../executor.js';
+import { OrphanReconciler, orphanState, type OrphanReconcilerOptions } from '../orphans.js';
+import { HelperPodExecutor } from './executor.js';
 import {
   ANNOTATION_CLAIM,
   ANNOTATION_NODE,
@@ -34,23 +29,18 @@ import {
   ANNOTATION_VOLUME,
   LABEL_CLAIM_UID,
   LABEL_OPERATION,
-} from './helper-labels.js';
+} from './labels.js';
 import { waitForPod } from './pod-watch.js';
-import type { LocalPathProvisioner } from './provisioner.js';
-import { TeardownRefusedError } from './teardown-guard.js';
 
 /** Default interval between two passes, in ms. */
 export const DEFAULT_RECONCILE_INTERVAL_MS = 5 * 60_000;
 
-/** Options of {@link HelperPodReconciler}. */
-export interface HelperPodReconcilerOptions {
-  readonly kubeConfig: KubeConfig;
+/** Options of {@link HelperPodReconciler}; its `provisioner`'s executor is a {@link HelperPodExecutor}. */
+export interface HelperPodReconcilerOptions extends OrphanReconcilerOptions {
   /** The provisioner's namespace, where the helper pods run. */
   readonly namespace: string;
-  readonly provisioner: LocalPathProvisioner;
   /** The helper pod timeout in seconds (`cmdTimeoutSeconds`), a getter for reloads. Default 120. */
   readonly timeoutSeconds?: (() => number) | undefined;
-  readonly logger?: Logger | undefined;
 }
 
 /** What one pass did, by pod name. */
@@ -68,47 +58,36 @@ function isFinished(pod: V1Pod): boolean {
 }
 
 /** Deletes leftover helper pods and tears down the directories of setups whose claim and PV are gone. */
-export class HelperPodReconciler {
-  private readonly core: CoreV1Api;
-  private readonly logger: Logger;
-  /** Pods whose refused teardown was reported already (reported once, not on every pass). */
-  private readonly reported = new Set<string>();
-
+export class HelperPodReconciler extends OrphanReconciler<ReconcileReport> {
   constructor(private readonly options: HelperPodReconcilerOptions) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
-    this.logger = (options.logger ?? silentLogger).child({ component: 'reconciler' });
+    super(options, 'Helper pod reconcile failed; retrying at the next pass');
   }
 
-  /** Runs a pass at once, then one every `intervalMs`, until `signal` aborts. Errors of a pass are logged. */
-  run(intervalMs: number, signal: AbortSignal): Promise<void> {
-    return runPasses(
-      (s) => this.reconcile(s),
-      intervalMs,
-      signal,
-      this.logger,
-      'Helper pod reconcile failed; retrying at the next pass',
-    );
+  private get executor(): HelperPodExecutor {
+    const executor = this.options.provisioner.executor;
+    if (!(executor instanceof HelperPodExecutor))
+      throw new Error('HelperPodReconciler: the provisioner does not run helper pods');
+    return executor;
   }
 
   /** One pass over the helper pods (see the module). */
   async reconcile(signal: AbortSignal): Promise<ReconcileReport> {
-    const { namespace, provisioner } = this.options;
+    const { namespace } = this.options;
+    const executor = this.executor;
     const report: ReconcileReport = { deleted: [], tornDown: [], failed: [] };
     const pods = await this.core.listNamespacedPod({ namespace, labelSelector: LABEL_OPERATION }, withSignal(signal));
     for (const pod of pods.items) {
       const name = pod.metadata?.name ?? '';
-      if (provisioner.runner.isRunning(namespace, name) || pod.metadata?.deletionTimestamp !== undefined) continue;
+      if (executor.runner.isRunning(namespace, name) || pod.metadata?.deletionTimestamp !== undefined) continue;
       const annotations = pod.metadata?.annotations ?? {};
       const pvName = annotations[ANNOTATION_VOLUME] ?? '';
       const operation = pod.metadata?.labels?.[LABEL_OPERATION];
       if (operation === 'create') {
-        if (pvName === '' || provisioner.isUnsaved(pvName)) continue;
-        if (await this.volumeExists(pvName, signal)) {
-          await this.remove(name, report, signal);
-          continue;
-        }
-        if (await this.claimExists(pod, signal)) continue;
-        await this.tearDownOrphan(pod, report, signal);
+        if (pvName === '' || executor.isBusy(pvName)) continue;
+        const record = recordOf(pod);
+        const state = await orphanState(this.core, pvName, record.claim, signal);
+        if (state === 'saved') await this.remove(name, report, signal);
+        else if (state === 'orphaned') await this.tearDownOrphan(pod, record, report, signal);
       } else if (operation === 'delete') {
         await this.remove(name, report, signal);
       }
@@ -122,47 +101,25 @@ export class HelperPodReconciler {
     return report;
   }
 
-  private async volumeExists(name: string, signal: AbortSignal): Promise<boolean> {
-    try {
-      await this.core.readPersistentVolume({ name }, withSignal(signal));
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
-  /** Whether the pod's claim exists with the uid it was set up for. */
-  private async claimExists(pod: V1Pod, signal: AbortSignal): Promise<boolean> {
-    const [namespace = '', name = ''] = (pod.metadata?.annotations?.[ANNOTATION_CLAIM] ?? '').split('/');
-    if (namespace === '' || name === '') return false;
-    try {
-      const claim = await this.core.readNamespacedPersistentVolumeClaim({ namespace, name }, withSignal(signal));
-      const uid = pod.metadata?.labels?.[LABEL_CLAIM_UID];
-      return uid === undefined || claim.metadata?.uid === uid;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
   private async remove(name: string, report: ReconcileReport, signal: AbortSignal): Promise<void> {
-    await this.options.provisioner.runner.remove(this.options.namespace, name, signal);
+    await this.executor.runner.remove(this.options.namespace, name, signal);
     this.logger.info({ pod: `${this.options.namespace}/${name}` }, 'Deleted a leftover helper pod');
     report.deleted.push(name);
   }
 
   /** Waits for a setup pod to end, runs the teardown of its directory, then deletes the pod. */
-  private async tearDownOrphan(pod: V1Pod, report: ReconcileReport, signal: AbortSignal): Promise<void> {
-    const { namespace, provisioner } = this.options;
+  private async tearDownOrphan(
+    pod: V1Pod,
+    record: VolumeRecord,
+    report: ReconcileReport,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { namespace } = this.options;
     const name = pod.metadata?.name ?? '';
-    const annotations = pod.metadata?.annotations ?? {};
-    const [claimNamespace = '', claimName = ''] = (annotations[ANNOTATION_CLAIM] ?? '').split('/');
-    const uid = pod.metadata?.labels?.[LABEL_CLAIM_UID];
     const log = this.logger.child({ pod: `${namespace}/${name}` });
     if (!isFinished(pod)) {
       // A setup still running could make the directory after the teardown removed it: let it end first.
-      const timeoutSeconds = this.options.timeoutSeconds?.() ?? 120;
+      const timeoutSeconds = this.options.timeoutSeconds?.() ?? DEFAULT_CMD_TIMEOUT_SECONDS;
       log.info({}, 'Waiting for an interrupted setup to end before removing its directory');
       try {
         await waitForPod({
@@ -171,9 +128,10 @@ export class HelperPodReconciler {
           namespace,
           name,
           until: isFinished,
-          deadline: realClock.now() + timeoutSeconds * 1000,
+          deadline: this.clock.now() + timeoutSeconds * 1000,
           onTimeout: () => new Error(`setup pod ${namespace}/${name} did not end within ${timeoutSeconds} seconds`),
           signal,
+          clock: this.clock,
           logger: log,
         });
       } catch (err) {
@@ -181,29 +139,24 @@ export class HelperPodReconciler {
         log.warn({ err: describeError(err) }, 'The interrupted setup did not end; removing its directory anyway');
       }
     }
-    try {
-      await provisioner.teardownOrphan(
-        {
-          action: 'create',
-          pvName: annotations[ANNOTATION_VOLUME] ?? '',
-          claim: { namespace: claimNamespace, name: claimName, uid },
-          path: annotations[ANNOTATION_PATH] ?? '',
-          node: annotations[ANNOTATION_NODE] ?? pod.spec?.nodeName ?? '',
-          storageClassName: annotations[ANNOTATION_STORAGE_CLASS] ?? '',
-        },
-        signal,
-      );
-    } catch (err) {
-      if (signal.aborted) throw err;
+    if (!(await this.teardowns.tearDown(record, name, log, signal))) {
       report.failed.push(name);
-      const message = `The directory of an interrupted setup was not removed: ${describeError(err)}`;
-      if (err instanceof TeardownRefusedError) {
-        if (!this.reported.has(name)) log.error({}, message);
-        this.reported.add(name);
-      } else log.warn({}, message);
       return;
     }
     report.tornDown.push(name);
     await this.remove(name, report, signal);
   }
+}
+
+/** The volume a setup pod records (its labels and annotations, see `labels.ts`). */
+function recordOf(pod: V1Pod): VolumeRecord {
+  const annotations = pod.metadata?.annotations ?? {};
+  const [namespace = '', name = ''] = (annotations[ANNOTATION_CLAIM] ?? '').split('/');
+  return {
+    pvName: annotations[ANNOTATION_VOLUME] ?? '',
+    claim: { namespace, name, uid: pod.metadata?.labels?.[LABEL_CLAIM_UID] },
+    path: annotations[ANNOTATION_PATH] ?? '',
+    node: annotations[ANNOTATION_NODE] ?? pod.spec?.nodeName ?? '',
+    storageClassName: annotations[ANNOTATION_STORAGE_CLASS] ?? '',
+  };
 }

@@ -1,12 +1,31 @@
 /**
- * Sizes of the capacity settings: parsing `capacity`, `minSize` and `maxSize` (Kubernetes quantities, or `auto` for
- * a path's capacity) and printing byte counts back in binary units for messages and the status table.
+ * Sizes, on `@kprov/quantity`: Kubernetes quantities (`128Mi`, `1.5Gi`, `1e3`, `500M`) as whole bytes, rounded up as
+ * Go's `resource.Quantity.Value()` rounds them (a claim's request, a PV's capacity); the size settings of the config
+ * (`capacity`, `minSize`, `maxSize`, and `auto` for a path's capacity); and byte counts printed back in binary units
+ * for messages and the status table.
  *
  * @module
  */
-import { ConfigError } from '../config/errors.js';
-import type { PathCapacity } from '../config/schema.js';
-import { quantityToBytes } from '../provisioner/quantity.js';
+import { parseQuantity, quantityValue } from '@kprov/quantity';
+import { ConfigError } from './errors.js';
+import type { PathCapacity } from './schema.js';
+
+/**
+ * The quantity in bytes, rounded up to an integer; `0n` for `undefined` or `""`.
+ *
+ * @throws Error `invalid quantity "<q>"` when the text is not a Kubernetes quantity or is negative.
+ */
+export function quantityToBytes(quantity: string | undefined): bigint {
+  if (quantity === undefined || quantity === '') return 0n;
+  let bytes: bigint;
+  try {
+    bytes = quantityValue(parseQuantity(quantity.trim()));
+  } catch {
+    throw new Error(`invalid quantity "${quantity}"`);
+  }
+  if (bytes < 0n) throw new Error(`invalid quantity "${quantity}"`);
+  return bytes;
+}
 
 /** The `capacity` value that asks for the size of the path's file system. */
 export const AUTO_CAPACITY = 'auto';

@@ -8,22 +8,18 @@
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ClaimIdentity } from '../provisioner/teardown-guard.js';
+import type { ClaimIdentity } from '../../volume/teardown-guard.js';
+import type { VolumeRecord } from '../executor.js';
 import { onHost } from './node-dirs.js';
 
 /** The folder of the records in each base path. */
 export const PENDING_DIR = '.local-path-pending';
 
 /** What a record holds: enough to tear the directory down with the checks of a PV deletion. */
-export interface PendingRecord {
-  readonly pvName: string;
+export interface PendingRecord extends VolumeRecord {
   readonly claim: ClaimIdentity;
-  /** The volume directory (a node path). */
-  readonly path: string;
   /** The base path the directory was made in (a node path); the record lies in it. */
   readonly basePath: string;
-  readonly node: string;
-  readonly storageClassName: string;
 }
 
 function fileOf(hostRoot: string, basePath: string, pvName: string): string {

@@ -7,7 +7,7 @@
  * @module
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { ANNOTATION_DEFAULT_VOLUME_TYPE, ANNOTATION_VOLUME_TYPE, type VolumeType } from '../volume/parameters.js';
+import { ANNOTATION_DEFAULT_VOLUME_TYPE, ANNOTATION_VOLUME_TYPE, type VolumeType } from '../../volume/parameters.js';
 
 /** kutti's provisioner name (StorageClass `provisioner`, PV `pv.kubernetes.io/provisioned-by`). */
 export const KUTTI_PROVISIONER_NAME = 'kuttiproject/provisioner-localvolume';

@@ -6,15 +6,8 @@
  */
 import { lstat, statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { onHost } from '../node-mode/node-dirs.js';
-
-/** A file system's size and the space still free for unprivileged users, in bytes. */
-export interface FileSystemSize {
-  /** Block size × blocks. */
-  readonly size: bigint;
-  /** Block size × blocks available to unprivileged users. */
-  readonly free: bigint;
-}
+import type { FileSystemSize } from '../executor.js';
+import { onHost } from './node-dirs.js';
 
 async function exists(p: string): Promise<boolean> {
   try {

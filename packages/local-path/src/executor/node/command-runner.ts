@@ -7,8 +7,9 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { describeError, silentLogger, type Logger } from '@kprov/provisioner-lib';
-import { FAILED_LOG_LINES } from '../provisioner/helper-runner.js';
+import { describeError, realClock, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { lastLines } from '../output.js';
+import type { VolumeAction } from '../script.js';
 
 /** What to run. */
 export interface CommandRun {
@@ -19,10 +20,12 @@ export interface CommandRun {
   /** Limit in seconds (`cmdTimeoutSeconds`): the process group is killed after it. */
   readonly timeoutSeconds: number;
   /** What it does, for messages: `create` or `delete` (upstream's `<action> process timeout after <N> seconds`). */
-  readonly action: 'create' | 'delete';
+  readonly action: VolumeAction;
   /** Kills the process group. */
   readonly signal?: AbortSignal | undefined;
   readonly logger?: Logger | undefined;
+  /** Time source of the timeout. Default the real clock. */
+  readonly clock?: Clock | undefined;
 }
 
 /** The command exited non-zero, was killed, or could not start; `logTail` holds its last output lines. */
@@ -30,7 +33,7 @@ export class CommandFailedError extends Error {
   override readonly name = 'CommandFailedError';
   constructor(
     message: string,
-    /** The last output lines (up to {@link FAILED_LOG_LINES}). */
+    /** The last output lines (up to `FAILED_LOG_LINES`). */
     readonly logTail: readonly string[],
   ) {
     super(message);
@@ -40,13 +43,6 @@ export class CommandFailedError extends Error {
 /** The command did not end within its timeout (and was killed). */
 export class CommandTimeoutError extends Error {
   override readonly name = 'CommandTimeoutError';
-}
-
-function lastLines(text: string): string[] {
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .slice(-FAILED_LOG_LINES);
 }
 
 /** Kills a process group; nothing when it is gone. */
@@ -66,6 +62,7 @@ function killGroup(pid: number | undefined): void {
  */
 export function runCommand(run: CommandRun): Promise<void> {
   const logger = run.logger ?? silentLogger;
+  const clock = run.clock ?? realClock;
   const [file = '', ...args] = run.argv;
   return new Promise<void>((resolve, reject) => {
     if (run.signal?.aborted === true) {
@@ -91,10 +88,10 @@ export function runCommand(run: CommandRun): Promise<void> {
       if (state.result !== undefined) return;
       state.result = err;
       killGroup(child.pid);
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       run.signal?.removeEventListener('abort', onAbort);
     };
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       finish(new CommandTimeoutError(`${run.action} process timeout after ${run.timeoutSeconds} seconds`));
     }, run.timeoutSeconds * 1000);
     const onAbort = (): void => finish(run.signal?.reason as Error);

@@ -15,9 +15,9 @@
  * @module
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { GoTemplateError } from '../volume/go-template.js';
-import { hasControlCharacter } from '../volume/path-safety.js';
-import { cleanPath, defaultFolderName, renderPattern, volumePath } from '../volume/path-pattern.js';
+import { GoTemplateError } from './go-template.js';
+import { hasControlCharacter } from './path-safety.js';
+import { cleanPath, defaultFolderName, renderPattern, volumePath } from './path-pattern.js';
 
 /** A teardown that was refused; `path` is the directory it would have removed. */
 export class TeardownRefusedError extends Error {

@@ -11,11 +11,11 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { makeApiClient, withSignal, type Logger } from '@kprov/provisioner-lib';
-import { buildHelperPod, HELPER_POD_NAME_MAX_LENGTH } from '../helper-pod/build.js';
-import { validateHelperPodTemplate } from '../helper-pod/template.js';
-import { LABEL_OPERATION } from '../provisioner/helper-labels.js';
-import { HelperPodRunner } from '../provisioner/helper-runner.js';
-import type { FileSystemSize } from './statfs.js';
+import { buildHelperPod, HELPER_POD_NAME_MAX_LENGTH } from './build.js';
+import { validateHelperPodTemplate } from './template.js';
+import { LABEL_OPERATION } from './labels.js';
+import { HelperPodRunner } from './runner.js';
+import type { FileSystemSize } from '../executor.js';
 
 /** The `local.path.provisioner/operation` label value of a measuring helper pod. */
 export const STATFS_OPERATION = 'statfs';

@@ -12,7 +12,7 @@
  * @module
  */
 import { onHost } from './node-dirs.js';
-import { scriptInterface } from '../helper-pod/script-interface.js';
+import { scriptInterface, type ScriptInputs, type VolumeAction } from '../script.js';
 
 /** The ConfigMap's scripts, as far as they are known (`undefined`: none, the built-in behaviour is used). */
 export interface NodeScripts {
@@ -47,7 +47,7 @@ fi
 rm -rf "$VOL_DIR"`;
 
 /** The stock scripts, normalised ({@link normaliseScript}): the built-in behaviour does what they do. */
-const STOCK: Readonly<Record<'create' | 'delete', readonly string[]>> = {
+const STOCK: Readonly<Record<VolumeAction, readonly string[]>> = {
   create: [OUR_SETUP, 'set -eu\nmkdir -m 0777 -p "$VOL_DIR"'],
   delete: [OUR_TEARDOWN, 'set -eu\nrm -rf "$VOL_DIR"'],
 };
@@ -62,7 +62,7 @@ export function normaliseScript(text: string): string {
 }
 
 /** Whether `text` is a stock `setup` (`create`) or `teardown` (`delete`) script. */
-export function isStockScript(action: 'create' | 'delete', text: string): boolean {
+export function isStockScript(action: VolumeAction, text: string): boolean {
   return STOCK[action].includes(normaliseScript(text));
 }
 
@@ -76,7 +76,7 @@ export type ScriptPlan =
  * is not a stock one; else the built-in behaviour.
  */
 export function planScript(
-  action: 'create' | 'delete',
+  action: VolumeAction,
   command: string | undefined,
   script: string | undefined,
   args: readonly string[],
@@ -88,21 +88,15 @@ export function planScript(
   return { kind: 'run', argv: ['/bin/sh', '-c', script, `/script/${name}`, ...args], what: `the ${name} script` };
 }
 
-/** Inputs of {@link scriptCall}. */
-export interface ScriptCallInputs {
-  readonly action: 'create' | 'delete';
+/** Inputs of {@link scriptCall}: where the script runs, then the script's ({@link ScriptInputs}). */
+export interface ScriptCallInputs extends ScriptInputs {
+  readonly action: VolumeAction;
   /** `--host-root` (`""`: none). */
   readonly hostRoot: string;
   /** The volume directory, a node path. */
   readonly path: string;
   /** The base path it lies in, a node path. */
   readonly basePath: string;
-  readonly sizeBytes: number | bigint;
-  readonly volumeMode: string;
-  /** `VOL_USER`, `VOL_GROUP`, `VOL_PERM`: the rendered patterns (always empty for delete). */
-  readonly user?: string | undefined;
-  readonly group?: string | undefined;
-  readonly perm?: string | undefined;
   /** `PATH` of the child. Default this process's, else the usual system one. */
   readonly searchPath?: string | undefined;
 }

@@ -11,10 +11,10 @@
 import { constants } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { guardVolumePath } from '../volume/path-guard.js';
-import { cleanPath } from '../volume/path-pattern.js';
+import { guardVolumePath } from '../../volume/path-guard.js';
+import { cleanPath } from '../../volume/path-pattern.js';
 
-export { VolumeDirRefusedError } from '../volume/path-guard.js';
+export { VolumeDirRefusedError } from '../../volume/path-guard.js';
 
 /** Where a node path is for this process. */
 export function onHost(hostRoot: string, nodePath: string): string {

@@ -208,6 +208,24 @@ describe('config', () => {
     expect(source.current().config.storageClassMap.sc1).toBeUndefined();
   });
 
+  it('says the config is fine again once a directory that could not be read reads again, unchanged', async () => {
+    const parent = temp();
+    const dir = path.join(parent, 'config');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'storageClassMap'), 'sc1: {hostDir: /a, mountDir: /a}\n');
+    const source = new ConfigDirectory({ dir, periodMs: 1000, clock: new FakeClock() });
+    await source.load();
+    renameSync(dir, path.join(parent, 'away'));
+    await source.reload();
+    expect(source.current().errors[0]).toMatch(
+      /^cannot read the config directory .*; keeping the last valid configuration$/,
+    );
+    expect(source.current().config.storageClassMap.sc1?.hostDir).toBe('/a');
+    renameSync(path.join(parent, 'away'), dir);
+    await source.reload();
+    expect(source.current()).toMatchObject({ errors: [], config: { storageClassMap: { sc1: { hostDir: '/a' } } } });
+  });
+
   it("matches names with Go's filepath.Match globs", () => {
     const m = nameMatcher('nvm*,sdb?,disk[0-3],x\\*');
     expect(['nvme0n1', 'sdbc', 'disk2', 'x*'].map(m)).toEqual([true, true, true, true]);

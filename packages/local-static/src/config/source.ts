@@ -7,6 +7,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { realClock, sleep, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { LastGood } from '@kprov/provisioner-lib/runtime';
 import { isScalar, parse } from 'yaml';
 import { buildConfig, type ProvisionerConfig } from './config.js';
 import { canonicalKeys } from './field-names.js';
@@ -99,10 +100,20 @@ export interface ConfigDirectoryOptions {
   logger?: Logger;
 }
 
-/** The config of a ConfigMap directory, kept current by {@link ConfigDirectory.run}. */
+/** A config built from the directory's keys, with the classes that kept their last valid settings. */
+interface Built extends ConfigState {
+  kept: string[];
+}
+
+/**
+ * The config of a ConfigMap directory, kept current by {@link ConfigDirectory.run}. The directory's texts are the input
+ * of the runtime's `LastGood`: texts that do not parse never replace the config in force.
+ */
 export class ConfigDirectory {
   private state: ConfigState | undefined;
-  private lastTexts = '';
+  private readonly lastGood = new LastGood<string, Built>({
+    parse: (texts, inForce) => this.build(JSON.parse(texts) as Record<string, string>, inForce?.value.config),
+  });
   /** Warnings logged already: each once per process. */
   private readonly warned = new Set<string>();
   private readonly clock: Clock;
@@ -120,14 +131,30 @@ export class ConfigDirectory {
    * @throws {@link ConfigReadError} when the directory cannot be read or a key is not YAML (upstream exits then too).
    */
   async load(): Promise<ConfigState> {
-    const texts = await readConfigTexts(this.options.dir);
-    const built = buildConfig(parseConfigTexts(texts, (w) => this.warn(w)));
-    this.lastTexts = JSON.stringify(texts);
-    this.state = built;
-    for (const warning of built.warnings) this.warn(warning);
+    const built = this.lastGood.initial(JSON.stringify(await readConfigTexts(this.options.dir)));
     for (const error of built.errors)
       this.logger.error({ err: error }, 'Invalid provisioner configuration entry, left out');
-    return built;
+    this.state = { config: built.config, errors: built.errors };
+    return this.state;
+  }
+
+  /**
+   * The config of `texts`; a class whose entry became invalid keeps its settings of `previous`, so that its volumes go
+   * on being discovered and cleaned. @throws {@link ConfigReadError} when a key is not YAML.
+   */
+  private build(texts: Record<string, string>, previous: ProvisionerConfig | undefined): Built {
+    const keys = parseConfigTexts(texts, (w) => this.warn(w));
+    const built = buildConfig(keys);
+    for (const warning of built.warnings) this.warn(warning);
+    const kept: string[] = [];
+    const classes = (canonicalKeys(keys).keys.storageClassMap ?? {}) as Record<string, unknown>;
+    for (const [name, settings] of Object.entries(previous?.storageClassMap ?? {})) {
+      if (built.config.storageClassMap[name] === undefined && typeof classes === 'object' && name in classes) {
+        built.config.storageClassMap[name] = settings;
+        kept.push(name);
+      }
+    }
+    return { config: built.config, errors: built.errors, kept };
   }
 
   private warn(warning: string): void {
@@ -152,35 +179,48 @@ export class ConfigDirectory {
   async reload(): Promise<void> {
     const previous = this.current();
     let texts: Record<string, string>;
-    let keys: Record<string, unknown>;
     try {
       texts = await readConfigTexts(this.options.dir);
-      if (JSON.stringify(texts) === this.lastTexts) return;
-      this.lastTexts = JSON.stringify(texts);
-      keys = parseConfigTexts(texts, (w) => this.warn(w));
     } catch (err) {
-      const message = `${(err as Error).message}; keeping the last valid configuration`;
-      if (previous.errors.length === 1 && previous.errors[0] === message) return;
-      this.logger.error({ err: message }, 'Failed to load the new provisioner configuration');
-      this.publish({ config: previous.config, errors: [message] });
+      // Not the input's fault: once the directory reads again, its texts are looked at even when they are the same.
+      this.lastGood.forget();
+      this.refuse(previous, err);
       return;
     }
-    const built = buildConfig(keys);
-    for (const warning of built.warnings) this.warn(warning);
-    // A class whose new entry is invalid keeps the settings it had: its volumes go on being discovered and cleaned.
-    const kept: string[] = [];
-    const classes = (canonicalKeys(keys).keys.storageClassMap ?? {}) as Record<string, unknown>;
-    for (const [name, settings] of Object.entries(previous.config.storageClassMap)) {
-      if (built.config.storageClassMap[name] === undefined && typeof classes === 'object' && name in classes) {
-        built.config.storageClassMap[name] = settings;
-        kept.push(name);
+    const offered = this.lastGood.offer(JSON.stringify(texts));
+    switch (offered.kind) {
+      case 'unchanged':
+        return;
+      case 'refused':
+        this.refuse(previous, offered.error);
+        return;
+      case 'restored': {
+        // The config in force is read again after a refused one: what was wrong is over.
+        const inForce = this.lastGood.value!;
+        this.logger.info({}, 'Provisioner configuration readable again, keeping it');
+        this.publish({ config: inForce.config, errors: inForce.errors });
+        return;
+      }
+      case 'applied': {
+        const built = offered.value;
+        for (const error of built.errors) this.logger.error({ err: error }, 'Invalid provisioner configuration entry');
+        if (built.kept.length > 0)
+          this.logger.warn(
+            { classes: built.kept },
+            'Keeping the last valid settings of classes whose new entry is invalid',
+          );
+        this.logger.info({}, 'Provisioner configuration changed, applying it');
+        this.publish({ config: built.config, errors: built.errors });
       }
     }
-    for (const error of built.errors) this.logger.error({ err: error }, 'Invalid provisioner configuration entry');
-    if (kept.length > 0)
-      this.logger.warn({ classes: kept }, 'Keeping the last valid settings of classes whose new entry is invalid');
-    this.logger.info({}, 'Provisioner configuration changed, applying it');
-    this.publish(built);
+  }
+
+  /** Reports a config that could not be read or parsed, once: the config in force stays. */
+  private refuse(previous: ConfigState, err: unknown): void {
+    const message = `${(err as Error).message}; keeping the last valid configuration`;
+    if (previous.errors.length === 1 && previous.errors[0] === message) return;
+    this.logger.error({ err: message }, 'Failed to load the new provisioner configuration');
+    this.publish({ config: previous.config, errors: [message] });
   }
 
   private publish(state: ConfigState): void {

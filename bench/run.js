@@ -13,12 +13,14 @@ import { provisionerBinary } from './provisioner-binary.js';
 import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './controller-part.js';
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
+import { guideLaunchers, guidePart } from './guide.js';
+import { GUIDE_HEADINGS, guideMarkdown } from './guide-report.js';
 import { memoryLimitedNode, parseMemoryLimit } from './memory-limit.js';
 import { LOCAL_PATH_HEADINGS, localPathMarkdown } from './local-path-report.js';
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
 
-  --only PART              run only one part: controller or local-path (default both)
+  --only PART              run only one part: controller, guide or local-path (default all three)
   --no-write               print only; do not write bench/results/
   -h, --help
 
@@ -53,6 +55,11 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
   --controller-memory-limit M
                            run the controller process in a memory cgroup limited to M (512M, 1G), as a
                            container with that memory limit; needs root (default: no limit)
+
+guide part (examples/hostpath.ts as the guide runs it, plain node and docker/kprov-node.sh, on a real control plane
+when KUBEBUILDER_ASSETS is set, else the testkit; --claims, --latency-claims, --qps-claims, --cache-claims and
+--idle-s apply; see bench/README.md):
+  --guide-threadiness LIST --worker-threads of its burst runs (default 16,4)
 
 local-path part (the local-path-provisioner binary, through real helper pods and in node mode; see bench/README.md):
   --lp-tiers LIST          testkit, real or both, comma-separated (default testkit, and real with KUBEBUILDER_ASSETS)
@@ -129,6 +136,7 @@ try {
       'lp-timeout-s': { type: 'string' },
       'lp-tiers': { type: 'string' },
       'lp-modes': { type: 'string' },
+      'guide-threadiness': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -164,6 +172,9 @@ try {
     cacheClaims: nonNegativeInt('cache-claims', values['cache-claims'], 10_000),
     idleS: nonNegativeInt('idle-s', values['idle-s'], 30),
     only: values.only,
+    guideThreadiness: (values['guide-threadiness'] ?? '16,4')
+      .split(',')
+      .map((t) => positiveInt('guide-threadiness', t.trim(), 16)),
     localPath: {
       tiers: (values['lp-tiers'] ?? defaultTiers).split(',').map((t) => t.trim()),
       modes: (values['lp-modes'] ?? 'helper,node').split(',').map((m) => m.trim()),
@@ -189,8 +200,10 @@ try {
   for (const mode of options.localPath.modes) {
     if (mode !== 'helper' && mode !== 'node') throw new Error(`--lp-modes takes helper and node, got "${mode}"`);
   }
-  if (options.only !== undefined && options.only !== 'controller' && options.only !== 'local-path') {
-    throw new Error(`--only must be "controller" or "local-path", got "${options.only}"; leave it out to run both`);
+  if (options.only !== undefined && !['controller', 'guide', 'local-path'].includes(options.only)) {
+    throw new Error(
+      `--only must be "controller", "guide" or "local-path", got "${options.only}"; leave it out to run all`,
+    );
   }
 } catch (err) {
   process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
@@ -232,8 +245,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 const controllerParts = [];
 const localPathRuns = [];
-const runController = options.only !== 'local-path';
-const runLocalPath = options.only !== 'controller';
+const runController = options.only === undefined || options.only === 'controller';
+const runGuide = options.only === undefined || options.only === 'guide';
+const runLocalPath = options.only === undefined || options.only === 'local-path';
+const guideParts = [];
 let failed = false;
 let memoryLimit;
 /** How Node.js is started for the controller process (in the memory cgroup if there is one) and the provisioners. */
@@ -260,6 +275,13 @@ try {
     ];
     if (all.some((r) => !r.complete)) failed = true;
     controllerParts.push(part);
+  }
+  if (runGuide) {
+    const tier = realTierAvailable ? 'real' : 'testkit';
+    log(`guide part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
+    const part = await guidePart(tier, options, { tmpRoot, live, log, launchers: guideLaunchers(nodeLauncher) });
+    if (Object.values(part.results).some((r) => r.error !== undefined)) failed = true;
+    guideParts.push(part);
   }
   const lp = options.localPath;
   const lpSettings = [];
@@ -365,24 +387,32 @@ const localPathSections = new Map(
 const controllerSections = new Map(
   controllerParts.map((part) => [CONTROLLER_HEADINGS[part.tier], controllerMarkdown(part, options, meta)]),
 );
+const guideSections = new Map(
+  guideParts.map((part) => [GUIDE_HEADINGS[part.tier], guideMarkdown(part, options, meta)]),
+);
 for (const section of controllerSections.values()) process.stdout.write(`\n${section}\n`);
+for (const section of guideSections.values()) process.stdout.write(`\n${section}\n`);
 for (const section of localPathSections.values()) process.stdout.write(`\n${section}\n`);
 
-if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0)) {
+if (options.write && (controllerParts.length > 0 || guideParts.length > 0 || localPathRuns.length > 0)) {
   await mkdir(RESULTS, { recursive: true });
   const stamp = meta.date.replace(/[:.]/g, '-');
   const json = join(RESULTS, `${stamp}.json`);
   await writeFile(
     json,
-    `${JSON.stringify({ meta, controller: controllerParts, localPath: localPathRuns }, null, 2)}\n`,
+    `${JSON.stringify({ meta, controller: controllerParts, guide: guideParts, localPath: localPathRuns }, null, 2)}\n`,
   );
   await writeLatest(
     join(RESULTS, 'latest.md'),
     // Every section in a fixed order; those of parts and tiers not run are kept from the file.
     new Map(
-      [...Object.values(CONTROLLER_HEADINGS), ...Object.values(LOCAL_PATH_HEADINGS)].map((heading) => [
+      [
+        ...Object.values(CONTROLLER_HEADINGS),
+        ...Object.values(GUIDE_HEADINGS),
+        ...Object.values(LOCAL_PATH_HEADINGS),
+      ].map((heading) => [
         heading,
-        controllerSections.get(heading) ?? localPathSections.get(heading),
+        controllerSections.get(heading) ?? guideSections.get(heading) ?? localPathSections.get(heading),
       ]),
     ),
   );

@@ -241,5 +241,5 @@ export function watchWithAgent(kc: KubeConfig, options: AgentClientOptions = {})
     await kc.applySecurityAuthentication(ctx);
     if (agent !== undefined) ctx.setDispatcher(agent);
   };
-  return new (clientNode().Watch)(view) as Watch;
+  return new (clientNode().Watch)(view);
 }

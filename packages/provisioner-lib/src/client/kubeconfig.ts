@@ -97,12 +97,13 @@ class KubeConfigData {
   loadFromFile(file: string): void {
     const root = path.dirname(file);
     const config = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    this.clusters = newClusters(config.clusters as never);
-    this.contexts = newContexts(config.contexts as never);
-    this.users = newUsers(config.users as never);
+    this.clusters = newClusters(config.clusters);
+    this.contexts = newContexts(config.contexts);
+    this.users = newUsers(config.users);
     this.currentContext = config['current-context'] as string;
     const absolute = (f: string): string => (path.isAbsolute(f) ? f : path.join(root, f));
-    for (const cluster of this.clusters) if (cluster.caFile) (cluster as { caFile: string }).caFile = absolute(cluster.caFile);
+    for (const cluster of this.clusters)
+      if (cluster.caFile) (cluster as { caFile: string }).caFile = absolute(cluster.caFile);
     for (const user of this.users) {
       if (user.certFile) (user as { certFile: string }).certFile = absolute(user.certFile);
       if (user.keyFile) (user as { keyFile: string }).keyFile = absolute(user.keyFile);
@@ -115,9 +116,7 @@ class KubeConfigData {
     const port = env.KUBERNETES_SERVICE_PORT ?? '';
     const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
     const server = `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`;
-    this.clusters = [
-      { name: 'inCluster', caFile: `${SERVICEACCOUNT_ROOT}/ca.crt`, server, skipTLSVerify: false },
-    ];
+    this.clusters = [{ name: 'inCluster', caFile: `${SERVICEACCOUNT_ROOT}/ca.crt`, server, skipTLSVerify: false }];
     this.users = [
       {
         name: 'inClusterUser',
@@ -127,7 +126,12 @@ class KubeConfigData {
     const namespaceFile = `${SERVICEACCOUNT_ROOT}/namespace`;
     const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8') : undefined;
     this.contexts = [
-      { cluster: 'inCluster', name: 'inClusterContext', user: 'inClusterUser', ...(namespace === undefined ? {} : { namespace }) },
+      {
+        cluster: 'inCluster',
+        name: 'inClusterContext',
+        user: 'inClusterUser',
+        ...(namespace === undefined ? {} : { namespace }),
+      },
     ];
     this.currentContext = 'inClusterContext';
   }
@@ -155,7 +159,8 @@ const require = createRequire(import.meta.url);
  */
 export function asKubeConfig(kc: KubeConfig): KubeConfig {
   if (!(kc instanceof KubeConfigData)) return kc;
-  const { KubeConfig: ClientNodeKubeConfig } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+  const { KubeConfig: ClientNodeKubeConfig } =
+    require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
   const fresh = new ClientNodeKubeConfig() as unknown as Record<string, unknown>;
   const data = kc as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(fresh)) if (!Object.hasOwn(data, key)) data[key] = value;

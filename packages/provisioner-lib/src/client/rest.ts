@@ -7,7 +7,15 @@ import { DEFAULT_USER_AGENT, type AgentClientOptions } from './agent.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import { inFlightRequests } from './rate-limit/in-flight.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
-import { afterClose, bodyText, httpModule, sharedTransport, undiciTransport, type Transport, type TransportResponse } from './transport.js';
+import {
+  afterClose,
+  bodyText,
+  httpModule,
+  sharedTransport,
+  undiciTransport,
+  type Transport,
+  type TransportResponse,
+} from './transport.js';
 
 /** Query parameters; `undefined` values are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -173,7 +181,8 @@ class CallContext {
   }
   setHeaderParam(key: string, value: string): void {
     const lower = key.toLowerCase();
-    for (const existing of Object.keys(this.headers)) if (existing.toLowerCase() === lower) delete this.headers[existing];
+    for (const existing of Object.keys(this.headers))
+      if (existing.toLowerCase() === lower) delete this.headers[existing];
     this.headers[key] = value;
   }
   setSignal(signal: AbortSignal): void {
@@ -450,13 +459,21 @@ export class RestClient {
       timer.unref();
     };
     resetTimer();
-    const started = this.transport.request({ origin, path: fullPath, method: 'GET', headers, signal: controller.signal });
+    const started = this.transport.request({
+      origin,
+      path: fullPath,
+      method: 'GET',
+      headers,
+      signal: controller.signal,
+    });
     started.then(
       (response) => {
         const body = response.body;
         if (response.statusCode !== 200) {
           body.resume();
-          const error = new Error(httpModule().STATUS_CODES[response.statusCode] ?? 'Internal Server Error') as Error & {
+          const error = new Error(
+            httpModule().STATUS_CODES[response.statusCode] ?? 'Internal Server Error',
+          ) as Error & {
             statusCode: number;
           };
           error.statusCode = response.statusCode;

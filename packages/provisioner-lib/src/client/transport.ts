@@ -77,7 +77,7 @@ export function undiciTransport(dispatcher: Dispatcher, owned = false): Transpor
       const response = await dispatcher.request({
         origin,
         path,
-        method: method as Dispatcher.HttpMethod,
+        method,
         headers,
         ...(body === undefined ? {} : { body }),
         ...(signal === undefined ? {} : { signal }),
@@ -88,6 +88,12 @@ export function undiciTransport(dispatcher: Dispatcher, owned = false): Transpor
       if (owned) await dispatcher.close();
     },
   };
+}
+
+/** What an aborted request rejects with: the signal's reason (an `AbortError` unless the abort gave another). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
 }
 
 /** A {@link Transport} over a Node.js keep-alive agent made for the current context of `kc`. */
@@ -106,7 +112,7 @@ function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
     request: ({ origin, path, method, headers, body, signal }) =>
       new Promise((resolve, reject) => {
         if (signal?.aborted === true) {
-          reject(signal.reason);
+          reject(abortReason(signal));
           return;
         }
         const url = new URL(origin);
@@ -120,14 +126,14 @@ function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
           headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         });
         const onAbort = (): void => {
-          req.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError'));
+          if (signal !== undefined) req.destroy(abortReason(signal));
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         // A destroyed request can report more than one error (the abort, then its socket's): all are taken here,
         // the first settles the request (later ones reach the response's own listeners, if any).
         req.on('error', (err) => {
           signal?.removeEventListener('abort', onAbort);
-          const error: unknown = signal?.aborted === true ? signal.reason : err;
+          const error = signal?.aborted === true ? abortReason(signal) : err;
           // An aborted request settles once its connection is closed, as undici's does.
           const socket = req.socket;
           if (socket === null || socket.closed) reject(error);
@@ -208,8 +214,9 @@ export function afterClose(fn: () => void): void {
 export async function bodyText(body: Readable): Promise<string> {
   const withText = body as Readable & { text?: () => Promise<string> };
   if (typeof withText.text === 'function') return withText.text();
-  body.setEncoding('utf8');
-  let text = '';
-  for await (const chunk of body) text += chunk as string;
-  return text;
+  // The bytes first, decoded once: a list of 10,000 objects is one answer of many megabytes, and a string built
+  // chunk by chunk is a rope that JSON.parse flattens into a second copy.
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

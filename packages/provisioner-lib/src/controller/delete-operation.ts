@@ -4,7 +4,7 @@ import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { describeError, isNotFound, toError } from '../client/api-errors.js';
 import type { OperationContext } from './context.js';
-import { failed, STOPPED, SUCCEEDED, type OperationOutcome, type OperationReporter } from './operation.js';
+import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError } from './provisioner.js';
 import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
 
@@ -73,7 +73,11 @@ async function handleProtectionFinalizer(ctx: OperationContext, pv: V1Persistent
 }
 
 /** The Go library's `deleteVolumeOperation`: the asset, then the PV object, then our finalizer. */
-async function deleteVolumeOperation(ctx: OperationContext, pv: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+async function deleteVolumeOperation(
+  ctx: OperationContext,
+  pv: V1PersistentVolume,
+  signal: AbortSignal,
+): Promise<void> {
   const name = pv.metadata?.name ?? '';
   const log = ctx.logger.child({ volume: name });
   try {

@@ -4,7 +4,7 @@ import type { Logger } from '../logging/logger.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, selectedNodeName } from './claims.js';
 import type { OperationContext } from './context.js';
-import { failed, STOPPED, SUCCEEDED, type OperationOutcome, type OperationReporter } from './operation.js';
+import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError, isInfeasible, ProvisioningState, stateOf } from './provisioner.js';
 
 /**

@@ -16,6 +16,8 @@ export const promClient = {
 };
 
 /** prom-client's `collectDefaultMetrics`: the process metrics, loaded when first called. */
-export function collectDefaultMetrics(config: PromClient.DefaultMetricsCollectorConfiguration<PromClient.RegistryContentType>): void {
+export function collectDefaultMetrics(
+  config: PromClient.DefaultMetricsCollectorConfiguration<PromClient.RegistryContentType>,
+): void {
   (require('prom-client/lib/defaultMetrics') as typeof PromClient.collectDefaultMetrics)(config);
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Options } from 'tsup';
 
@@ -81,6 +81,58 @@ const clientNodeWithoutSideEffects: EsbuildPlugin = {
  * `entry` names the outputs, e.g. `{ cli: 'src/cli.ts' }`; they go to `dist/` beside the package's library
  * build, which owns `clean`.
  */
+/**
+ * The library (`@kprov/provisioner-lib`'s dist) loads client-node's entry point, undici and prom-client's classes with
+ * a `require` of its own (`createRequire(import.meta.url)`), when first needed, so that a program run from
+ * node_modules loads only what it uses. A bundle has no node_modules beside it (the images ship `dist/` alone), and
+ * esbuild cannot see such a `require`: for the library's modules, `node:module` becomes this module, whose
+ * `createRequire` serves those names from the bundle (the names the library uses: esbuild keeps only those) and
+ * anything else as Node.js's does.
+ */
+const LIBRARY_REQUIRE = 'kprov-library-require';
+const libraryRequire: EsbuildPlugin = {
+  name: LIBRARY_REQUIRE,
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?module$/ }, (args) =>
+      args.kind === 'import-statement' && /[/\\]provisioner-lib[/\\]dist[/\\]/.test(args.importer)
+        ? { path: 'module', namespace: LIBRARY_REQUIRE, pluginData: dirname(args.importer) }
+        : undefined,
+    );
+    // The names resolve from the library's folder, as its own `require` would resolve them.
+    build.onLoad({ filter: /./, namespace: LIBRARY_REQUIRE }, (args) => ({
+      resolveDir: args.pluginData as string,
+      loader: 'js',
+      contents: `
+        // From the modules that define them: through client-node's entry point (side-effect free for the bundle,
+        // see below) esbuild leaves the lazily initialized modules of these names uninitialized.
+        import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+        import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
+        import { createConfiguration } from '@kubernetes/client-node/dist/gen/configuration.js';
+        import { ServerConfiguration } from '@kubernetes/client-node/dist/gen/servers.js';
+        import { Watch } from '@kubernetes/client-node/dist/watch.js';
+        import { Agent, ProxyAgent } from 'undici';
+        import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+        const nodeModule = require('node:module');
+        // Read when required, not when this module runs: the bundled modules may be initialized after it.
+        const bundled = {
+          '@kubernetes/client-node': () => ({ KubeConfig, IsomorphicFetchHttpLibrary, createConfiguration, ServerConfiguration, Watch }),
+          undici: () => ({ Agent, ProxyAgent }),
+          'prom-client/lib/counter': () => Counter,
+          'prom-client/lib/gauge': () => Gauge,
+          'prom-client/lib/histogram': () => Histogram,
+          'prom-client/lib/registry': () => Registry,
+          'prom-client/lib/defaultMetrics': () => collectDefaultMetrics,
+        };
+        export function createRequire(url) {
+          const own = nodeModule.createRequire(url);
+          return (id) => (Object.hasOwn(bundled, id) ? bundled[id]() : own(id));
+        }
+        export const isBuiltin = nodeModule.isBuiltin;
+      `,
+    }));
+  },
+};
+
 export function binaryBundle(entry: Record<string, string>, overrides: Options = {}): Options {
   return {
     entry,
@@ -96,7 +148,7 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     // Built-ins keep their `node:` prefix, for the plugin above to see them as written. (tsup strips it by default,
     // which breaks `node:sqlite`, a built-in only under its prefix, that undici's SqliteCacheStore requires.)
     removeNodeProtocol: false,
-    esbuildPlugins: [builtinsThroughRequire, clientNodeWithoutSideEffects],
+    esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects],
     esbuildOptions(options) {
       // A bundle must be pure ASCII: with a single other character, Node.js 24 keeps the whole source as a UTF-16
       // string, twice its size (4.2 MB instead of 2.1: 2.0 MiB more RSS in the bench's process with nothing

@@ -7,7 +7,6 @@ import { pathToFileURL } from 'node:url';
 const lib = await import(pathToFileURL(process.env.KPROV_BENCH_BINARY ?? '').href);
 const kc = new lib.KubeConfig();
 kc.loadFromFile(process.argv[2]);
-lib.sharedAgent(kc);
 globalThis.gc?.();
 globalThis.gc?.();
 process.stdout.write(`${JSON.stringify(process.memoryUsage())}\n`);

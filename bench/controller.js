@@ -14,6 +14,7 @@
 // { type: 'snapshot' }, { type: 'snapshot', memory } after two full GCs; { type: 'result', ... } after
 // { type: 'stop' }.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import process from 'node:process';
 import v8 from 'node:v8';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
@@ -38,15 +39,16 @@ kc.loadFromFile(config.kubeconfig);
 if (config.qps !== undefined) lib.setClientRateLimit(kc, { qps: config.qps, burst: config.burst });
 
 // Client-side request counts: every request the controller makes (informers' lists and watches, PV writes, Events)
-// goes through the shared keep-alive agent of its KubeConfig, so wrap that agent's dispatch. It counts by method and
-// path, and names them (`create persistentvolumes`) only in the result: the wrapper runs in the measured process.
+// goes through the library's keep-alive pool of its KubeConfig, Node.js's own HTTP client, so wrap the agents'
+// addRequest (leader election is off: no Lease requests). It counts by method and path, and names them
+// (`create persistentvolumes`) only in the result: the wrapper runs in the measured process.
 const rawRequests = new Map();
-const agent = lib.sharedAgent(kc);
-const dispatch = agent.dispatch.bind(agent);
-agent.dispatch = (opts, handler) => {
-  const key = `${opts.method ?? 'GET'} ${opts.path ?? '/'}`;
+const http = createRequire(import.meta.url)('node:http');
+const addRequest = http.Agent.prototype.addRequest;
+http.Agent.prototype.addRequest = function countedAddRequest(req, options) {
+  const key = `${req.method ?? 'GET'} ${req.path ?? '/'}`;
   rawRequests.set(key, (rawRequests.get(key) ?? 0) + 1);
-  return dispatch(opts, handler);
+  return addRequest.call(this, req, options);
 };
 const requests = {
   clear: () => rawRequests.clear(),
@@ -284,7 +286,6 @@ process.on('message', (message) => {
       stopMs,
       runError: runError === undefined ? null : lib.describeError(runError),
     });
-    await agent.close().catch(() => undefined);
     finished = true;
     process.disconnect();
   })();

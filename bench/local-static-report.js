@@ -1,17 +1,17 @@
 // The markdown section of the local-static part in bench/results/latest.md: emptying beside `rm -rf` (the anchor)
-// and upstream's figure, then the provisioner at rest beside upstream's figures and the targets (issue 28).
+// and upstream's figure, then the provisioner at rest beside upstream's figures and the targets.
 
 export const LOCAL_STATIC_HEADING = '## kprov local-static benchmark';
 
-/** Upstream local-volume-provisioner v2.8.0's figures, as issue 28 measured them beside ours. */
+/** Upstream local-volume-provisioner v2.8.0's figures, as measured beside ours on a real control plane. */
 export const UPSTREAM = {
   smallEmptyingS: '3–5',
   restRssMB: 37,
   restTicks: 7,
 };
-/** What kprov's local-static was before this work, as issue 28 measured it. */
+/** What kprov's local-static was before this work, measured the same way. */
 export const BEFORE = { smallEmptyingS: 'about 30', restRssMB: 97, restTicks: 36 };
-/** The targets of issue 28. */
+/** The targets. */
 export const TARGET = { restRssMB: 60, restTicks: 7 };
 
 const f0 = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
@@ -44,8 +44,8 @@ function emptyingTable(part) {
     'kprov `removeContents` (s, median; each round)',
     '`rm -rf` of the same tree (s; anchor)',
     'kprov / `rm -rf`',
-    'upstream v2.8.0 (issue 28)',
-    'kprov before (issue 28)',
+    'upstream v2.8.0',
+    'kprov before',
   ];
   return [
     ...(runs.length > 0 ? [markdownTable(head, rows)] : []),
@@ -61,9 +61,9 @@ function restTable(rest) {
     `**${f0(r.ticks)}**`,
     f1(r.readyS),
   ]);
-  rows.push(['upstream v2.8.0 (issue 28)', `${UPSTREAM.restRssMB} MB`, `${UPSTREAM.restTicks}`, '–']);
-  rows.push(['kprov before (issue 28)', `${BEFORE.restRssMB} MB`, `${BEFORE.restTicks}`, '–']);
-  rows.push(['target (issue 28)', `≤ ${TARGET.restRssMB} MB`, `≤ ${TARGET.restTicks}`, '–']);
+  rows.push(['upstream v2.8.0', `${UPSTREAM.restRssMB} MB`, `${UPSTREAM.restTicks}`, '–']);
+  rows.push(['kprov before', `${BEFORE.restRssMB} MB`, `${BEFORE.restTicks}`, '–']);
+  rows.push(['target', `≤ ${TARGET.restRssMB} MB`, `≤ ${TARGET.restTicks}`, '–']);
   return markdownTable(
     [
       'started',
@@ -90,7 +90,7 @@ export function localStaticMarkdown(part, meta) {
     '',
     `- kprov: \`removeContents\` of \`packages/local-static/dist\`, what the provisioner runs on a released Filesystem volume (the mount table read, the entries listed, \`rm -r -f --one-file-system\` on them). Anchor: \`sh -c 'rm -rf -- "$0"/*' <volume>\` on the same tree. ${s.rounds} round${s.rounds === 1 ? '' : 's'} of each, alternating, each on a tree made afresh and synced (\`sync\`) before the clock starts.`,
     ...(how.length > 0 ? [`- Filesystems: ${how.join('; ')}.`] : []),
-    '- Upstream and before: the figures of issue 28 (another machine, another run); only kprov / `rm -rf` compares figures of one run.',
+    '- Upstream and before: measured once side by side on a real control plane (another run); only kprov / `rm -rf` compares figures of one run.',
     '',
     `### At rest with ${part.rest.volumes ?? s.volumes} volumes discovered`,
     '',

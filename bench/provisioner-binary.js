@@ -9,13 +9,7 @@ import { binaryBundle } from '../tsup.binary.ts';
 import { LIB_PATH, libRequire } from './common.js';
 
 /** What controller.js and baseline.js use. */
-const NAMES = [
-  'ProvisionController',
-  'sharedAgent',
-  'setClientRateLimit',
-  'EVENT_RECORDER_DROPPED_EVENTS',
-  'describeError',
-];
+const NAMES = ['ProvisionController', 'setClientRateLimit', 'EVENT_RECORDER_DROPPED_EVENTS', 'describeError'];
 
 /**
  * Writes the entry module into `dir` and, when `bundled`, bundles it there; returns the path of the module to load.

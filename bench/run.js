@@ -13,6 +13,8 @@ import { provisionerBinary } from './provisioner-binary.js';
 import { CONTROLLER_HEADINGS, controllerMarkdown, controllerPart } from './controller-part.js';
 import { writeLatest } from './latest.js';
 import { localPathRun } from './local-path.js';
+import { guideLaunchers, guidePart } from './guide.js';
+import { GUIDE_HEADINGS, guideMarkdown } from './guide-report.js';
 import { memoryLimitedNode, parseMemoryLimit } from './memory-limit.js';
 import { LOCAL_PATH_HEADINGS, localPathMarkdown } from './local-path-report.js';
 import { localStaticPart } from './local-static.js';
@@ -20,7 +22,7 @@ import { LOCAL_STATIC_HEADING, localStaticMarkdown } from './local-static-report
 
 const USAGE = `Usage: pnpm bench [-- options]   (or: node bench/run.js [options] after pnpm build)
 
-  --only PART              run only one part: controller, local-path or local-static (default all three)
+  --only PART              run only one part: controller, guide, local-path or local-static (default all four)
   --no-write               print only; do not write bench/results/
   -h, --help
 
@@ -55,6 +57,11 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
   --controller-memory-limit M
                            run the controller process in a memory cgroup limited to M (512M, 1G), as a
                            container with that memory limit; needs root (default: no limit)
+
+guide part (examples/hostpath.ts as the guide runs it, plain node and docker/kprov-node.sh, on a real control plane
+when KUBEBUILDER_ASSETS is set, else the testkit; --claims, --latency-claims, --qps-claims, --cache-claims and
+--idle-s apply; see bench/README.md):
+  --guide-threadiness LIST --worker-threads of its burst runs (default 16,4)
 
 local-path part (the local-path-provisioner binary, through real helper pods and in node mode; see bench/README.md):
   --lp-tiers LIST          testkit, real or both, comma-separated (default testkit, and real with KUBEBUILDER_ASSETS)
@@ -149,6 +156,7 @@ try {
       'ls-volumes': { type: 'string' },
       'ls-settle-s': { type: 'string' },
       'ls-idle-s': { type: 'string' },
+      'guide-threadiness': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -184,6 +192,9 @@ try {
     cacheClaims: nonNegativeInt('cache-claims', values['cache-claims'], 10_000),
     idleS: nonNegativeInt('idle-s', values['idle-s'], 30),
     only: values.only,
+    guideThreadiness: (values['guide-threadiness'] ?? '16,4')
+      .split(',')
+      .map((t) => positiveInt('guide-threadiness', t.trim(), 16)),
     localPath: {
       tiers: (values['lp-tiers'] ?? defaultTiers).split(',').map((t) => t.trim()),
       modes: (values['lp-modes'] ?? 'helper,node').split(',').map((m) => m.trim()),
@@ -219,9 +230,9 @@ try {
   for (const mode of options.localPath.modes) {
     if (mode !== 'helper' && mode !== 'node') throw new Error(`--lp-modes takes helper and node, got "${mode}"`);
   }
-  if (options.only !== undefined && !['controller', 'local-path', 'local-static'].includes(options.only)) {
+  if (options.only !== undefined && !['controller', 'guide', 'local-path', 'local-static'].includes(options.only)) {
     throw new Error(
-      `--only must be "controller", "local-path" or "local-static", got "${options.only}"; leave it out to run all three`,
+      `--only must be "controller", "guide", "local-path" or "local-static", got "${options.only}"; leave it out to run all four`,
     );
   }
 } catch (err) {
@@ -266,8 +277,10 @@ const controllerParts = [];
 const localPathRuns = [];
 let localStatic;
 const runController = options.only === undefined || options.only === 'controller';
+const runGuide = options.only === undefined || options.only === 'guide';
 const runLocalPath = options.only === undefined || options.only === 'local-path';
 const runLocalStatic = options.only === undefined || options.only === 'local-static';
+const guideParts = [];
 let failed = false;
 let memoryLimit;
 /** How Node.js is started for the controller process (in the memory cgroup if there is one) and the provisioners. */
@@ -294,6 +307,13 @@ try {
     ];
     if (all.some((r) => !r.complete)) failed = true;
     controllerParts.push(part);
+  }
+  if (runGuide) {
+    const tier = realTierAvailable ? 'real' : 'testkit';
+    log(`guide part on ${tier === 'real' ? 'a real control plane' : 'the testkit'}`);
+    const part = await guidePart(tier, options, { tmpRoot, live, log, launchers: guideLaunchers(nodeLauncher) });
+    if (Object.values(part.results).some((r) => r.error !== undefined)) failed = true;
+    guideParts.push(part);
   }
   const lp = options.localPath;
   const lpSettings = [];
@@ -413,31 +433,42 @@ const localPathSections = new Map(
 const controllerSections = new Map(
   controllerParts.map((part) => [CONTROLLER_HEADINGS[part.tier], controllerMarkdown(part, options, meta)]),
 );
+const guideSections = new Map(
+  guideParts.map((part) => [GUIDE_HEADINGS[part.tier], guideMarkdown(part, options, meta)]),
+);
 for (const section of controllerSections.values()) process.stdout.write(`\n${section}\n`);
+for (const section of guideSections.values()) process.stdout.write(`\n${section}\n`);
 for (const section of localPathSections.values()) process.stdout.write(`\n${section}\n`);
 const localStaticSection = localStatic === undefined ? undefined : localStaticMarkdown(localStatic, meta);
 if (localStaticSection !== undefined) process.stdout.write(`\n${localStaticSection}\n`);
 
-if (options.write && (controllerParts.length > 0 || localPathRuns.length > 0 || localStatic !== undefined)) {
+if (
+  options.write &&
+  (controllerParts.length > 0 || guideParts.length > 0 || localPathRuns.length > 0 || localStatic !== undefined)
+) {
   await mkdir(RESULTS, { recursive: true });
   const stamp = meta.date.replace(/[:.]/g, '-');
   const json = join(RESULTS, `${stamp}.json`);
   await writeFile(
     json,
-    `${JSON.stringify({ meta, controller: controllerParts, localPath: localPathRuns, localStatic }, null, 2)}\n`,
+    `${JSON.stringify({ meta, controller: controllerParts, guide: guideParts, localPath: localPathRuns, localStatic }, null, 2)}\n`,
   );
   await writeLatest(
     join(RESULTS, 'latest.md'),
     // Every section in a fixed order; those of parts and tiers not run are kept from the file.
     new Map(
-      [...Object.values(CONTROLLER_HEADINGS), ...Object.values(LOCAL_PATH_HEADINGS), LOCAL_STATIC_HEADING].map(
-        (heading) => [
-          heading,
-          controllerSections.get(heading) ??
-            localPathSections.get(heading) ??
-            (heading === LOCAL_STATIC_HEADING ? localStaticSection : undefined),
-        ],
-      ),
+      [
+        ...Object.values(CONTROLLER_HEADINGS),
+        ...Object.values(GUIDE_HEADINGS),
+        ...Object.values(LOCAL_PATH_HEADINGS),
+        LOCAL_STATIC_HEADING,
+      ].map((heading) => [
+        heading,
+        controllerSections.get(heading) ??
+          guideSections.get(heading) ??
+          localPathSections.get(heading) ??
+          (heading === LOCAL_STATIC_HEADING ? localStaticSection : undefined),
+      ]),
     ),
   );
   log(`wrote ${json} and bench/results/latest.md (${meta.durationS.toFixed(0)} s)`);

@@ -2,9 +2,13 @@
  * prom-client support: `@kprov/provisioner-lib/prometheus`. prom-client is an optional peer dependency; only this
  * entry point imports it.
  */
-import { Counter, Gauge, Histogram, register, type LabelValues, type Metric, type Registry } from 'prom-client';
+import type { LabelValues, Metric, Registry } from 'prom-client';
+import { promClient } from './metrics/prom-client.js';
 import type { MetricsSink, MetricOptions, Labels } from './metrics/sink.js';
 import type { RenderedMetrics } from './metrics/http.js';
+
+const { Counter, Gauge, Histogram } = promClient;
+const register = promClient.Registry.globalRegistry;
 
 type MetricClass<M> = abstract new (...args: never[]) => M;
 

@@ -203,13 +203,13 @@ export interface InformerForOptions<T extends KubernetesObject> extends Omit<
   InformerOptions<T>,
   'list' | 'watch' | 'path' | 'decode'
 > {
-  /** Dispatcher for list and watch requests. Default `sharedAgent(kc)`. */
+  /** undici dispatcher for list and watch requests. Default: the library's shared keep-alive pool of `kc`. */
   agent?: Dispatcher;
 }
 
 /**
  * An informer for what the provisioner controller watches, across all namespaces, listed and watched through the
- * shared agent and the client-side rate limit (the library's lean JSON client, not client-node's generated one):
+ * library's shared keep-alive pool and the client-side rate limit (the library's lean JSON client, not client-node's generated one):
  *
  * - `PersistentVolumeClaim`: `/api/v1/persistentvolumeclaims`, with index `uid` (`store.byIndex('uid', uid)`);
  * - `PersistentVolume`: `/api/v1/persistentvolumes`;

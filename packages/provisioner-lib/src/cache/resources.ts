@@ -33,7 +33,7 @@ export interface ResourceSpec<T extends KubernetesObject> {
   kind: string;
   /** Collection path for the watch, across all namespaces. */
   path: string;
-  /** Page lister (through a {@link RestClient}, so through the shared agent and the client-side rate limit). */
+  /** Page lister (through a {@link RestClient}, so through the shared pool and the client-side rate limit). */
   list: ListFn<T>;
   /** The watch, through the same client. */
   watch: WatchLike;

@@ -1,78 +1,55 @@
-import {
-  bufferFromFileOrString,
-  createConfiguration,
-  IsomorphicFetchHttpLibrary,
-  Observable,
-  ServerConfiguration,
+import type {
+  ApiConstructor,
+  ApiType,
+  ConfigurationOptions,
+  HttpLibrary,
+  KubeConfig,
+  Middleware,
+  ObservableMiddleware,
+  RequestContext,
+  ResponseContext,
   Watch,
-  type ApiConstructor,
-  type ApiType,
-  type Cluster,
-  type ConfigurationOptions,
-  type HttpLibrary,
-  type KubeConfig,
-  type Middleware,
-  type ObservableMiddleware,
-  type RequestContext,
-  type ResponseContext,
-  type User,
 } from '@kubernetes/client-node';
-import type { AgentOptions } from 'node:https';
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+// client-node's promise wrapper alone: its module imports nothing (see clientNode() below for the rest).
+import { Observable } from '@kubernetes/client-node/dist/gen/rxjsStub.js';
+import { createRequire } from 'node:module';
+import type { Dispatcher } from 'undici';
+import { connectionOptions } from './connection.js';
+import { asKubeConfig } from './kubeconfig.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import type { ThrottleHook } from './rate-limit/throttle-message.js';
 import type { RequestRateLimiter } from './rate-limit/token-bucket.js';
+import { KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DELAY_MS, undici } from './transport.js';
 
-/**
- * How long an idle keep-alive connection is kept, in ms: 30 s. kube-apiserver closes idle connections after 90 s,
- * so this stays well inside that; the server's own `Keep-Alive: timeout=` hint lowers it when shorter.
- */
-export const KEEP_ALIVE_TIMEOUT_MS = 30_000;
-
-/** TCP keep-alive probe delay, in ms: 30 s, as client-node and client-go use (shorter than common LB idle timeouts). */
-export const TCP_KEEP_ALIVE_INITIAL_DELAY_MS = 30_000;
+export { KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DELAY_MS } from './transport.js';
 
 /** The User-Agent of clients made by {@link makeApiClient} unless one is given. */
 export const DEFAULT_USER_AGENT = 'kprov-provisioner-lib (kubernetes-client-javascript)';
 
+// client-node's entry point, loaded when a function here first needs it (`require` of an ES module: synchronous, as
+// these functions are). Its entry point loads every generated API and model, about 80 MiB of RSS: a program that
+// calls these functions has loaded it already for its own API classes, and one that does not never pays for it.
+const require = createRequire(import.meta.url);
+function clientNode(): typeof import('@kubernetes/client-node') {
+  return require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+}
+
 const cache = new WeakMap<KubeConfig, Map<string, Dispatcher | null>>();
 
 /**
- * The TLS material of the current cluster and user, read as client-node's (private) `applyHTTPSOptions` reads it:
- * `skipTLSVerify` → `rejectUnauthorized: false`, `tlsServerName` → `servername`, CA from `caFile`/`caData`,
- * client certificate and key from `certFile`/`certData` and `keyFile`/`keyData`.
- */
-function tlsAgentOptions(cluster: Cluster | null, user: User | null): AgentOptions {
-  const options: AgentOptions = {};
-  if (user === null) return options; // client-node applies no TLS options without a user either
-  if (cluster?.skipTLSVerify === true) options.rejectUnauthorized = false;
-  if (cluster?.tlsServerName !== undefined && cluster.tlsServerName !== '') options.servername = cluster.tlsServerName;
-  const ca = cluster === null ? null : bufferFromFileOrString(cluster.caFile, cluster.caData);
-  if (ca !== null) options.ca = ca;
-  const cert = bufferFromFileOrString(user.certFile, user.certData);
-  if (cert !== null) options.cert = cert;
-  const key = bufferFromFileOrString(user.keyFile, user.keyData);
-  if (key !== null) options.key = key;
-  return options;
-}
-
-/**
- * Builds a new keep-alive dispatcher for the current context of `kc`, shared with nothing (the shared one is
+ * Builds a new keep-alive undici dispatcher for the current context of `kc`, shared with nothing (the shared one is
  * {@link sharedAgent}), or `null` for a SOCKS proxy (left to client-node).
  */
 export function buildDispatcher(kc: KubeConfig): Dispatcher | null {
-  const cluster = kc.getCurrentCluster();
-  // createDispatcherOptions is client-node's own option mapping (and its "HTTP needs skipTLSVerify" check).
-  const opts = kc.createDispatcherOptions(cluster, tlsAgentOptions(cluster, kc.getCurrentUser()));
+  const opts = connectionOptions(kc);
   const pool = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
   const tcp = { keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_INITIAL_DELAY_MS };
+  const { Agent, ProxyAgent } = undici();
   switch (opts.type) {
-    case 'none':
-      return new Agent({ ...pool, connect: tcp });
-    case 'agent':
-      return new Agent({ ...pool, connect: { ...opts.connect, ...tcp } });
+    case 'direct':
+      return new Agent({ ...pool, connect: { ...opts.tls, ...tcp } });
     case 'proxy':
-      return new ProxyAgent({ ...pool, uri: opts.uri, requestTls: opts.requestTls, connect: opts.connect });
+      return new ProxyAgent({ ...pool, uri: opts.uri, requestTls: opts.tls, connect: tcp });
     case 'socks':
       return null;
   }
@@ -104,9 +81,12 @@ function cachedDispatcher(kc: KubeConfig): Dispatcher | null {
 }
 
 /**
- * The keep-alive undici dispatcher shared by everything made from `kc` for its current context: one per KubeConfig
- * (and context), cached in a WeakMap, so requests reuse TCP/TLS connections instead of client-node 2.0.1's fresh
- * `Agent` (and connection) per request.
+ * The keep-alive undici dispatcher shared by the client-node clients made from `kc` for its current context
+ * ({@link makeApiClient}, {@link watchWithAgent}): one per KubeConfig (and context), cached in a WeakMap, so requests
+ * reuse TCP/TLS connections instead of client-node 2.0.1's fresh `Agent` (and connection) per request. Made (and
+ * undici loaded) on first use. The library's own clients (the controller's informers, PV and Event writes, the
+ * Lease) do not use it: they send through Node.js's own `http`/`https` keep-alive agent, one per KubeConfig and
+ * context too, unless they are given a dispatcher.
  *
  * TLS options come from the current cluster and user exactly as client-node maps them (CA, client certificate and
  * key, `skipTLSVerify`, `tlsServerName`; `proxy-url` gives an undici `ProxyAgent`). Files are read once, when the
@@ -154,6 +134,7 @@ function rateLimitOverride(options: AgentClientOptions): RateLimitOverride {
  * request's abort signal) and because per-call options cannot replace it the way they replace middleware.
  */
 function throttledHttpApi(kc: KubeConfig, override: RateLimitOverride): HttpLibrary {
+  const { IsomorphicFetchHttpLibrary } = clientNode();
   const fetchLibrary = new IsomorphicFetchHttpLibrary();
   return {
     send: (ctx) =>
@@ -200,10 +181,12 @@ export function makeApiClient<T extends ApiType>(
   apiClientType: ApiConstructor<T>,
   options: AgentClientOptions = {},
 ): T {
+  kc = asKubeConfig(kc);
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error('makeApiClient: the KubeConfig has no current cluster');
   const agent = dispatcherFor(kc, options);
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const { createConfiguration, ServerConfiguration } = clientNode();
   const setUserAgent: ObservableMiddleware = {
     pre: (ctx) => {
       ctx.setHeaderParam('User-Agent', userAgent);
@@ -249,6 +232,7 @@ export function withSignal(signal: AbortSignal): ConfigurationOptions {
  *   `rateLimiter`: default the one registered for `kc`, if any; `onThrottled`: default the registered hook.
  */
 export function watchWithAgent(kc: KubeConfig, options: AgentClientOptions = {}): Watch {
+  kc = asKubeConfig(kc);
   const agent = dispatcherFor(kc, options);
   const override = rateLimitOverride(options);
   const view = Object.create(kc) as KubeConfig;
@@ -257,5 +241,5 @@ export function watchWithAgent(kc: KubeConfig, options: AgentClientOptions = {})
     await kc.applySecurityAuthentication(ctx);
     if (agent !== undefined) ctx.setDispatcher(agent);
   };
-  return new Watch(view);
+  return new (clientNode().Watch)(view);
 }

@@ -1,4 +1,5 @@
-import { ApiException } from '@kubernetes/client-node';
+// By path: client-node's entry point loads every generated API and model; this module imports nothing.
+import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 
 /** The `Status` of a failed API call, when the server sent one. */
 export interface ApiStatus {

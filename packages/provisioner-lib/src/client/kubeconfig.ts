@@ -1,8 +1,215 @@
 /** How a provisioner binary finds the API server. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { isIPv6 } from 'node:net';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
+// client-node's parsing of a kubeconfig's entries, by path: its module imports nothing but node:fs.
+import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
+import { load as loadYaml } from 'js-yaml';
+
+const SERVICEACCOUNT_ROOT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** One of client-node's authenticators (`ExecAuth`, `FileAuth`, ...). */
+interface Authenticator {
+  isAuthProvider(user: User): boolean;
+  applyAuthentication(user: User, opts: { headers?: Record<string, string> }): Promise<void>;
+}
+
+/** client-node's authenticators, in its order, each module loaded when a user first needs one. */
+async function authenticators(): Promise<Authenticator[]> {
+  const [azure, gcp, exec, file, oidc] = await Promise.all([
+    import('@kubernetes/client-node/dist/azure_auth.js'),
+    import('@kubernetes/client-node/dist/gcp_auth.js'),
+    import('@kubernetes/client-node/dist/exec_auth.js'),
+    import('@kubernetes/client-node/dist/file_auth.js'),
+    import('@kubernetes/client-node/dist/oidc_auth.js'),
+  ]);
+  return [
+    new azure.AzureAuth(),
+    new gcp.GoogleCloudPlatformAuth(),
+    new exec.ExecAuth(),
+    new file.FileAuth(),
+    new oidc.OpenIDConnectAuth(),
+  ] as Authenticator[];
+}
+
+/**
+ * A kubeconfig loaded as client-node's `KubeConfig` loads one, with the same fields, before anything asks for
+ * client-node's own class. client-node's `config.js`, which defines `KubeConfig`, imports its whole generated client
+ * and undici at its top level: about 80 MiB of RSS in a process that otherwise has 45. This class holds what a
+ * `KubeConfig` holds (`clusters`, `contexts`, `users`, `currentContext`, parsed by client-node's own `newClusters`,
+ * `newContexts` and `newUsers`) and has the methods the library's clients call; {@link asKubeConfig} turns it into
+ * client-node's `KubeConfig`, the same object, when a program needs one.
+ */
+class KubeConfigData {
+  clusters: Cluster[] = [];
+  contexts: Context[] = [];
+  users: User[] = [];
+  currentContext = '';
+  custom_authenticators: Authenticator[] = [];
+  private authenticators: Promise<Authenticator[]> | undefined;
+
+  getCurrentContext(): string {
+    return this.currentContext;
+  }
+
+  private find<T extends { name: string }>(list: T[], name: string, key: string): T | null {
+    // client-node's findObject: an entry's nested object (`cluster`, `user`, `context`) gets the entry's name.
+    for (const obj of list) {
+      if (obj.name !== name) continue;
+      const nested = (obj as Record<string, unknown>)[key] as T | undefined;
+      if (nested) {
+        nested.name = name;
+        return nested;
+      }
+      return obj;
+    }
+    return null;
+  }
+
+  getCurrentCluster(): Cluster | null {
+    const context = this.find(this.contexts, this.currentContext, 'context');
+    return context === null ? null : this.find(this.clusters, context.cluster, 'cluster');
+  }
+
+  getCurrentUser(): User | null {
+    const context = this.find(this.contexts, this.currentContext, 'context');
+    return context === null ? null : this.find(this.users, context.user, 'user');
+  }
+
+  /** client-node's `applyAuthorizationHeader`: the user's authenticator, then its token. */
+  async applyAuthorizationHeader(opts: { headers?: Record<string, string> }): Promise<void> {
+    const user = this.getCurrentUser();
+    if (user === null) return;
+    opts.headers ??= {};
+    if (user.exec !== undefined || user.authProvider !== undefined || this.custom_authenticators.length > 0) {
+      this.authenticators ??= authenticators();
+      const all = [...(await this.authenticators), ...this.custom_authenticators];
+      const authenticator = all.find((a) => a.isAuthProvider(user));
+      if (authenticator !== undefined) await authenticator.applyAuthentication(user, opts);
+    }
+    if (user.token) opts.headers.Authorization = `Bearer ${user.token}`;
+  }
+
+  /** client-node's `loadFromFile`: the file's entries, with relative certificate paths made absolute. */
+  loadFromFile(file: string): void {
+    const root = path.dirname(file);
+    const config = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    this.clusters = newClusters(config.clusters);
+    this.contexts = newContexts(config.contexts);
+    this.users = newUsers(config.users);
+    this.currentContext = config['current-context'] as string;
+    const absolute = (f: string): string => (path.isAbsolute(f) ? f : path.join(root, f));
+    for (const cluster of this.clusters)
+      if (cluster.caFile) (cluster as { caFile: string }).caFile = absolute(cluster.caFile);
+    for (const user of this.users) {
+      if (user.certFile) (user as { certFile: string }).certFile = absolute(user.certFile);
+      if (user.keyFile) (user as { keyFile: string }).keyFile = absolute(user.keyFile);
+    }
+  }
+
+  /** client-node's `loadFromCluster`: the pod's service account. */
+  loadFromCluster(env: Readonly<Record<string, string | undefined>>): void {
+    const host = env.KUBERNETES_SERVICE_HOST ?? '';
+    const port = env.KUBERNETES_SERVICE_PORT ?? '';
+    const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
+    const server = `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`;
+    this.clusters = [{ name: 'inCluster', caFile: `${SERVICEACCOUNT_ROOT}/ca.crt`, server, skipTLSVerify: false }];
+    this.users = [
+      {
+        name: 'inClusterUser',
+        authProvider: { name: 'tokenFile', config: { tokenFile: `${SERVICEACCOUNT_ROOT}/token` } },
+      },
+    ];
+    const namespaceFile = `${SERVICEACCOUNT_ROOT}/namespace`;
+    const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8') : undefined;
+    this.contexts = [
+      {
+        cluster: 'inCluster',
+        name: 'inClusterContext',
+        user: 'inClusterUser',
+        ...(namespace === undefined ? {} : { namespace }),
+      },
+    ];
+    this.currentContext = 'inClusterContext';
+  }
+
+  /** client-node's `mergeConfig(config, true)`: adds the entries, refusing duplicate names, keeping the context. */
+  mergeConfig(other: KubeConfigData): void {
+    const add = <T extends { name: string }>(list: T[], items: T[], what: string): void => {
+      for (const item of items) {
+        if (list.some((x) => x.name === item.name)) throw new Error(`Duplicate ${what}: ${item.name}`);
+        list.push(item);
+      }
+    };
+    add(this.clusters, other.clusters, 'cluster');
+    add(this.users, other.users, 'user');
+    add(this.contexts, other.contexts, 'context');
+  }
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * `kc` as client-node's `KubeConfig`: a `KubeConfig` as it is; the runtime's kubeconfig ({@link loadKubeConfigData})
+ * becomes one in place, the same object with the same entries, so that what was registered for it (its client-side
+ * rate limit, its connection pool) still applies. Loads client-node's entry point, when it was not loaded yet.
+ */
+export function asKubeConfig(kc: KubeConfig): KubeConfig {
+  if (!(kc instanceof KubeConfigData)) return kc;
+  const { KubeConfig: ClientNodeKubeConfig } =
+    require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+  const fresh = new ClientNodeKubeConfig() as unknown as Record<string, unknown>;
+  const data = kc as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(fresh)) if (!Object.hasOwn(data, key)) data[key] = value;
+  // Its own authenticators (client-node's, made above) replace the lazily loaded ones; the custom ones stay.
+  delete data.authenticators;
+  data.authenticators = fresh.authenticators;
+  Object.setPrototypeOf(kc, ClientNodeKubeConfig.prototype);
+  return kc;
+}
+
+/**
+ * Loads the kubeconfig as {@link loadKubeConfig} does, without loading client-node's `KubeConfig` class: the object
+ * has the methods the library's clients call and is typed as a `KubeConfig` for them; {@link asKubeConfig} makes it
+ * client-node's. For the runtime, whose binaries ask for the `KubeConfig` only when they use client-node themselves.
+ */
+export function loadKubeConfigData(
+  file: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): KubeConfig {
+  const kubeConfig = new KubeConfigData();
+  if (file !== undefined) {
+    const files = file.split(path.delimiter).filter((f) => f !== '');
+    files.forEach((f, i) => {
+      const target = i === 0 ? kubeConfig : new KubeConfigData();
+      try {
+        target.loadFromFile(f);
+      } catch (err) {
+        throw new Error(
+          `cannot load kubeconfig "${f}" (--kubeconfig, KUBECONFIG): ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
+      }
+      if (target !== kubeConfig) kubeConfig.mergeConfig(target);
+    });
+    return kubeConfig as unknown as KubeConfig;
+  }
+  if ((env.KUBERNETES_SERVICE_HOST ?? '') !== '' && (env.KUBERNETES_SERVICE_PORT ?? '') !== '') {
+    kubeConfig.loadFromCluster(env);
+    return kubeConfig as unknown as KubeConfig;
+  }
+  const fallback = path.join(env.HOME ?? homedir(), '.kube', 'config');
+  if (!existsSync(fallback)) {
+    throw new Error(
+      `no kubeconfig: not running in a pod (KUBERNETES_SERVICE_HOST is not set) and ${fallback} does not exist; pass --kubeconfig FILE or set KUBECONFIG`,
+    );
+  }
+  kubeConfig.loadFromFile(fallback);
+  return kubeConfig as unknown as KubeConfig;
+}
 
 /**
  * Loads the kubeconfig: from `file` when given (a `KUBECONFIG`-style list separated by `:` is merged as kubectl
@@ -13,35 +220,5 @@ export function loadKubeConfig(
   file: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (file !== undefined) {
-    const files = file.split(path.delimiter).filter((f) => f !== '');
-    files.forEach((f, i) => {
-      const target = i === 0 ? kubeConfig : new KubeConfig();
-      try {
-        target.loadFromFile(f);
-      } catch (err) {
-        throw new Error(
-          `cannot load kubeconfig "${f}" (--kubeconfig, KUBECONFIG): ${err instanceof Error ? err.message : String(err)}`,
-          {
-            cause: err,
-          },
-        );
-      }
-      if (target !== kubeConfig) kubeConfig.mergeConfig(target, true);
-    });
-    return kubeConfig;
-  }
-  if ((env.KUBERNETES_SERVICE_HOST ?? '') !== '' && (env.KUBERNETES_SERVICE_PORT ?? '') !== '') {
-    kubeConfig.loadFromCluster();
-    return kubeConfig;
-  }
-  const fallback = path.join(env.HOME ?? homedir(), '.kube', 'config');
-  if (!existsSync(fallback)) {
-    throw new Error(
-      `no kubeconfig: not running in a pod (KUBERNETES_SERVICE_HOST is not set) and ${fallback} does not exist; pass --kubeconfig FILE or set KUBECONFIG`,
-    );
-  }
-  kubeConfig.loadFromFile(fallback);
-  return kubeConfig;
+  return asKubeConfig(loadKubeConfigData(file, env));
 }

@@ -1,16 +1,15 @@
-import {
-  CoreV1Event,
-  V1Lease,
-  V1ListMeta,
-  V1ManagedFieldsEntry,
-  V1ObjectMeta,
-  V1PersistentVolume,
-  V1PersistentVolumeClaim,
-  V1PersistentVolumeClaimCondition,
-  V1PersistentVolumeClaimStatus,
-  V1PersistentVolumeStatus,
-  V1StorageClass,
-} from '@kubernetes/client-node';
+// Each model by its own module: client-node's entry point loads all of them, and every generated API.
+import { CoreV1Event } from '@kubernetes/client-node/dist/gen/models/CoreV1Event.js';
+import { V1Lease } from '@kubernetes/client-node/dist/gen/models/V1Lease.js';
+import { V1ListMeta } from '@kubernetes/client-node/dist/gen/models/V1ListMeta.js';
+import { V1ManagedFieldsEntry } from '@kubernetes/client-node/dist/gen/models/V1ManagedFieldsEntry.js';
+import { V1ObjectMeta } from '@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js';
+import { V1PersistentVolume } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolume.js';
+import { V1PersistentVolumeClaim } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolumeClaim.js';
+import { V1PersistentVolumeClaimCondition } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolumeClaimCondition.js';
+import { V1PersistentVolumeClaimStatus } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolumeClaimStatus.js';
+import { V1PersistentVolumeStatus } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolumeStatus.js';
+import { V1StorageClass } from '@kubernetes/client-node/dist/gen/models/V1StorageClass.js';
 
 /** What client-node's generated models say about one attribute (`static attributeTypeMap`). */
 interface AttributeType {

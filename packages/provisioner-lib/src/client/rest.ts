@@ -1,17 +1,21 @@
-import {
-  ApiException,
-  RequestContext,
-  RequiredError,
-  type ConfigurationOptions,
-  type KubeConfig,
-} from '@kubernetes/client-node';
-import { STATUS_CODES } from 'node:http';
+import type { ConfigurationOptions, KubeConfig, RequestContext } from '@kubernetes/client-node';
+// client-node's modules that import nothing heavy, by path: its entry point loads every generated API and model.
+import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
+import { RequiredError } from '@kubernetes/client-node/dist/gen/apis/baseapi.js';
 import { clearTimeout, setTimeout } from 'node:timers';
-import type { Dispatcher } from 'undici';
-import { DEFAULT_USER_AGENT, sharedAgent, type AgentClientOptions } from './agent.js';
+import { DEFAULT_USER_AGENT, type AgentClientOptions } from './agent.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import { inFlightRequests } from './rate-limit/in-flight.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
+import {
+  afterClose,
+  bodyText,
+  httpModule,
+  sharedTransport,
+  undiciTransport,
+  type Transport,
+  type TransportResponse,
+} from './transport.js';
 
 /** Query parameters; `undefined` values are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -50,6 +54,8 @@ export interface RestClientOptions extends AgentClientOptions {
    * @defaultValue true
    */
   countInFlight?: boolean;
+  /** How the requests are sent. Default: the `agent` given, else the KubeConfig's shared transport. */
+  transport?: Transport;
 }
 
 /**
@@ -128,6 +134,71 @@ function headerValue(headers: Readonly<Record<string, string>>, name: string): s
   return undefined;
 }
 
+/**
+ * The request side of client-node's `RequestContext` (its `http/http.js`), on which per-call options' middleware
+ * runs. Written here because that module also exports client-node's fetch library, which loads undici: about
+ * 25 MiB of RSS for a `withSignal` on a Lease renewal. It keeps what the class keeps, the same way.
+ */
+class CallContext {
+  private url: URL;
+  private readonly headers: Record<string, string> = {};
+  private body: unknown = undefined;
+  private signal: AbortSignal | undefined = undefined;
+  private dispatcher: unknown = undefined;
+  constructor(
+    url: string,
+    private readonly httpMethod: string,
+  ) {
+    this.url = new URL(url);
+  }
+  getUrl(): string {
+    const url = this.url.toString();
+    return url.endsWith('/') ? url.slice(0, -1) : url;
+  }
+  setUrl(url: string): void {
+    this.url = new URL(url);
+  }
+  setBody(body: unknown): void {
+    this.body = body;
+  }
+  getHttpMethod(): string {
+    return this.httpMethod;
+  }
+  getHeaders(): Record<string, string> {
+    return this.headers;
+  }
+  getBody(): unknown {
+    return this.body;
+  }
+  setQueryParam(name: string, value: string): void {
+    this.url.searchParams.set(name, value);
+  }
+  appendQueryParam(name: string, value: string): void {
+    this.url.searchParams.append(name, value);
+  }
+  addCookie(name: string, value: string): void {
+    this.headers.Cookie = `${this.headers.Cookie ?? ''}${name}=${value}; `;
+  }
+  setHeaderParam(key: string, value: string): void {
+    const lower = key.toLowerCase();
+    for (const existing of Object.keys(this.headers))
+      if (existing.toLowerCase() === lower) delete this.headers[existing];
+    this.headers[key] = value;
+  }
+  setSignal(signal: AbortSignal): void {
+    this.signal = signal;
+  }
+  getSignal(): AbortSignal | undefined {
+    return this.signal;
+  }
+  setDispatcher(dispatcher: unknown): void {
+    this.dispatcher = dispatcher;
+  }
+  getDispatcher(): unknown {
+    return this.dispatcher;
+  }
+}
+
 /** The request side of one client-node middleware: its `pre`, an rxjs-style `Observable` (or a promise). */
 type PreHook = (ctx: RequestContext) => { toPromise(): Promise<RequestContext> } | Promise<RequestContext>;
 
@@ -155,7 +226,7 @@ async function applyCallOptions(
   for (const key of ['baseServer', 'httpApi', 'authMethods'] as const)
     if (options[key] !== undefined) throw refuse(`the per-call option ${key}`);
   const contentType = request.body === undefined ? undefined : (request.contentType ?? 'application/json');
-  let ctx = new RequestContext(url, request.method);
+  let ctx = new CallContext(url, request.method) as unknown as RequestContext;
   ctx.setHeaderParam('Accept', ACCEPT);
   if (contentType !== undefined) ctx.setHeaderParam('Content-Type', contentType);
   if (request.signal !== undefined) ctx.setSignal(request.signal);
@@ -233,8 +304,9 @@ export const WATCH_INACTIVITY_TIMEOUT_MS = 30_000;
 
 /**
  * A small JSON client for the calls the controller makes (list and watch the informers' kinds, create, patch and
- * delete PVs, reschedule claims, write Events, keep the Lease), straight on the shared undici dispatcher
- * (`dispatcher.request`): one request is a header object, a `JSON.stringify` and a `JSON.parse`. client-node's
+ * delete PVs, reschedule claims, write Events, keep the Lease), straight on a keep-alive connection pool (a
+ * `Transport`: Node.js's own HTTP client by default, or an undici dispatcher given as `agent`): one request is a
+ * header object, a `JSON.stringify` and a `JSON.parse`. client-node's
  * generated clients build a fetch `Request`, web streams, an rxjs-style middleware chain, a new undici `Agent` in
  * `applySecurityAuthentication` (then replaced by ours), and copy every object through its `ObjectSerializer` both
  * ways; that was most of the controller's CPU per provision. Without them, a bundled binary carries none of
@@ -252,7 +324,7 @@ export const WATCH_INACTIVITY_TIMEOUT_MS = 30_000;
  */
 export class RestClient {
   private readonly kc: KubeConfig;
-  private readonly agent: Dispatcher;
+  private readonly transport: Transport;
   private readonly userAgent: string;
   private readonly override: RateLimitOverride;
   private readonly countInFlight: boolean;
@@ -263,14 +335,16 @@ export class RestClient {
 
   /**
    * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
-   * @param options - `agent` (default the shared agent of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as
+   * @param options - `agent` (an undici dispatcher; default the shared pool of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as
    *   for `makeApiClient`; `watchInactivityMs` and `countInFlight`: see {@link RestClientOptions}.
    */
   constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     this.kc = kc;
     this.watchInactivityMs = options.watchInactivityMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
     this.countInFlight = options.countInFlight ?? true;
-    this.agent = options.agent ?? sharedAgent(kc);
+    // The strategy, once: the caller's undici dispatcher, else the KubeConfig's shared transport (Node.js's HTTP).
+    this.transport =
+      options.transport ?? (options.agent === undefined ? sharedTransport(kc) : undiciTransport(options.agent));
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.override = {
       ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
@@ -317,12 +391,12 @@ export class RestClient {
     const done = this.countInFlight ? await inFlightRequests(this.kc).start(request.priority, signal) : undefined;
     let text: string;
     let status: number;
-    let response: Dispatcher.ResponseData;
+    let response: TransportResponse;
     try {
       await throttleRequest(this.kc, this.override, request.method, url, signal, request.priority);
       const body = request.body === undefined ? undefined : JSON.stringify(request.body);
       const headers = await this.headers(body === undefined ? undefined : contentType);
-      response = await this.agent.request({
+      response = await this.transport.request({
         origin,
         path,
         method: request.method,
@@ -330,7 +404,7 @@ export class RestClient {
         ...(body === undefined ? {} : { body }),
         ...(signal === undefined ? {} : { signal }),
       });
-      text = await response.body.text();
+      text = await bodyText(response.body);
       status = response.statusCode;
     } finally {
       done?.();
@@ -385,13 +459,21 @@ export class RestClient {
       timer.unref();
     };
     resetTimer();
-    const started = this.agent.request({ origin, path: fullPath, method: 'GET', headers, signal: controller.signal });
+    const started = this.transport.request({
+      origin,
+      path: fullPath,
+      method: 'GET',
+      headers,
+      signal: controller.signal,
+    });
     started.then(
       (response) => {
         const body = response.body;
         if (response.statusCode !== 200) {
           body.resume();
-          const error = new Error(STATUS_CODES[response.statusCode] ?? 'Internal Server Error') as Error & {
+          const error = new Error(
+            httpModule().STATUS_CODES[response.statusCode] ?? 'Internal Server Error',
+          ) as Error & {
             statusCode: number;
           };
           error.statusCode = response.statusCode;
@@ -420,7 +502,12 @@ export class RestClient {
           }
           partial += chunk.slice(start);
         });
-        body.on('error', finish);
+        // The watch ends with the body's 'close', which comes last (after 'end' or 'error', and once an aborted
+        // request's connection is closed), so that whoever waits for `done` finds the connection gone.
+        let bodyError: unknown = null;
+        body.on('error', (err: unknown) => {
+          bodyError ??= err;
+        });
         body.on('end', () => {
           // A last line without its newline, as readline would still hand it out.
           if (partial.trim() !== '' && !finished) {
@@ -431,9 +518,8 @@ export class RestClient {
               // not JSON: skipped
             }
           }
-          finish(null);
         });
-        body.on('close', () => finish(null));
+        body.on('close', () => afterClose(() => finish(bodyError)));
       },
       (err: unknown) => finish(err),
     );

@@ -1,4 +1,4 @@
-import type { V1ObjectReference, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { V1ObjectReference, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
   ANN_ALPHA_SELECTED_NODE,
   ANN_BETA_STORAGE_CLASS,
@@ -6,15 +6,11 @@ import {
   ANN_SELECTED_NODE,
   ANN_STORAGE_PROVISIONER,
 } from './annotations.js';
+import type { OperationContext } from './context.js';
 import type { Provisioner } from './provisioner.js';
 
-/** What the claim decisions need to read. */
-export interface ClaimContext {
-  provisioner: Provisioner;
-  /** The provisioner name and the additional names. */
-  knownNames: ReadonlySet<string>;
-  getClass(name: string): V1StorageClass | undefined;
-}
+/** What the claim decisions read of the {@link OperationContext}. */
+export type ClaimContext = Pick<OperationContext, 'provisioner' | 'knownNames' | 'getClass'>;
 
 /** The claim's class: the beta annotation when present (even empty), else `spec.storageClassName`, else `''`. */
 export function claimClass(claim: V1PersistentVolumeClaim): string {

@@ -38,11 +38,12 @@ const volumePath = (name: string): string => `/api/v1/persistentvolumes/${encode
  * options that would change anything else, and the server-side apply patch type, reject the call with an Error
  * before anything is sent (use `makeApiClient(kc, CoreV1Api)` for those).
  *
- * Every request goes through the same dispatcher, by default the shared keep-alive agent of `kc`, and waits for the
+ * Every request goes through the same connection pool, by default the library's shared keep-alive pool of `kc`
+ * (Node.js's own HTTP client; an undici `ProxyAgent` for a cluster with a `proxy-url`), and waits for the
  * client-side rate limit registered for `kc`, if any.
  *
  * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
- * @param options - `agent` (default the shared agent of `kc`), `userAgent` (default `DEFAULT_USER_AGENT`),
+ * @param options - `agent`: an undici dispatcher to send through (default the shared pool of `kc`), `userAgent` (default `DEFAULT_USER_AGENT`),
  *   `rateLimiter` (default the one registered for `kc`, if any) and `onThrottled` (default the registered hook), as
  *   for `makeApiClient`.
  * @throws Error when the KubeConfig has no current cluster.

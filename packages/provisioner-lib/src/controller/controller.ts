@@ -19,7 +19,8 @@ import type { ProvisionControllerEvents } from './events.js';
 import { startInformers, type ControllerInformers } from './informers.js';
 import { resolveOptions, type ProvisionControllerOptions, type ResolvedOptions } from './options.js';
 import { registerInternals } from './internals.js';
-import type { OperationOutcome, OperationReporter } from './operation.js';
+import type { OperationContext } from './context.js';
+import type { OperationOutcome } from './operation.js';
 import { ProvisioningState } from './provisioner.js';
 import { DelayRetryError, SlowSet } from './slow-set.js';
 import { runWorker } from './worker.js';
@@ -79,7 +80,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   /** Claims whose last provision returned InBackground, by UID. */
   private readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
   /** How the operations report Events and the controller's typed events. */
-  private readonly reporter: OperationReporter;
+  /** What every claim and volume pass works through, made once. */
+  private readonly context: OperationContext;
   private informers: ControllerInformers | undefined;
   private running = false;
   private started = false;
@@ -153,10 +155,22 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
           )
         : new QueueVolumeStore(this.client, o.createProvisionedPVLimiter, emit, this.logger, o.clock, o.metrics);
     this.slowSet = new SlowSet(o.clock, o.retryIntervalMaxMs);
-    this.reporter = {
-      claimEvent: (claim, type, reason, message) => this.claimEvent(claim, type, reason, message),
-      volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
-      emit: (event, ...args) => this.emit(event, ...args),
+    this.context = {
+      options: o,
+      provisioner: o.provisioner,
+      knownNames: this.knownNames,
+      client: this.client,
+      logger: this.logger,
+      metrics: this.metrics,
+      volumeStore: this.volumeStore,
+      slowSet: this.slowSet,
+      getVolume: (name) => this.informers?.volumeByName(name),
+      getClass: (name) => this.informers?.classByName(name),
+      reporter: {
+        claimEvent: (claim, type, reason, message) => this.claimEvent(claim, type, reason, message),
+        volumeEvent: (pv, type, reason, message) => this.volumeEvent(pv, type, reason, message),
+        emit: (event, ...args) => this.emit(event, ...args),
+      },
     };
     registerInternals(this, {
       options: o,
@@ -425,36 +439,14 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
     const labels = provisionLabels(claim);
     let should: boolean;
     try {
-      should = await shouldProvision(
-        {
-          provisioner: this.options.provisioner,
-          knownNames: this.knownNames,
-          getClass: (n) => this.informers?.classByName(n),
-        },
-        claim,
-        signal,
-      );
+      should = await shouldProvision(this.context, claim, signal);
     } catch (err) {
       this.metrics.provisionFailed(labels);
       throw err;
     }
     if (!should) return;
     const started = this.options.clock.now();
-    const outcome = await provisionClaimOperation(
-      {
-        options: this.options,
-        client: this.client,
-        knownNames: this.knownNames,
-        logger: this.logger,
-        volumeStore: this.volumeStore,
-        slowSet: this.slowSet,
-        cachedVolume: (name) => this.informers?.volumeByName(name),
-        cachedClass: (name) => this.informers?.classByName(name),
-        reporter: this.reporter,
-      },
-      claim,
-      signal,
-    );
+    const outcome = await provisionClaimOperation(this.context, claim, signal);
     // As in Go, a pass that stopped without provisioning counts as a failed provision.
     if (outcome.result === 'succeeded')
       this.metrics.provisionSucceeded(labels, (this.options.clock.now() - started) / 1000);
@@ -472,19 +464,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
 
   /** One pass over a volume: ownership, the protection finalizer, and deletion when it is due. */
   private async syncVolume(volume: V1PersistentVolume, signal: AbortSignal): Promise<void> {
-    const outcome = await syncVolume(
-      {
-        options: this.options,
-        client: this.client,
-        knownNames: this.knownNames,
-        logger: this.logger,
-        metrics: this.metrics,
-        cachedVolume: (name) => this.informers?.volumeByName(name),
-        reporter: this.reporter,
-      },
-      volume,
-      signal,
-    );
+    const outcome = await syncVolume(this.context, volume, signal);
     throwIfFailed(outcome);
   }
 

@@ -1,25 +1,12 @@
-import { PatchStrategy, setHeaderOptions, type V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+// By path: client-node's entry point loads every generated API and model.
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { describeError, isNotFound, toError } from '../client/api-errors.js';
-import type { Logger } from '../logging/logger.js';
-import type { ControllerMetrics } from '../metrics/controller-metrics.js';
-import type { ProvisionControllerClient } from './client.js';
-import { failed, STOPPED, SUCCEEDED, type OperationOutcome, type OperationReporter } from './operation.js';
-import type { ResolvedOptions } from './options.js';
+import type { OperationContext } from './context.js';
+import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError } from './provisioner.js';
 import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
-
-/** What the volume (delete) flow needs from the controller. */
-export interface VolumeContext {
-  options: ResolvedOptions;
-  client: ProvisionControllerClient;
-  knownNames: ReadonlySet<string>;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  /** The PV as the informer has it now. */
-  cachedVolume(name: string): V1PersistentVolume | undefined;
-  /** Where Events and the controller's typed events go. */
-  reporter: OperationReporter;
-}
 
 /**
  * The Go library's `syncVolume`: ownership, the protection finalizer, then deletion when it is due. A failure of any
@@ -27,7 +14,7 @@ export interface VolumeContext {
  * `deleteFailed`.
  */
 export async function syncVolume(
-  ctx: VolumeContext,
+  ctx: OperationContext,
   volume: V1PersistentVolume,
   signal: AbortSignal,
 ): Promise<OperationOutcome> {
@@ -35,7 +22,7 @@ export async function syncVolume(
   try {
     if (!isProvisionerForVolume(ctx.knownNames, volume)) return STOPPED;
     pv = await handleProtectionFinalizer(ctx, volume);
-    if (!(await shouldDelete(ctx.options.provisioner, ctx.options.addFinalizer, pv, signal))) return STOPPED;
+    if (!(await shouldDelete(ctx.provisioner, ctx.options.addFinalizer, pv, signal))) return STOPPED;
   } catch (err) {
     return failed(err);
   }
@@ -57,7 +44,7 @@ export async function syncVolume(
  * change is a conflict (retried), not a lost update. (Go sends a strategic merge patch computed from a diff.)
  */
 function patchFinalizers(
-  ctx: VolumeContext,
+  ctx: OperationContext,
   pv: V1PersistentVolume,
   finalizers: string[] | undefined,
 ): Promise<V1PersistentVolume> {
@@ -70,7 +57,7 @@ function patchFinalizers(
   );
 }
 
-async function handleProtectionFinalizer(ctx: VolumeContext, pv: V1PersistentVolume): Promise<V1PersistentVolume> {
+async function handleProtectionFinalizer(ctx: OperationContext, pv: V1PersistentVolume): Promise<V1PersistentVolume> {
   const [finalizers, modified] = desiredFinalizers(ctx.options.addFinalizer, pv);
   if (!modified) return pv;
   try {
@@ -86,11 +73,15 @@ async function handleProtectionFinalizer(ctx: VolumeContext, pv: V1PersistentVol
 }
 
 /** The Go library's `deleteVolumeOperation`: the asset, then the PV object, then our finalizer. */
-async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume, signal: AbortSignal): Promise<void> {
+async function deleteVolumeOperation(
+  ctx: OperationContext,
+  pv: V1PersistentVolume,
+  signal: AbortSignal,
+): Promise<void> {
   const name = pv.metadata?.name ?? '';
   const log = ctx.logger.child({ volume: name });
   try {
-    await ctx.options.provisioner.delete(pv, signal);
+    await ctx.provisioner.delete(pv, signal);
   } catch (err) {
     if (err instanceof IgnoredError) {
       log.debug({ reason: err.reason }, 'Volume deletion ignored');
@@ -111,7 +102,7 @@ async function deleteVolumeOperation(ctx: VolumeContext, pv: V1PersistentVolume,
   log.info({}, 'Persistentvolume deleted');
   ctx.reporter.emit('deleted', pv);
   if (!ctx.options.addFinalizer || (pv.metadata?.finalizers ?? []).length === 0) return;
-  const cached = ctx.cachedVolume(name);
+  const cached = ctx.getVolume(name);
   if (cached === undefined) return;
   const [finalizers, modified] = removeFinalizer(cached.metadata?.finalizers);
   if (!modified) return;

@@ -1,28 +1,11 @@
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { apiStatus, describeError, toError } from '../client/api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, selectedNodeName } from './claims.js';
-import type { ProvisionControllerClient } from './client.js';
-import { failed, STOPPED, SUCCEEDED, type OperationOutcome, type OperationReporter } from './operation.js';
-import type { ResolvedOptions } from './options.js';
+import type { OperationContext } from './context.js';
+import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError, isInfeasible, ProvisioningState, stateOf } from './provisioner.js';
-import type { SlowSet } from './slow-set.js';
-import type { VolumeStore } from './volume-store.js';
-
-/** What the provision flow needs from the controller. */
-export interface ClaimOperationContext {
-  options: ResolvedOptions;
-  client: ProvisionControllerClient;
-  knownNames: ReadonlySet<string>;
-  logger: Logger;
-  volumeStore: VolumeStore;
-  slowSet: SlowSet;
-  cachedVolume(name: string): V1PersistentVolume | undefined;
-  cachedClass(name: string): V1StorageClass | undefined;
-  /** Where Events and the controller's typed events go. */
-  reporter: OperationReporter;
-}
 
 /**
  * The Go library's `provisionClaimOperation`, in its order: PV already cached, block support, the class and its
@@ -30,7 +13,7 @@ export interface ClaimOperationContext {
  * finalizer) and saved through the volume store.
  */
 export async function provisionClaimOperation(
-  ctx: ClaimOperationContext,
+  ctx: OperationContext,
   claim: V1PersistentVolumeClaim,
   signal: AbortSignal,
 ): Promise<OperationOutcome> {
@@ -43,7 +26,7 @@ export async function provisionClaimOperation(
 }
 
 async function provisionClaim(
-  ctx: ClaimOperationContext,
+  ctx: OperationContext,
   claim: V1PersistentVolumeClaim,
   signal: AbortSignal,
 ): Promise<OperationOutcome> {
@@ -52,17 +35,17 @@ async function provisionClaim(
   const log = ctx.logger.child({ claim: claimKey(claim), class: className });
   log.debug({}, 'Started');
   const pvName = o.volumeName(claim);
-  if (ctx.cachedVolume(pvName) !== undefined) {
+  if (ctx.getVolume(pvName) !== undefined) {
     log.debug({ volume: pvName }, 'PersistentVolume already exists, skipping');
     return STOPPED;
   }
   const claimRef = claimRefOf(claim);
-  const blocked = await canProvision(o.provisioner, o.provisionerName, claim, signal);
+  const blocked = await canProvision(ctx.provisioner, o.provisionerName, claim, signal);
   if (blocked !== undefined) {
     ctx.reporter.claimEvent(claim, 'Warning', 'ProvisioningFailed', blocked);
     return STOPPED;
   }
-  const cls = ctx.cachedClass(className);
+  const cls = ctx.getClass(className);
   if (cls === undefined) return failed(new Error(`storageClass "${className}" not found`));
   if (!ctx.knownNames.has(cls.provisioner)) {
     log.info({ classProvisioner: cls.provisioner }, "Unknown provisioner requested in claim's StorageClass");
@@ -76,7 +59,7 @@ async function provisionClaim(
   );
   let volume: V1PersistentVolume;
   try {
-    ({ volume } = await o.provisioner.provision(
+    ({ volume } = await ctx.provisioner.provision(
       { storageClass: cls, pvName, pvc: claim, selectedNodeName: selectedNodeName(claim) },
       signal,
     ));
@@ -102,7 +85,7 @@ async function provisionClaim(
 }
 
 async function provisionFailed(
-  ctx: ClaimOperationContext,
+  ctx: OperationContext,
   claim: V1PersistentVolumeClaim,
   classUid: string,
   err: unknown,

@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import pRetry from 'p-retry';
+import { Backoff } from '../backoff/backoff.js';
 import { sleep, type Clock } from '../clock/clock.js';
 import type { Logger } from '../logging/logger.js';
 import type { MetricsSink } from '../metrics/sink.js';
@@ -51,20 +51,21 @@ export class BackoffVolumeStore implements VolumeStore {
     private readonly clock: Clock,
   ) {}
 
-  private retry<T>(fn: () => Promise<T>): Promise<T> {
-    return pRetry(fn, {
-      retries: Math.max(0, this.attempts - 1),
-      // p-retry's own timers stay unused: the pause between attempts runs on the controller's clock.
-      minTimeout: 0,
-      maxTimeout: 0,
-      randomize: false,
-      // Any failure is retried: programming errors surface as the final error all the same. p-retry asks only
-      // while attempts remain.
-      shouldRetry: async () => {
-        await sleep(this.clock, this.intervalMs);
-        return true;
-      },
-    });
+  /**
+   * `fn` up to `attempts` times (at least once), `intervalMs` apart on the controller's clock: the library's
+   * {@link Backoff} with a constant delay (the Go library's `wait.Backoff` with a factor of 1 and no jitter). Any
+   * failure is retried; the last one is thrown.
+   */
+  private async retry<T>(fn: () => Promise<T>): Promise<T> {
+    const backoff = new Backoff({ initialMs: this.intervalMs, factor: 0, jitter: 0, maxMs: 0, clock: this.clock });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= this.attempts) throw err;
+      }
+      await sleep(this.clock, backoff.next());
+    }
   }
 
   async storeVolume(claim: V1PersistentVolumeClaim, volume: V1PersistentVolume): Promise<void> {

@@ -1,5 +1,8 @@
-import { ApiException, PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
-import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+// client-node's modules by path, not its entry point, which loads every generated API and model.
+import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { describeError } from '../client/api-errors.js';
 import { hotPathApi } from '../client/hot-path.js';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
@@ -19,7 +22,7 @@ export interface EventRecorderOptions {
   client?: EventsApi;
   /**
    * Used to make a client when no `client` is given: the library's lean JSON client, through the shared keep-alive
-   * agent and the KubeConfig's client-side rate limit, if one is set, at low priority (other requests waiting for
+   * pool and the KubeConfig's client-side rate limit, if one is set, at low priority (other requests waiting for
    * a token go first).
    */
   kubeConfig?: KubeConfig;

@@ -1,4 +1,5 @@
-import { V1MicroTime } from '@kubernetes/client-node';
+// By path: client-node's entry point loads every generated API and model.
+import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
 import { realClock, sleep, type Clock } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { createLeaderMetrics, type LeaderMetrics } from '../metrics/leader-metrics.js';

@@ -1,10 +1,11 @@
 import type { CoordinationV1Api, KubeConfig, V1Lease } from '@kubernetes/client-node';
+import type { Agent as HttpAgent } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { buildDispatcher } from '../client/agent.js';
 import { modelDecoder } from '../client/models.js';
 import { separateClientRateLimiter } from '../client/rate-limit/client-rate-limit.js';
 import type { RequestRateLimiter } from '../client/rate-limit/token-bucket.js';
 import { checkRequired, RestClient, writeQuery } from '../client/rest.js';
+import { newTransport, undiciTransport } from '../client/transport.js';
 
 /** The User-Agent of the lease client, so its requests stand apart in audit logs. */
 export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (kubernetes-client-javascript)';
@@ -12,8 +13,9 @@ export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (k
 /** Options of {@link makeLeaseClient}. */
 export interface LeaseClientOptions {
   /**
-   * Dispatcher for lease requests. Default: a new undici agent that nothing else uses (closed by
-   * {@link LeaseClient.close}). Pass one only if it is dedicated to leader election too.
+   * undici dispatcher for lease requests. Default: a new keep-alive connection pool that nothing else uses
+   * (Node.js's `http.Agent`, closed by {@link LeaseClient.close}). Pass one only if it is dedicated to leader
+   * election too.
    */
   agent?: Dispatcher;
   /**
@@ -37,22 +39,10 @@ export type LeaseApi = Pick<
 export interface LeaseClient {
   /** The API client to give to a `LeaseLock`: the Lease calls it makes, with `CoordinationV1Api`'s signatures. */
   readonly api: LeaseApi;
-  /** The dispatcher every request of `api` goes through. */
-  readonly agent: Dispatcher;
+  /** The connection pool every request of `api` goes through: the dispatcher given, or its own `http.Agent`. */
+  readonly agent: Dispatcher | HttpAgent;
   /** Closes the agent if this function created it (a passed-in agent is left to its owner). */
   close(): Promise<void>;
-}
-
-/**
- * A new undici dispatcher for the current context of `kc`, shared with nothing: same TLS and proxy mapping as the
- * shared agent of `../client/agent.js` (client-node's `createDispatcherOptions`), keep-alive on.
- *
- * @throws Error for SOCKS proxies, and for plain HTTP without `skipTLSVerify` (as client-node).
- */
-export function newLeaseAgent(kc: KubeConfig): Dispatcher {
-  const dispatcher = buildDispatcher(kc);
-  if (dispatcher === null) throw new Error('newLeaseAgent: SOCKS proxies are not supported');
-  return dispatcher;
 }
 
 type Call<K extends keyof LeaseApi> = Parameters<LeaseApi[K]>[0];
@@ -118,21 +108,19 @@ function leaseApi(rest: RestClient): LeaseApi {
  * `kc` in flight, which the controller's Event writes wait for.
  *
  * @param kc - the KubeConfig; its current context picks server, TLS and credentials.
- * @param options - `agent`: default a new dedicated agent ({@link newLeaseAgent}); `rateLimiter`: default a
+ * @param options - `agent`: default a new dedicated connection pool; `rateLimiter`: default a
  *   separate bucket like the limit registered for `kc` (read now), or none.
- * @throws Error when `kc` has no current cluster, or see {@link newLeaseAgent}.
+ * @throws Error when `kc` has no current cluster, for a SOCKS proxy, and for plain HTTP without `skipTLSVerify`.
  */
 export function makeLeaseClient(kc: KubeConfig, options: LeaseClientOptions = {}): LeaseClient {
   if (kc.getCurrentCluster() === null) throw new Error('makeLeaseClient: the KubeConfig has no current cluster');
-  const owned = options.agent === undefined;
-  const agent = options.agent ?? newLeaseAgent(kc);
+  const transport = options.agent === undefined ? newTransport(kc) : undiciTransport(options.agent);
   const rateLimiter = options.rateLimiter === undefined ? (separateClientRateLimiter(kc) ?? null) : options.rateLimiter;
-  const rest = new RestClient(kc, { agent, userAgent: LEASE_CLIENT_USER_AGENT, rateLimiter, countInFlight: false });
+  const rest = new RestClient(kc, { transport, userAgent: LEASE_CLIENT_USER_AGENT, rateLimiter, countInFlight: false });
   return {
     api: leaseApi(rest),
-    agent,
-    close: async () => {
-      if (owned) await agent.close();
-    },
+    agent: transport.agent,
+    // An undici transport of a given dispatcher does not close it; its own pool is closed.
+    close: () => transport.close(),
   };
 }

@@ -1,10 +1,6 @@
-import {
-  V1MicroTime,
-  type KubeConfig,
-  type V1Lease,
-  type V1LeaseSpec,
-  type V1ObjectReference,
-} from '@kubernetes/client-node';
+import type { KubeConfig, V1Lease, V1LeaseSpec, V1ObjectReference } from '@kubernetes/client-node';
+// By path: client-node's entry point loads every generated API and model.
+import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
 import { withSignal } from '../client/agent.js';
 import { isNotFound } from '../client/api-errors.js';
 import { makeLeaseClient, type LeaseApi, type LeaseClient } from './lease-client.js';

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { httpModule } from '../client/transport.js';
 import type { AddressInfo } from 'node:net';
 import { describeError } from '../client/api-errors.js';
 
@@ -159,7 +160,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     send(res, 404, '404 page not found\n');
   };
 
-  const server = createServer((req, res) => {
+  const server = httpModule().createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, `internal server error: ${describeError(err)}\n`);
       else res.destroy();

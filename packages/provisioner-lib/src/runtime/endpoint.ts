@@ -1,8 +1,9 @@
 /** The binary's metrics and health endpoint: `/metrics` from its prom-client registry, and the controller's checks. */
-import { collectDefaultMetrics, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { controllerHealthChecks } from '../controller/health.js';
 import type { ProvisionController } from '../controller/controller.js';
 import { startHttpEndpoint, type HealthCheck, type HttpEndpoint } from '../metrics/http.js';
+import { collectDefaultMetrics } from '../metrics/prom-client.js';
 import { renderRegistry } from '../prometheus.js';
 import type { EndpointAddress } from './common-options.js';
 

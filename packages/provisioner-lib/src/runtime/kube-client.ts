@@ -1,6 +1,6 @@
 /** The binary's API client configuration: its kubeconfig and client-side rate limit. */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../client/kubeconfig.js';
+import { asKubeConfig, loadKubeConfigData } from '../client/kubeconfig.js';
 import { setClientRateLimit } from '../client/rate-limit/client-rate-limit.js';
 import { logThrottledRequests } from '../client/rate-limit/throttle-log.js';
 import type { Clock } from '../clock/clock.js';
@@ -17,8 +17,16 @@ import type { Env } from './command-line.js';
  * @throws Error saying what to do when no kubeconfig can be found or loaded.
  */
 export function kubeClientConfig(common: ResolvedCommonOptions, env: Env, logger: Logger, clock?: Clock): KubeConfig {
+  return asKubeConfig(runtimeKubeConfig(common, env, logger, clock));
+}
+
+/**
+ * {@link kubeClientConfig} for the runtime's start-up: the kubeconfig without client-node's `KubeConfig` class, which
+ * loads client-node's whole generated client; `asKubeConfig` makes it one when the binary's setup asks for it.
+ */
+export function runtimeKubeConfig(common: ResolvedCommonOptions, env: Env, logger: Logger, clock?: Clock): KubeConfig {
   const fromEnv = env.KUBECONFIG === '' ? undefined : env.KUBECONFIG;
-  const kubeConfig = loadKubeConfig(common.kubeconfig ?? fromEnv, env);
+  const kubeConfig = loadKubeConfigData(common.kubeconfig ?? fromEnv, env);
   const qps = common.kubeApiQps;
   if (qps < 0 || qps === Infinity) {
     setClientRateLimit(kubeConfig, null);

@@ -1,15 +1,16 @@
 /** `runProvisioner`: a provisioner binary from its flags and its setup, everything between them owned by the runtime. */
-import { Registry } from 'prom-client';
 import { LeaderElectionLostError, ProvisionController } from '../controller/controller.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { HttpEndpoint } from '../metrics/http.js';
 import { createLogger } from '../pino.js';
+import { promClient } from '../metrics/prom-client.js';
 import { prometheusSink } from '../prometheus.js';
 import { flagsCommandLine, type CommandLine, type CommandLineParser } from './command-line.js';
 import { resolveCommonOptions } from './common-options.js';
 import { serveEndpoint } from './endpoint.js';
 import type { FlagTable } from './flag-table.js';
-import { kubeClientConfig } from './kube-client.js';
+import { asKubeConfig } from '../client/kubeconfig.js';
+import { runtimeKubeConfig } from './kube-client.js';
 import { DEFAULT_MESSAGES } from './messages.js';
 import type { ProvisionerSetup, RunWithFlags, RunWithParser, RuntimeOptions } from './run-options.js';
 import { stopSignal } from './stop-signal.js';
@@ -100,8 +101,8 @@ export async function runProvisioner<O>(
   };
   try {
     await options.preflight?.({ options: command.options, common, env, logger });
-    const kubeConfig = kubeClientConfig(common, env, logger, options.rateLimitClock);
-    const registry = new Registry();
+    const kubeConfig = runtimeKubeConfig(common, env, logger, options.rateLimitClock);
+    const registry = new promClient.Registry();
     /** Serves the endpoint with `--http-endpoint` (undefined without), closed with the clean-ups. */
     const serve = async (
       controller: ProvisionController | undefined,
@@ -127,7 +128,10 @@ export async function runProvisioner<O>(
       options: command.options,
       common,
       env,
-      kubeConfig,
+      // client-node's KubeConfig (and with it client-node's entry point) only for a setup that uses it.
+      get kubeConfig() {
+        return asKubeConfig(kubeConfig);
+      },
       logger,
       registry,
       signal: stop.signal,

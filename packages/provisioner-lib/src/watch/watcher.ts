@@ -392,13 +392,21 @@ export class Watcher<T extends KubernetesObject> {
       let events = 0;
       let controller: AbortController | undefined;
       let idleTimer: { handle: TimerHandle } | undefined;
+      /** The end to resolve with once the watch that was aborted has reported its own end. */
+      let ending: WatchEnd | undefined;
       const finish = (end: WatchEnd): void => {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
         if (idleTimer !== undefined) this.clock.clearTimeout(idleTimer.handle);
-        controller?.abort();
-        resolve(end);
+        if (controller === undefined || end.reason !== 'aborted') {
+          controller?.abort();
+          resolve(end);
+          return;
+        }
+        // A stop: the watch's connection is closed before the stop completes (its `done` comes once it is).
+        ending = end;
+        controller.abort();
       };
       const onAbort = (): void => finish({ reason: 'aborted', events, startedAt });
       const armIdle = (): void => {
@@ -450,6 +458,7 @@ export class Watcher<T extends KubernetesObject> {
         emit(type === 'DELETED' ? { type: 'Delete', object } : { type: 'Apply', object });
       };
       const onDone = (err: unknown): void => {
+        if (ending !== undefined) resolve(ending);
         if (settled) return;
         if (err === null || err === undefined) finish({ reason: 'ended', events, startedAt });
         else if (isWatchTimeout(err)) finish({ reason: 'timeout', events, startedAt });
@@ -466,6 +475,7 @@ export class Watcher<T extends KubernetesObject> {
       o.watch.watch(o.path, query, onEvent, onDone).then(
         (c) => {
           controller = c;
+          // Stopped while the watch was starting: it ends now, without waiting for it.
           if (settled) c.abort();
         },
         // applySecurityAuthentication (e.g. an exec plugin) can throw before the request starts.

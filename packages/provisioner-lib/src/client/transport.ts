@@ -1,0 +1,222 @@
+/**
+ * How the library's own JSON client (`RestClient`) sends its requests: a {@link Transport}, chosen once per client.
+ * By default Node.js's own `http`/`https` keep-alive agent; an undici dispatcher when the caller gives one (or the
+ * cluster is reached through a proxy, which undici's `ProxyAgent` handles).
+ *
+ * Why not undici for everything: loading undici (its HTTP parser compiled from WebAssembly, its fetch) took a bare
+ * Node.js process from about 45 to 70 MiB of RSS before any request, more than the rest of a provisioner's memory at
+ * rest. Node.js's own HTTP client is loaded already (the metrics endpoint is a `node:http` server) and keeps what
+ * the controller relies on: keep-alive connections, TLS from the kubeconfig, streaming watches, abort signals.
+ */
+import type { IncomingHttpHeaders, Agent as HttpAgent } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { connectionOptions, type KubeConfigView, type TlsOptions } from './connection.js';
+
+/** One request of a {@link Transport}. */
+export interface TransportRequest {
+  /** `https://host:port` of the server. */
+  origin: string;
+  /** Path and query. */
+  path: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | undefined;
+}
+
+/** The answer: status, headers and the body as a stream of bytes. */
+export interface TransportResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/** Sends requests over a connection pool. */
+export interface Transport {
+  request(request: TransportRequest): Promise<TransportResponse>;
+  /** The pool: an undici dispatcher, or Node.js's `http.Agent`. */
+  readonly agent: Dispatcher | HttpAgent;
+  /** Closes the pool's connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * How long an idle keep-alive connection is kept, in ms: 30 s. kube-apiserver closes idle connections after 90 s,
+ * so this stays well inside that; the server's own `Keep-Alive: timeout=` hint lowers it when shorter.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 30_000;
+
+/** TCP keep-alive probe delay, in ms: 30 s, as client-node and client-go use (shorter than common LB idle timeouts). */
+export const TCP_KEEP_ALIVE_INITIAL_DELAY_MS = 30_000;
+
+// Loaded when first needed, with `require` (both are loaded synchronously that way, undici being CommonJS and
+// node:http/https built-ins whose ES module import would read every export, the `WebSocket` getter included, which
+// loads Node.js's own copy of undici).
+const require = createRequire(import.meta.url);
+
+/**
+ * `node:http`, loaded with `require`: an ES module import of it reads every export, and its `WebSocket` getter loads
+ * Node.js's own copy of undici (about 14 MiB of RSS).
+ */
+export function httpModule(): typeof import('node:http') {
+  return require('node:http') as typeof import('node:http');
+}
+
+/** undici, loaded on first use (a caller's dispatcher, a proxy, `sharedAgent`, client-node's generated clients). */
+export function undici(): typeof import('undici') {
+  return require('undici') as typeof import('undici');
+}
+
+/** A {@link Transport} over an undici dispatcher (`dispatcher.request`). */
+export function undiciTransport(dispatcher: Dispatcher, owned = false): Transport {
+  return {
+    agent: dispatcher,
+    request: async ({ origin, path, method, headers, body, signal }) => {
+      const response = await dispatcher.request({
+        origin,
+        path,
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      return { statusCode: response.statusCode, headers: response.headers, body: response.body };
+    },
+    close: async () => {
+      if (owned) await dispatcher.close();
+    },
+  };
+}
+
+/** What an aborted request rejects with: the signal's reason (an `AbortError` unless the abort gave another). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
+}
+
+/** A {@link Transport} over a Node.js keep-alive agent made for the current context of `kc`. */
+function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
+  const http = require(secure ? 'node:https' : 'node:http') as typeof import('node:https');
+  const agent = new http.Agent({
+    keepAlive: true,
+    keepAliveMsecs: TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
+    // Idle sockets in the pool are closed after this (a socket in use is left alone).
+    timeout: KEEP_ALIVE_TIMEOUT_MS,
+    scheduling: 'lifo',
+    ...tls,
+  });
+  return {
+    agent,
+    request: ({ origin, path, method, headers, body, signal }) =>
+      new Promise((resolve, reject) => {
+        if (signal?.aborted === true) {
+          reject(abortReason(signal));
+          return;
+        }
+        const url = new URL(origin);
+        const req = http.request({
+          agent,
+          protocol: url.protocol,
+          hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+          port: url.port,
+          path,
+          method,
+          headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        });
+        const onAbort = (): void => {
+          if (signal !== undefined) req.destroy(abortReason(signal));
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        // A destroyed request can report more than one error (the abort, then its socket's): all are taken here,
+        // the first settles the request (later ones reach the response's own listeners, if any).
+        req.on('error', (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          const error = signal?.aborted === true ? abortReason(signal) : err;
+          // An aborted request settles once its connection is closed, as undici's does.
+          const socket = req.socket;
+          if (socket === null || socket.closed) reject(error);
+          else socket.once('close', () => afterClose(() => reject(error)));
+        });
+        req.once('response', (res) => {
+          // Once the answer is here, an abort ends its body (a watch), as undici's does.
+          res.once('close', () => signal?.removeEventListener('abort', onAbort));
+          resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
+        });
+        req.end(body);
+      }),
+    close: () => {
+      agent.destroy();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * A new {@link Transport} for the current context of `kc`, shared with nothing: Node.js's keep-alive agent with the
+ * kubeconfig's TLS, or an undici `ProxyAgent` for a cluster with a `proxy-url`.
+ *
+ * @throws Error for a SOCKS proxy, and for plain HTTP without `skipTLSVerify` (as client-node).
+ */
+export function newTransport(kc: KubeConfigView): Transport {
+  const options = connectionOptions(kc);
+  switch (options.type) {
+    case 'socks':
+      throw new Error('SOCKS proxies are not supported by the library client; use client-node directly');
+    case 'proxy': {
+      const { ProxyAgent } = undici();
+      const proxy = new ProxyAgent({
+        keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+        uri: options.uri,
+        requestTls: options.tls,
+        connect: { keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_INITIAL_DELAY_MS },
+      });
+      return undiciTransport(proxy, true);
+    }
+    case 'direct':
+      return nodeTransport(options.secure, options.tls);
+  }
+}
+
+const shared = new WeakMap<object, Map<string, Transport>>();
+
+/**
+ * The keep-alive {@link Transport} shared by the library's clients made from `kc`, for its current context (one per
+ * KubeConfig and context; see {@link newTransport}).
+ */
+export function sharedTransport(kc: KubeConfigView): Transport {
+  let perContext = shared.get(kc);
+  if (perContext === undefined) {
+    perContext = new Map();
+    shared.set(kc, perContext);
+  }
+  const cluster = kc.getCurrentCluster();
+  const key = `${kc.getCurrentContext()}\u0000${cluster?.name ?? ''}\u0000${cluster?.server ?? ''}\u0000${kc.getCurrentUser()?.name ?? ''}`;
+  let transport = perContext.get(key);
+  if (transport === undefined) {
+    transport = newTransport(kc);
+    perContext.set(key, transport);
+  }
+  return transport;
+}
+
+/**
+ * Calls `fn` once the event loop has polled twice more after a connection closed: by then a server in the same
+ * process (the testkit's) has read the close and dropped the connection, so that a stop that waits for its watches'
+ * ends leaves none open on such a server either. Two `setImmediate` turns, no time.
+ */
+export function afterClose(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
+}
+
+/** Reads a whole body as text. */
+export async function bodyText(body: Readable): Promise<string> {
+  const withText = body as Readable & { text?: () => Promise<string> };
+  if (typeof withText.text === 'function') return withText.text();
+  // The bytes first, decoded once: a list of 10,000 objects is one answer of many megabytes, and a string built
+  // chunk by chunk is a rope that JSON.parse flattens into a second copy.
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

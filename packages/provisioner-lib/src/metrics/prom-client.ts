@@ -1,0 +1,23 @@
+/** prom-client's classes, loaded by path (the `prometheus` entry point and the runtime use them). */
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
+import type { Registry } from 'prom-client';
+
+// prom-client's modules by path, the same modules its entry point exports: that entry point also loads its
+// Pushgateway (node:http's client, zlib), its cluster aggregator (node:cluster, child_process, dgram) and its default
+// metrics (OpenTelemetry's API, perf_hooks, v8), about 17 MiB of RSS a binary that uses none of them would carry.
+const require = createRequire(import.meta.url);
+/** prom-client's `Counter`, `Gauge`, `Histogram` and `Registry` classes. */
+export const promClient = {
+  Counter: require('prom-client/lib/counter') as typeof PromClient.Counter,
+  Gauge: require('prom-client/lib/gauge') as typeof PromClient.Gauge,
+  Histogram: require('prom-client/lib/histogram') as typeof PromClient.Histogram,
+  Registry: require('prom-client/lib/registry') as typeof PromClient.Registry & { globalRegistry: Registry },
+};
+
+/** prom-client's `collectDefaultMetrics`: the process metrics, loaded when first called. */
+export function collectDefaultMetrics(
+  config: PromClient.DefaultMetricsCollectorConfiguration<PromClient.RegistryContentType>,
+): void {
+  (require('prom-client/lib/defaultMetrics') as typeof PromClient.collectDefaultMetrics)(config);
+}

@@ -127,11 +127,9 @@ function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
         });
         let response: IncomingMessage | undefined;
         const onAbort = (): void => {
-          if (signal === undefined) return;
-          if (response === undefined) req.destroy(abortReason(signal));
           // Once the whole answer has arrived its socket may be back in the agent's pool, where nothing listens for
           // its errors (a destroy with the abort's reason was an uncaught exception): the body just ends.
-          else if (!response.complete) response.destroy(abortReason(signal));
+          if (signal !== undefined && response?.complete !== true) req.destroy(abortReason(signal));
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         // A destroyed request can report more than one error (the abort, then its socket's): all are taken here,

@@ -20,6 +20,14 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': 'error',
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      // One privacy style: TypeScript's `private`, which the repository writes everywhere (docs/architecture.md).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'PrivateIdentifier',
+          message: 'Write a private member with `private`, not `#` (docs/architecture.md).',
+        },
+      ],
     },
   },
   {

@@ -139,6 +139,32 @@ const libraryRequire: EsbuildPlugin = {
   },
 };
 
+/**
+ * The library imports client-node's authenticators (`exec_auth.js`, `oidc_auth.js`, ...) with `import()`, so that a
+ * program run from node_modules loads them only when a kubeconfig's user needs one. A bundle already runs them as it
+ * starts: client-node's `config.js`, which the bundle carries for `KubeConfig`, imports all five. An `import()` of a
+ * bundled module makes esbuild wrap it and every module it imports to run on that call, and `oidc_auth.js` imports
+ * `config.js`: wrapped, `config.js` kept every export of client-node's generated index, so every model (0.36 MB, as
+ * above). For the library's modules, each such `import()` becomes a static import of the same module here.
+ */
+const CLIENT_NODE_AUTH = /import\("(@kubernetes\/client-node\/dist\/\w+_auth\.js)"\)/g;
+const staticClientNodeAuth: EsbuildPlugin = {
+  name: 'kprov-static-client-node-auth',
+  setup(build) {
+    build.onLoad({ filter: /[/\\]provisioner-lib[/\\]dist[/\\].*\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const modules: string[] = [];
+      const contents = source.replace(CLIENT_NODE_AUTH, (_, module: string) => {
+        modules.push(module);
+        return `Promise.resolve(kprovAuth${modules.length - 1})`;
+      });
+      if (modules.length === 0) return undefined;
+      const imports = modules.map((m, i) => `import * as kprovAuth${i} from ${JSON.stringify(m)};`).join('');
+      return { contents: imports + contents, loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
 export function binaryBundle(entry: Record<string, string>, overrides: Options = {}): Options {
   return {
     entry,
@@ -154,7 +180,7 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     // Built-ins keep their `node:` prefix, for the plugin above to see them as written. (tsup strips it by default,
     // which breaks `node:sqlite`, a built-in only under its prefix, that undici's SqliteCacheStore requires.)
     removeNodeProtocol: false,
-    esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects],
+    esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects, staticClientNodeAuth],
     esbuildOptions(options) {
       // A bundle must be pure ASCII: with a single other character, Node.js 24 keeps the whole source as a UTF-16
       // string, twice its size (4.2 MB instead of 2.1: 2.0 MiB more RSS in the bench's process with nothing

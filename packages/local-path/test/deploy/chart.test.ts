@@ -69,7 +69,7 @@ await writeFile(
 
 /** What `helm template` rendered for one set of values, and the NOTES.txt `helm install` would print with them. */
 class Rendered {
-  #notes: Promise<string> | undefined;
+  private renderedNotes: Promise<string> | undefined;
 
   constructor(
     readonly objects: Manifest[],
@@ -79,13 +79,13 @@ class Rendered {
 
   /** NOTES.txt, rendered on first use. */
   notes(): Promise<string> {
-    this.#notes ??= helmTemplate(notesChart, {
+    this.renderedNotes ??= helmTemplate(notesChart, {
       releaseName: this.releaseName,
       namespace: NAMESPACE,
       values: this.values,
       extraArgs: ['--show-only', 'templates/notes-as-document.yaml'],
     }).then(([doc]) => (doc as unknown as { notes: string }).notes);
-    return this.#notes;
+    return this.renderedNotes;
   }
 
   all<T>(kind: string): T[] {

@@ -57,31 +57,31 @@ function check(name: string, value: number): number {
  * It only computes delays; the caller sleeps (e.g. with `sleep(clock, backoff.next())`).
  */
 export class Backoff {
-  readonly #initialMs: number;
-  readonly #maxMs: number;
-  readonly #factor: number;
-  readonly #jitter: number;
-  readonly #resetAfterMs: number;
-  readonly #clock: Clock;
-  readonly #random: () => number;
+  private readonly initialMs: number;
+  private readonly maxMs: number;
+  private readonly factor: number;
+  private readonly jitter: number;
+  private readonly resetAfterMs: number;
+  private readonly clock: Clock;
+  private readonly random: () => number;
   /** Base of the next delay. */
-  #currentMs: number;
+  private currentMs: number;
   /** Set once the base reached the cap; it stays there until a reset. */
-  #capped = false;
+  private capped = false;
   /** When `next` was last called (or the backoff created). */
-  #lastStart: number;
+  private lastStart: number;
 
   /** @param options - see {@link BackoffOptions}. */
   constructor(options: BackoffOptions = {}) {
-    this.#initialMs = check('initialMs', options.initialMs ?? 800);
-    this.#maxMs = check('maxMs', options.maxMs ?? 30_000);
-    this.#factor = check('factor', options.factor ?? 2);
-    this.#jitter = check('jitter', options.jitter ?? 1.0);
-    this.#resetAfterMs = check('resetAfterMs', options.resetAfterMs ?? 120_000);
-    this.#clock = options.clock ?? realClock;
-    this.#random = options.random ?? Math.random;
-    this.#currentMs = this.#initialMs;
-    this.#lastStart = this.#clock.now();
+    this.initialMs = check('initialMs', options.initialMs ?? 800);
+    this.maxMs = check('maxMs', options.maxMs ?? 30_000);
+    this.factor = check('factor', options.factor ?? 2);
+    this.jitter = check('jitter', options.jitter ?? 1.0);
+    this.resetAfterMs = check('resetAfterMs', options.resetAfterMs ?? 120_000);
+    this.clock = options.clock ?? realClock;
+    this.random = options.random ?? Math.random;
+    this.currentMs = this.initialMs;
+    this.lastStart = this.clock.now();
   }
 
   /**
@@ -89,26 +89,26 @@ export class Backoff {
    * than `resetAfterMs` ago.
    */
   next(): number {
-    const now = this.#clock.now();
-    if (now - this.#lastStart > this.#resetAfterMs) this.reset();
-    this.#lastStart = now;
+    const now = this.clock.now();
+    if (now - this.lastStart > this.resetAfterMs) this.reset();
+    this.lastStart = now;
 
-    const base = this.#currentMs;
-    if (!this.#capped && this.#factor !== 0) {
-      const grown = base * this.#factor;
-      if (this.#maxMs > 0 && grown > this.#maxMs) {
-        this.#currentMs = this.#maxMs;
-        this.#capped = true;
+    const base = this.currentMs;
+    if (!this.capped && this.factor !== 0) {
+      const grown = base * this.factor;
+      if (this.maxMs > 0 && grown > this.maxMs) {
+        this.currentMs = this.maxMs;
+        this.capped = true;
       } else {
-        this.#currentMs = grown;
+        this.currentMs = grown;
       }
     }
-    return this.#jitter > 0 ? base + this.#random() * this.#jitter * base : base;
+    return this.jitter > 0 ? base + this.random() * this.jitter * base : base;
   }
 
   /** Starts the sequence over from `initialMs` (call after a success). */
   reset(): void {
-    this.#currentMs = this.#initialMs;
-    this.#capped = false;
+    this.currentMs = this.initialMs;
+    this.capped = false;
   }
 }

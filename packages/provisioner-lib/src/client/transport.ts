@@ -8,7 +8,7 @@
  * rest. Node.js's own HTTP client is loaded already (the metrics endpoint is a `node:http` server) and keeps what
  * the controller relies on: keep-alive connections, TLS from the kubeconfig, streaming watches, abort signals.
  */
-import type { IncomingHttpHeaders, Agent as HttpAgent } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -125,8 +125,13 @@ function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
           method,
           headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         });
+        let response: IncomingMessage | undefined;
         const onAbort = (): void => {
-          if (signal !== undefined) req.destroy(abortReason(signal));
+          if (signal === undefined) return;
+          if (response === undefined) req.destroy(abortReason(signal));
+          // Once the whole answer has arrived its socket may be back in the agent's pool, where nothing listens for
+          // its errors (a destroy with the abort's reason was an uncaught exception): the body just ends.
+          else if (!response.complete) response.destroy(abortReason(signal));
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         // A destroyed request can report more than one error (the abort, then its socket's): all are taken here,
@@ -140,6 +145,7 @@ function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
           else socket.once('close', () => afterClose(() => reject(error)));
         });
         req.once('response', (res) => {
+          response = res;
           // Once the answer is here, an abort ends its body (a watch), as undici's does.
           res.once('close', () => signal?.removeEventListener('abort', onAbort));
           resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });

@@ -47,18 +47,18 @@ function flushMicrotasks(): Promise<void> {
  * ```
  */
 export class FakeClock implements Clock {
-  #now: number;
-  readonly #timers = new Map<number, FakeTimer>();
-  #nextId = 1;
+  private nowMs: number;
+  private readonly timers = new Map<number, FakeTimer>();
+  private nextId = 1;
 
   /** @param options - see {@link FakeClockOptions}. */
   constructor(options: FakeClockOptions = {}) {
-    this.#now = options.start ?? 0;
+    this.nowMs = options.start ?? 0;
   }
 
   /** The current fake time in milliseconds. */
   now(): number {
-    return this.#now;
+    return this.nowMs;
   }
 
   /**
@@ -68,19 +68,19 @@ export class FakeClock implements Clock {
    */
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const delay = ms > 0 ? ms : 0;
-    const id = this.#nextId++;
-    this.#timers.set(id, { id, due: this.#now + delay, seq: id, fn });
+    const id = this.nextId++;
+    this.timers.set(id, { id, due: this.nowMs + delay, seq: id, fn });
     return id;
   }
 
   /** Cancels a pending timer. Unknown or already fired handles are ignored. */
   clearTimeout(handle: TimerHandle): void {
-    if (typeof handle === 'number') this.#timers.delete(handle);
+    if (typeof handle === 'number') this.timers.delete(handle);
   }
 
   /** How many timers are scheduled and have neither fired nor been cleared. */
   pending(): number {
-    return this.#timers.size;
+    return this.timers.size;
   }
 
   /**
@@ -96,12 +96,12 @@ export class FakeClock implements Clock {
    *   timers at one instant (an endless loop).
    */
   advance(ms: number): void {
-    const target = this.#target(ms);
+    const target = this.target(ms);
     let stalled = 0;
-    for (let timer = this.#next(target); timer !== undefined; timer = this.#next(target)) {
-      stalled = this.#fire(timer, stalled);
+    for (let timer = this.next(target); timer !== undefined; timer = this.next(target)) {
+      stalled = this.fire(timer, stalled);
     }
-    this.#now = target;
+    this.nowMs = target;
   }
 
   /**
@@ -111,28 +111,28 @@ export class FakeClock implements Clock {
    * @throws see {@link FakeClock.advance}; errors are delivered as a rejection.
    */
   async advanceAsync(ms: number): Promise<void> {
-    const target = this.#target(ms);
+    const target = this.target(ms);
     await flushMicrotasks();
     let stalled = 0;
-    for (let timer = this.#next(target); timer !== undefined; timer = this.#next(target)) {
-      stalled = this.#fire(timer, stalled);
+    for (let timer = this.next(target); timer !== undefined; timer = this.next(target)) {
+      stalled = this.fire(timer, stalled);
       await flushMicrotasks();
     }
-    this.#now = target;
+    this.nowMs = target;
     await flushMicrotasks();
   }
 
-  #target(ms: number): number {
+  private target(ms: number): number {
     if (!Number.isFinite(ms) || ms < 0) {
       throw new RangeError(`FakeClock can only advance by a finite, non-negative number of ms (got ${ms})`);
     }
-    return this.#now + ms;
+    return this.nowMs + ms;
   }
 
   /** The earliest timer due at or before `target`, if any. */
-  #next(target: number): FakeTimer | undefined {
+  private next(target: number): FakeTimer | undefined {
     let best: FakeTimer | undefined;
-    for (const timer of this.#timers.values()) {
+    for (const timer of this.timers.values()) {
       if (timer.due > target) continue;
       if (best === undefined || timer.due < best.due || (timer.due === best.due && timer.seq < best.seq)) {
         best = timer;
@@ -142,16 +142,16 @@ export class FakeClock implements Clock {
   }
 
   /** Fires `timer`; returns the updated count of consecutive firings without time moving. */
-  #fire(timer: FakeTimer, stalled: number): number {
-    const count = timer.due === this.#now ? stalled + 1 : 0;
+  private fire(timer: FakeTimer, stalled: number): number {
+    const count = timer.due === this.nowMs ? stalled + 1 : 0;
     if (count > MAX_FIRINGS_WITHOUT_PROGRESS) {
       throw new Error(
-        `FakeClock fired ${MAX_FIRINGS_WITHOUT_PROGRESS} timers at ${this.#now} ms without time moving; ` +
+        `FakeClock fired ${MAX_FIRINGS_WITHOUT_PROGRESS} timers at ${this.nowMs} ms without time moving; ` +
           'a callback probably reschedules itself with no delay',
       );
     }
-    this.#timers.delete(timer.id);
-    this.#now = timer.due;
+    this.timers.delete(timer.id);
+    this.nowMs = timer.due;
     timer.fn();
     return count;
   }

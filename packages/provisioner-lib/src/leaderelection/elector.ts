@@ -93,22 +93,22 @@ const NO_RECORD: LeaderElectionRecord = Object.freeze({
 export class LeaderElector {
   /** The resolved timings. */
   readonly timings: Readonly<LeaderElectionTimings>;
-  readonly #lock: ResourceLock;
-  readonly #options: LeaderElectorOptions;
-  readonly #name: string;
-  readonly #clock: Clock;
-  readonly #logger: Logger;
-  readonly #gauge: LeaderMetrics;
-  readonly #random: () => number;
-  readonly #leaseDurationSeconds: number;
+  private readonly lock: ResourceLock;
+  private readonly options: LeaderElectorOptions;
+  private readonly name: string;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly gauge: LeaderMetrics;
+  private readonly random: () => number;
+  private readonly leaseDurationSeconds: number;
 
-  #observedRecord: LeaderElectionRecord = NO_RECORD;
-  #observedRaw: string | undefined;
+  private observedRecord: LeaderElectionRecord = NO_RECORD;
+  private observedRaw: string | undefined;
   /** Clock time at which the observed record was last seen to change (or written by us). */
-  #observedTime = 0;
-  #reportedLeader = '';
-  #leading = false;
-  #running = false;
+  private observedTime = 0;
+  private reportedLeader = '';
+  private leading = false;
+  private running = false;
 
   /**
    * @param options - see {@link LeaderElectorOptions}.
@@ -121,31 +121,31 @@ export class LeaderElector {
       throw new LeaderElectionConfigError('onStartedLeading callback is required');
     if (typeof options.onStoppedLeading !== 'function')
       throw new LeaderElectionConfigError('onStoppedLeading callback is required');
-    this.#lock = lock;
-    this.#options = options;
-    this.#name = options.name ?? lock.describe();
-    this.#clock = options.clock ?? realClock;
-    this.#logger = (options.logger ?? silentLogger).child({ lock: lock.describe(), identity: lock.identity });
-    this.#random = options.random ?? Math.random;
+    this.lock = lock;
+    this.options = options;
+    this.name = options.name ?? lock.describe();
+    this.clock = options.clock ?? realClock;
+    this.logger = (options.logger ?? silentLogger).child({ lock: lock.describe(), identity: lock.identity });
+    this.random = options.random ?? Math.random;
     // Whole seconds as Go writes them; at least 1, which the API server requires (sub-second leases are for tests).
-    this.#leaseDurationSeconds = Math.max(1, Math.ceil(this.timings.leaseDurationMs / 1000));
-    this.#gauge = createLeaderMetrics(options.metrics ?? noopMetrics);
-    this.#gauge.off(this.#name);
+    this.leaseDurationSeconds = Math.max(1, Math.ceil(this.timings.leaseDurationMs / 1000));
+    this.gauge = createLeaderMetrics(options.metrics ?? noopMetrics);
+    this.gauge.off(this.name);
   }
 
   /** This candidate's identity (the lock's). */
   get identity(): string {
-    return this.#lock.identity;
+    return this.lock.identity;
   }
 
   /** Whether this candidate leads now: from a successful acquire until leadership ends. */
   isLeader(): boolean {
-    return this.#leading;
+    return this.leading;
   }
 
   /** The holder of the last observed record, `''` if none was observed (or the lease was released). */
   getLeader(): string {
-    return this.#observedRecord.holderIdentity;
+    return this.observedRecord.holderIdentity;
   }
 
   /**
@@ -158,9 +158,9 @@ export class LeaderElector {
    *   (`DEFAULT_HEALTH_TOLERANCE_MS`).
    */
   check(maxTolerableExpiredMs: number): Error | undefined {
-    if (!this.#observedIsUs()) return undefined;
-    if (this.#clock.now() - this.#observedTime > this.timings.leaseDurationMs + maxTolerableExpiredMs) {
-      return new Error(`failed election to renew leadership on lease ${this.#name}`);
+    if (!this.observedIsUs()) return undefined;
+    if (this.clock.now() - this.observedTime > this.timings.leaseDurationMs + maxTolerableExpiredMs) {
+      return new Error(`failed election to renew leadership on lease ${this.name}`);
     }
     return undefined;
   }
@@ -176,37 +176,37 @@ export class LeaderElector {
    * @throws Error (as a rejection) when called while a previous `run` has not finished.
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.#running) throw new Error(`LeaderElector ${this.#name}: run is already running`);
-    this.#running = true;
+    if (this.running) throw new Error(`LeaderElector ${this.name}: run is already running`);
+    this.running = true;
     const release = holdProcessOpen();
     try {
-      if (!(await this.#acquire(signal))) return;
+      if (!(await this.acquire(signal))) return;
       const leading = new AbortController();
       const forward = (): void => leading.abort(signal.reason);
       signal.addEventListener('abort', forward, { once: true });
       let work: Promise<void> = Promise.resolve();
       try {
-        if (!signal.aborted) work = this.#startLeading(leading.signal);
-        const lost = await this.#renew(signal);
+        if (!signal.aborted) work = this.startLeading(leading.signal);
+        const lost = await this.renew(signal);
         if (lost !== undefined) leading.abort(lost);
       } finally {
         signal.removeEventListener('abort', forward);
-        this.#leading = false;
-        this.#gauge.off(this.#name);
-        leading.abort(signal.aborted ? signal.reason : new LeadershipLostError(`leader election ${this.#name} ended`));
+        this.leading = false;
+        this.gauge.off(this.name);
+        leading.abort(signal.aborted ? signal.reason : new LeadershipLostError(`leader election ${this.name} ended`));
       }
-      if (this.#options.releaseOnCancel === true) {
+      if (this.options.releaseOnCancel === true) {
         // Released while guarded work still ran, the lease would let another candidate start the same work at once.
         await work;
-        await this.#release();
+        await this.release();
       }
-      this.#lock.recordEvent('stopped leading');
+      this.lock.recordEvent('stopped leading');
     } finally {
-      this.#running = false;
+      this.running = false;
       try {
-        this.#options.onStoppedLeading();
+        this.options.onStoppedLeading();
       } catch (err) {
-        this.#logger.error({ err }, 'onStoppedLeading failed');
+        this.logger.error({ err }, 'onStoppedLeading failed');
       }
       release();
     }
@@ -225,67 +225,67 @@ export class LeaderElector {
    *    conflict means someone else wrote first: not acquired.
    */
   async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
-    const now = this.#clock.now();
+    const now = this.clock.now();
     const stamp = new V1MicroTime();
     const desired: LeaderElectionRecord = {
-      holderIdentity: this.#lock.identity,
-      leaseDurationSeconds: this.#leaseDurationSeconds,
+      holderIdentity: this.lock.identity,
+      leaseDurationSeconds: this.leaseDurationSeconds,
       acquireTime: stamp,
       renewTime: stamp,
       leaseTransitions: 0,
     };
 
-    if (this.#observedIsUs() && this.#isLeaseValid(now)) {
-      const old = this.#observedRecord;
+    if (this.observedIsUs() && this.isLeaseValid(now)) {
+      const old = this.observedRecord;
       const record = { ...desired, acquireTime: old.acquireTime, leaseTransitions: old.leaseTransitions };
       try {
-        await this.#lock.update(record, signal);
-        this.#setObserved(record);
+        await this.lock.update(record, signal);
+        this.setObserved(record);
         return true;
       } catch (err) {
-        this.#logger.warn({ err }, 'Failed to update lease optimistically, falling back to slow path');
+        this.logger.warn({ err }, 'Failed to update lease optimistically, falling back to slow path');
       }
     }
 
     let current: ObservedLock | undefined;
     try {
-      current = await this.#lock.get(signal);
+      current = await this.lock.get(signal);
     } catch (err) {
-      this.#logRequestError(err, signal, 'Error retrieving lease');
+      this.logRequestError(err, signal, 'Error retrieving lease');
       return false;
     }
     if (current === undefined) {
       try {
-        await this.#lock.create(desired, signal);
+        await this.lock.create(desired, signal);
       } catch (err) {
-        this.#logRequestError(err, signal, 'Error initially creating lease');
+        this.logRequestError(err, signal, 'Error initially creating lease');
         return false;
       }
-      this.#setObserved(desired);
+      this.setObserved(desired);
       return true;
     }
 
-    if (current.raw !== this.#observedRaw) {
-      this.#setObserved(current.record);
-      this.#observedRaw = current.raw;
+    if (current.raw !== this.observedRaw) {
+      this.setObserved(current.record);
+      this.observedRaw = current.raw;
     }
     const old = current.record;
-    if (old.holderIdentity !== '' && this.#isLeaseValid(now) && !this.#observedIsUs()) {
-      this.#logger.debug({ holder: old.holderIdentity }, 'Lease is held by another candidate and has not yet expired');
+    if (old.holderIdentity !== '' && this.isLeaseValid(now) && !this.observedIsUs()) {
+      this.logger.debug({ holder: old.holderIdentity }, 'Lease is held by another candidate and has not yet expired');
       return false;
     }
 
-    const record = this.#observedIsUs()
+    const record = this.observedIsUs()
       ? { ...desired, acquireTime: old.acquireTime, leaseTransitions: old.leaseTransitions }
       : { ...desired, leaseTransitions: old.leaseTransitions + 1 };
     try {
-      await this.#lock.update(record, signal);
+      await this.lock.update(record, signal);
     } catch (err) {
-      if (isConflict(err)) this.#logger.debug({ err }, 'Lease was changed by another writer');
-      else this.#logRequestError(err, signal, 'Failed to update lease');
+      if (isConflict(err)) this.logger.debug({ err }, 'Lease was changed by another writer');
+      else this.logRequestError(err, signal, 'Failed to update lease');
       return false;
     }
-    this.#setObserved(record);
+    this.setObserved(record);
     return true;
   }
 
@@ -293,16 +293,16 @@ export class LeaderElector {
    * Logs a failed Lease request: an error, unless the elector's own stop aborted it (a request cut short by `run`'s
    * signal is the stop working, not a failure; one cut short by the renew deadline is still an error).
    */
-  #logRequestError(err: unknown, signal: AbortSignal | undefined, message: string): void {
+  private logRequestError(err: unknown, signal: AbortSignal | undefined, message: string): void {
     if (signal?.aborted === true && !(signal.reason instanceof LeaseRequestTimeoutError)) {
-      this.#logger.debug({ err }, `${message}: the elector is stopping`);
+      this.logger.debug({ err }, `${message}: the elector is stopping`);
     } else {
-      this.#logger.error({ err }, message);
+      this.logger.error({ err }, message);
     }
   }
 
-  #observedIsUs(): boolean {
-    return this.#observedRecord.holderIdentity === this.#lock.identity;
+  private observedIsUs(): boolean {
+    return this.observedRecord.holderIdentity === this.lock.identity;
   }
 
   /**
@@ -310,42 +310,42 @@ export class LeaderElector {
    * (the holder's), not this candidate's own: a candidate configured with a longer (or shorter) lease neither waits
    * longer nor takes over earlier than the holder promised. A record without a duration is expired at once.
    */
-  #isLeaseValid(now: number): boolean {
-    return this.#observedTime + this.#observedRecord.leaseDurationSeconds * 1000 > now;
+  private isLeaseValid(now: number): boolean {
+    return this.observedTime + this.observedRecord.leaseDurationSeconds * 1000 > now;
   }
 
-  #setObserved(record: LeaderElectionRecord): void {
-    this.#observedRecord = record;
-    this.#observedTime = this.#clock.now();
+  private setObserved(record: LeaderElectionRecord): void {
+    this.observedRecord = record;
+    this.observedTime = this.clock.now();
   }
 
-  #maybeReportTransition(): void {
-    const holder = this.#observedRecord.holderIdentity;
-    if (holder === this.#reportedLeader) return;
-    this.#reportedLeader = holder;
-    const onNewLeader = this.#options.onNewLeader;
+  private maybeReportTransition(): void {
+    const holder = this.observedRecord.holderIdentity;
+    if (holder === this.reportedLeader) return;
+    this.reportedLeader = holder;
+    const onNewLeader = this.options.onNewLeader;
     if (onNewLeader === undefined) return;
     queueMicrotask(() => {
       try {
         onNewLeader(holder);
       } catch (err) {
-        this.#logger.error({ err }, 'onNewLeader failed');
+        this.logger.error({ err }, 'onNewLeader failed');
       }
     });
   }
 
   /** Calls `onStartedLeading` on a later turn; the promise settles (never rejects) when the callback's does. */
-  #startLeading(signal: AbortSignal): Promise<void> {
-    const { onStartedLeading } = this.#options;
+  private startLeading(signal: AbortSignal): Promise<void> {
+    const { onStartedLeading } = this.options;
     return Promise.resolve()
       .then(() => onStartedLeading(signal))
       .catch((err: unknown) => {
-        this.#logger.error({ err }, 'onStartedLeading failed');
+        this.logger.error({ err }, 'onStartedLeading failed');
       });
   }
 
   /** Runs `fn` with a signal aborted by `parent` or after `ms` on the clock. */
-  async #withDeadline<T>(
+  private async withDeadline<T>(
     ms: number,
     parent: AbortSignal | undefined,
     fn: (signal: AbortSignal) => Promise<T>,
@@ -354,35 +354,35 @@ export class LeaderElector {
     const onAbort = (): void => controller.abort(parent?.reason);
     parent?.addEventListener('abort', onAbort, { once: true });
     if (parent?.aborted === true) onAbort();
-    const timer = this.#clock.setTimeout(() => {
+    const timer = this.clock.setTimeout(() => {
       controller.abort(new LeaseRequestTimeoutError(`lease request timed out after ${ms} ms`));
     }, ms);
     try {
       return await fn(controller.signal);
     } finally {
-      this.#clock.clearTimeout(timer);
+      this.clock.clearTimeout(timer);
       parent?.removeEventListener('abort', onAbort);
     }
   }
 
   /** Tries every retry period (with jitter) until acquired (true) or `signal` aborts (false). */
-  async #acquire(signal: AbortSignal): Promise<boolean> {
+  private async acquire(signal: AbortSignal): Promise<boolean> {
     const { retryPeriodMs, renewDeadlineMs } = this.timings;
-    this.#logger.info({}, 'Attempting to acquire leader lease');
+    this.logger.info({}, 'Attempting to acquire leader lease');
     while (!signal.aborted) {
-      const ok = await this.#withDeadline(renewDeadlineMs, signal, (s) => this.tryAcquireOrRenew(s));
-      this.#maybeReportTransition();
+      const ok = await this.withDeadline(renewDeadlineMs, signal, (s) => this.tryAcquireOrRenew(s));
+      this.maybeReportTransition();
       if (ok) {
-        this.#leading = true;
-        this.#lock.recordEvent('became leader');
-        this.#gauge.on(this.#name);
-        this.#logger.info({}, 'Successfully acquired lease');
+        this.leading = true;
+        this.lock.recordEvent('became leader');
+        this.gauge.on(this.name);
+        this.logger.info({}, 'Successfully acquired lease');
         return true;
       }
-      this.#logger.debug({}, 'Failed to acquire lease');
-      const jittered = retryPeriodMs * (1 + this.#random() * JITTER_FACTOR);
+      this.logger.debug({}, 'Failed to acquire lease');
+      const jittered = retryPeriodMs * (1 + this.random() * JITTER_FACTOR);
       try {
-        await sleep(this.#clock, jittered, signal);
+        await sleep(this.clock, jittered, signal);
       } catch {
         return false;
       }
@@ -395,45 +395,45 @@ export class LeaderElector {
    * renew deadline (returns the error to abort the leading signal with). The deadline of each round is
    * `last success + retryPeriod + renewDeadline` on the clock, so a stalled event loop counts against it.
    */
-  async #renew(signal: AbortSignal): Promise<LeadershipLostError | undefined> {
+  private async renew(signal: AbortSignal): Promise<LeadershipLostError | undefined> {
     const { retryPeriodMs, renewDeadlineMs } = this.timings;
-    let renewedAt = this.#clock.now();
+    let renewedAt = this.clock.now();
     for (;;) {
       try {
-        await sleep(this.#clock, retryPeriodMs, signal);
+        await sleep(this.clock, retryPeriodMs, signal);
       } catch {
         return undefined;
       }
       const deadline = renewedAt + retryPeriodMs + renewDeadlineMs;
       let renewed = false;
       for (;;) {
-        const remaining = deadline - this.#clock.now();
+        const remaining = deadline - this.clock.now();
         if (remaining <= 0) break;
-        const ok = await this.#withDeadline(remaining, signal, (s) => this.tryAcquireOrRenew(s));
-        this.#maybeReportTransition();
+        const ok = await this.withDeadline(remaining, signal, (s) => this.tryAcquireOrRenew(s));
+        this.maybeReportTransition();
         if (signal.aborted) return undefined;
         if (ok) {
-          renewed = this.#clock.now() <= deadline;
+          renewed = this.clock.now() <= deadline;
           break;
         }
-        const wait = Math.min(retryPeriodMs, deadline - this.#clock.now());
+        const wait = Math.min(retryPeriodMs, deadline - this.clock.now());
         if (wait <= 0) break;
         try {
-          await sleep(this.#clock, wait, signal);
+          await sleep(this.clock, wait, signal);
         } catch {
           return undefined;
         }
       }
       if (!renewed) {
-        const elapsed = this.#clock.now() - renewedAt;
-        this.#logger.info({ elapsedMs: Math.round(elapsed) }, 'Failed to renew lease');
-        this.#gauge.off(this.#name);
+        const elapsed = this.clock.now() - renewedAt;
+        this.logger.info({ elapsedMs: Math.round(elapsed) }, 'Failed to renew lease');
+        this.gauge.off(this.name);
         return new LeadershipLostError(
-          `leader election ${this.#name}: lease not renewed within ${renewDeadlineMs} ms (last renewal ${Math.round(elapsed)} ms ago)`,
+          `leader election ${this.name}: lease not renewed within ${renewDeadlineMs} ms (last renewal ${Math.round(elapsed)} ms ago)`,
         );
       }
-      renewedAt = this.#clock.now();
-      this.#logger.debug({}, 'Successfully renewed lease');
+      renewedAt = this.clock.now();
+      this.logger.debug({}, 'Successfully renewed lease');
     }
   }
 
@@ -442,12 +442,12 @@ export class LeaderElector {
    * transitions kept. On a conflict (an in-flight renewal may have landed) it re-reads and retries while the lease is
    * still ours; other errors are retried every retry period. Bounded by the renew deadline.
    */
-  async #release(): Promise<boolean> {
-    if (!this.#observedIsUs()) return true;
+  private async release(): Promise<boolean> {
+    if (!this.observedIsUs()) return true;
     const { renewDeadlineMs, retryPeriodMs } = this.timings;
-    const deadline = this.#clock.now() + renewDeadlineMs;
+    const deadline = this.clock.now() + renewDeadlineMs;
     for (;;) {
-      const remaining = deadline - this.#clock.now();
+      const remaining = deadline - this.clock.now();
       if (remaining <= 0) break;
       const stamp = new V1MicroTime();
       const record: LeaderElectionRecord = {
@@ -455,34 +455,34 @@ export class LeaderElector {
         leaseDurationSeconds: 1,
         acquireTime: stamp,
         renewTime: stamp,
-        leaseTransitions: this.#observedRecord.leaseTransitions,
+        leaseTransitions: this.observedRecord.leaseTransitions,
       };
       try {
-        await this.#withDeadline(remaining, undefined, (s) => this.#lock.update(record, s));
-        this.#setObserved(record);
-        this.#logger.info({}, 'Released lease');
+        await this.withDeadline(remaining, undefined, (s) => this.lock.update(record, s));
+        this.setObserved(record);
+        this.logger.info({}, 'Released lease');
         return true;
       } catch (err) {
         if (!isConflict(err)) {
-          this.#logger.warn({ err }, 'Failed to release lease, retrying');
-          const wait = Math.min(retryPeriodMs, deadline - this.#clock.now());
-          if (wait > 0) await sleep(this.#clock, wait);
+          this.logger.warn({ err }, 'Failed to release lease, retrying');
+          const wait = Math.min(retryPeriodMs, deadline - this.clock.now());
+          if (wait > 0) await sleep(this.clock, wait);
           continue;
         }
       }
       try {
-        const current = await this.#withDeadline(deadline - this.#clock.now(), undefined, (s) => this.#lock.get(s));
+        const current = await this.withDeadline(deadline - this.clock.now(), undefined, (s) => this.lock.get(s));
         if (current === undefined) return true;
-        this.#setObserved(current.record);
-        this.#observedRaw = current.raw;
-        if (!this.#observedIsUs()) return true;
+        this.setObserved(current.record);
+        this.observedRaw = current.raw;
+        if (!this.observedIsUs()) return true;
       } catch (err) {
-        this.#logger.warn({ err }, 'Failed to read lease while releasing it');
-        const wait = Math.min(retryPeriodMs, deadline - this.#clock.now());
-        if (wait > 0) await sleep(this.#clock, wait);
+        this.logger.warn({ err }, 'Failed to read lease while releasing it');
+        const wait = Math.min(retryPeriodMs, deadline - this.clock.now());
+        if (wait > 0) await sleep(this.clock, wait);
       }
     }
-    this.#logger.error({}, 'Failed to release lease within the renew deadline');
+    this.logger.error({}, 'Failed to release lease within the renew deadline');
     return false;
   }
 }

@@ -161,10 +161,10 @@ export function recordToLeaseSpec(record: LeaderElectionRecord): V1LeaseSpec {
 export class LeaseLock implements ResourceLock {
   /** This candidate's identity, written as holder. */
   readonly identity: string;
-  readonly #options: LeaseLockOptions;
-  readonly #client: LeaseApi;
-  readonly #owned: LeaseClient | undefined = undefined;
-  #lease: V1Lease | undefined;
+  private readonly options: LeaseLockOptions;
+  private readonly client: LeaseApi;
+  private readonly owned: LeaseClient | undefined = undefined;
+  private lease: V1Lease | undefined;
 
   /**
    * @param options - see {@link LeaseLockOptions}.
@@ -177,13 +177,13 @@ export class LeaseLock implements ResourceLock {
     if ((options.kubeConfig === undefined) === (options.client === undefined)) {
       throw new Error('LeaseLock needs exactly one of kubeConfig and client');
     }
-    this.#options = options;
+    this.options = options;
     this.identity = options.identity;
     if (options.client !== undefined) {
-      this.#client = options.client;
+      this.client = options.client;
     } else if (options.kubeConfig !== undefined) {
-      this.#owned = makeLeaseClient(options.kubeConfig);
-      this.#client = this.#owned.api;
+      this.owned = makeLeaseClient(options.kubeConfig);
+      this.client = this.owned.api;
     } else {
       throw new Error('LeaseLock needs exactly one of kubeConfig and client');
     }
@@ -191,13 +191,13 @@ export class LeaseLock implements ResourceLock {
 
   /** Closes the connection pool the lock built from `kubeConfig` (nothing when a client was given). */
   async close(): Promise<void> {
-    await this.#owned?.close();
+    await this.owned?.close();
   }
 
   /** Reads the Lease; `undefined` when it does not exist. */
   async get(signal?: AbortSignal): Promise<ObservedLock | undefined> {
-    const client = this.#client;
-    const { name, namespace } = this.#options;
+    const client = this.client;
+    const { name, namespace } = this.options;
     let lease: V1Lease;
     try {
       lease = await client.readNamespacedLease(
@@ -208,21 +208,21 @@ export class LeaseLock implements ResourceLock {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    this.#lease = lease;
+    this.lease = lease;
     return { record: leaseSpecToRecord(lease.spec), raw: rawLeaseRecord(lease.spec) };
   }
 
   /** Creates the Lease with `record` and the configured labels. */
   async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
-    const client = this.#client;
-    const { name, namespace, labels } = this.#options;
+    const client = this.client;
+    const { name, namespace, labels } = this.options;
     const body: V1Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name, namespace, ...(labels === undefined ? {} : { labels: { ...labels } }) },
       spec: recordToLeaseSpec(record),
     };
-    this.#lease = await client.createNamespacedLease(
+    this.lease = await client.createNamespacedLease(
       { namespace, body },
       signal === undefined ? undefined : withSignal(signal),
     );
@@ -233,14 +233,14 @@ export class LeaseLock implements ResourceLock {
    * @throws Error when neither `get` nor `create` has run yet; the client's error (409 on a stale resourceVersion).
    */
   async update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
-    const client = this.#client;
-    const { name, namespace, labels } = this.#options;
-    const cached = this.#lease;
+    const client = this.client;
+    const { name, namespace, labels } = this.options;
+    const cached = this.lease;
     if (cached === undefined) throw new Error('LeaseLock.update: lease not initialized, call get or create first');
     const metadata = { ...cached.metadata };
     if (labels !== undefined) metadata.labels = { ...metadata.labels, ...labels };
     const body: V1Lease = { ...cached, metadata, spec: recordToLeaseSpec(record) };
-    this.#lease = await client.replaceNamespacedLease(
+    this.lease = await client.replaceNamespacedLease(
       { name, namespace, body },
       signal === undefined ? undefined : withSignal(signal),
     );
@@ -248,14 +248,14 @@ export class LeaseLock implements ResourceLock {
 
   /** Sends `"<identity> <message>"` with reason `LeaderElection` to the configured recorder, if any. */
   recordEvent(message: LeaderElectionEventMessage): void {
-    const recorder = this.#options.recordEvent;
+    const recorder = this.options.recordEvent;
     if (recorder === undefined) return;
-    const meta = this.#lease?.metadata;
+    const meta = this.lease?.metadata;
     const subject: V1ObjectReference = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      namespace: this.#options.namespace,
-      name: this.#options.name,
+      namespace: this.options.namespace,
+      name: this.options.name,
       ...(meta?.uid === undefined ? {} : { uid: meta.uid }),
       ...(meta?.resourceVersion === undefined ? {} : { resourceVersion: meta.resourceVersion }),
     };
@@ -269,6 +269,6 @@ export class LeaseLock implements ResourceLock {
 
   /** `namespace/name`. */
   describe(): string {
-    return `${this.#options.namespace}/${this.#options.name}`;
+    return `${this.options.namespace}/${this.options.name}`;
   }
 }

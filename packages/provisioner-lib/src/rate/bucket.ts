@@ -9,8 +9,8 @@
 const EPSILON = 1e-6;
 
 export class TokenBucket {
-  #tokens: number;
-  #last: number;
+  private tokens: number;
+  private last: number;
 
   /**
    * @param qps - tokens added per second; finite and > 0 (callers check their own ranges).
@@ -22,16 +22,16 @@ export class TokenBucket {
     readonly burst: number,
     now: number,
   ) {
-    this.#tokens = burst;
-    this.#last = now;
+    this.tokens = burst;
+    this.last = now;
   }
 
   /** The tokens at `now`: at most `burst`, below 0 while reservations are in debt. Changes nothing. */
   tokensAt(now: number): number {
-    if (now <= this.#last) return this.#tokens;
+    if (now <= this.last) return this.tokens;
     // Only as much time as it takes to fill the bucket counts (x/time/rate's guard against overflow).
-    const elapsed = Math.min(now - this.#last, this.durationFromTokens(this.burst - this.#tokens));
-    return Math.min(this.#tokens + (elapsed * this.qps) / 1000, this.burst);
+    const elapsed = Math.min(now - this.last, this.durationFromTokens(this.burst - this.tokens));
+    return Math.min(this.tokens + (elapsed * this.qps) / 1000, this.burst);
   }
 
   /** Milliseconds it takes to accumulate `tokens`, truncated to whole nanoseconds like Go's `time.Duration`. */
@@ -44,16 +44,16 @@ export class TokenBucket {
    * from `now` until that token exists (0 when there was one).
    */
   reserve(now: number): number {
-    this.#advance(now);
-    this.#tokens -= 1;
-    return this.#tokens < 0 ? this.durationFromTokens(-this.#tokens) : 0;
+    this.advance(now);
+    this.tokens -= 1;
+    return this.tokens < 0 ? this.durationFromTokens(-this.tokens) : 0;
   }
 
   /** x/time/rate's `Allow`: takes one token if there is one at `now`; otherwise takes nothing and returns false. */
   tryTake(now: number): boolean {
-    this.#advance(now);
-    if (this.#tokens < 1 - EPSILON) return false;
-    this.#tokens -= 1;
+    this.advance(now);
+    if (this.tokens < 1 - EPSILON) return false;
+    this.tokens -= 1;
     return true;
   }
 
@@ -63,8 +63,8 @@ export class TokenBucket {
     return missing <= EPSILON ? 0 : this.durationFromTokens(missing);
   }
 
-  #advance(now: number): void {
-    this.#tokens = this.tokensAt(now);
-    this.#last = Math.max(this.#last, now);
+  private advance(now: number): void {
+    this.tokens = this.tokensAt(now);
+    this.last = Math.max(this.last, now);
   }
 }

@@ -21,30 +21,30 @@ function before<T>(a: WaitEntry<T>, b: WaitEntry<T>): boolean {
 
 /** Binary min-heap of wait entries ordered by ready time. */
 class WaitHeap<T> {
-  readonly #a: WaitEntry<T>[] = [];
+  private readonly a: WaitEntry<T>[] = [];
 
   get size(): number {
-    return this.#a.length;
+    return this.a.length;
   }
 
   peek(): WaitEntry<T> | undefined {
-    return this.#a[0];
+    return this.a[0];
   }
 
   push(entry: WaitEntry<T>): void {
-    entry.index = this.#a.length;
-    this.#a.push(entry);
-    this.#up(entry.index);
+    entry.index = this.a.length;
+    this.a.push(entry);
+    this.up(entry.index);
   }
 
   pop(): WaitEntry<T> | undefined {
-    const top = this.#a[0];
-    const last = this.#a.pop();
+    const top = this.a[0];
+    const last = this.a.pop();
     if (top === undefined || last === undefined) return undefined;
     if (last !== top) {
       last.index = 0;
-      this.#a[0] = last;
-      this.#down(0);
+      this.a[0] = last;
+      this.down(0);
     }
     top.index = -1;
     return top;
@@ -52,44 +52,44 @@ class WaitHeap<T> {
 
   /** Restores the order after `entry.readyAt` decreased. */
   decreased(entry: WaitEntry<T>): void {
-    this.#up(entry.index);
+    this.up(entry.index);
   }
 
   clear(): void {
-    this.#a.length = 0;
+    this.a.length = 0;
   }
 
-  #at(i: number): WaitEntry<T> {
-    return this.#a[i] as WaitEntry<T>;
+  private at(i: number): WaitEntry<T> {
+    return this.a[i] as WaitEntry<T>;
   }
 
-  #swap(i: number, j: number): void {
-    const x = this.#at(i);
-    const y = this.#at(j);
-    this.#a[i] = y;
-    this.#a[j] = x;
+  private swap(i: number, j: number): void {
+    const x = this.at(i);
+    const y = this.at(j);
+    this.a[i] = y;
+    this.a[j] = x;
     y.index = i;
     x.index = j;
   }
 
-  #up(i: number): void {
+  private up(i: number): void {
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!before(this.#at(i), this.#at(parent))) return;
-      this.#swap(i, parent);
+      if (!before(this.at(i), this.at(parent))) return;
+      this.swap(i, parent);
       i = parent;
     }
   }
 
-  #down(i: number): void {
-    const n = this.#a.length;
+  private down(i: number): void {
+    const n = this.a.length;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) return;
       const r = l + 1;
-      const child = r < n && before(this.#at(r), this.#at(l)) ? r : l;
-      if (!before(this.#at(child), this.#at(i))) return;
-      this.#swap(i, child);
+      const child = r < n && before(this.at(r), this.at(l)) ? r : l;
+      if (!before(this.at(child), this.at(i))) return;
+      this.swap(i, child);
       i = child;
     }
   }
@@ -101,11 +101,11 @@ class WaitHeap<T> {
  * queue's clock, armed for the earliest of them, moves ready items into the queue.
  */
 export class DelayingQueue<T> extends Queue<T> {
-  readonly #heap = new WaitHeap<T>();
-  readonly #waiting = new Map<T, WaitEntry<T>>();
-  #seq = 0;
+  private readonly heap = new WaitHeap<T>();
+  private readonly waiting = new Map<T, WaitEntry<T>>();
+  private seq = 0;
   /** The one armed timer, and the ready time it was set for. */
-  #timer: { readonly handle: TimerHandle; readonly readyAt: number } | undefined;
+  private timer: { readonly handle: TimerHandle; readonly readyAt: number } | undefined;
 
   /** @param options - see {@link QueueOptions}. */
   constructor(options: QueueOptions = {}) {
@@ -125,61 +125,61 @@ export class DelayingQueue<T> extends Queue<T> {
       return;
     }
     const readyAt = this.clock.now() + ms;
-    const existing = this.#waiting.get(item);
+    const existing = this.waiting.get(item);
     if (existing !== undefined) {
       if (readyAt < existing.readyAt) {
         existing.readyAt = readyAt;
-        this.#heap.decreased(existing);
-        this.#arm();
+        this.heap.decreased(existing);
+        this.arm();
       }
       return;
     }
-    const entry: WaitEntry<T> = { item, readyAt, seq: this.#seq++, index: -1 };
-    this.#heap.push(entry);
-    this.#waiting.set(item, entry);
-    this.#arm();
+    const entry: WaitEntry<T> = { item, readyAt, seq: this.seq++, index: -1 };
+    this.heap.push(entry);
+    this.waiting.set(item, entry);
+    this.arm();
   }
 
   /** Stops the timer and drops the items still waiting. */
   protected override onShutDown(): void {
     super.onShutDown();
-    this.#clearTimer();
-    this.#heap.clear();
-    this.#waiting.clear();
+    this.clearTimer();
+    this.heap.clear();
+    this.waiting.clear();
   }
 
   /** Makes sure exactly one timer is armed for the earliest waiting item (or none when nothing waits). */
-  #arm(): void {
-    const head = this.#heap.peek();
+  private arm(): void {
+    const head = this.heap.peek();
     if (head === undefined) {
-      this.#clearTimer();
+      this.clearTimer();
       return;
     }
-    if (this.#timer?.readyAt === head.readyAt) return;
-    this.#clearTimer();
+    if (this.timer?.readyAt === head.readyAt) return;
+    this.clearTimer();
     const delay = Math.min(Math.max(head.readyAt - this.clock.now(), 0), MAX_TIMER_MS);
     const handle = this.clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.#addReady();
+      this.timer = undefined;
+      this.addReady();
     }, delay);
-    this.#timer = { handle, readyAt: head.readyAt };
+    this.timer = { handle, readyAt: head.readyAt };
   }
 
-  #clearTimer(): void {
-    if (this.#timer !== undefined) this.clock.clearTimeout(this.#timer.handle);
-    this.#timer = undefined;
+  private clearTimer(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer.handle);
+    this.timer = undefined;
   }
 
   /** Moves every item whose time has come into the queue, then re-arms for the next one. */
-  #addReady(): void {
+  private addReady(): void {
     if (this.shuttingDown()) return;
     const now = this.clock.now();
-    for (let head = this.#heap.peek(); head !== undefined && head.readyAt <= now; head = this.#heap.peek()) {
-      this.#heap.pop();
-      this.#waiting.delete(head.item);
+    for (let head = this.heap.peek(); head !== undefined && head.readyAt <= now; head = this.heap.peek()) {
+      this.heap.pop();
+      this.waiting.delete(head.item);
       this.add(head.item);
     }
     // A timer that fired a little early (or was capped at MAX_TIMER_MS) simply re-arms for the remainder.
-    this.#arm();
+    this.arm();
   }
 }

@@ -111,64 +111,64 @@ const noopQueueMetrics: QueueMetrics<never> = {
 
 class SinkQueueMetrics<T> implements QueueMetrics<T> {
   readonly enabled = true;
-  readonly #labels: Labels;
-  readonly #m: Instruments;
-  readonly #clock: Clock;
-  readonly #addTimes = new Map<T, number>();
-  readonly #processingStartTimes = new Map<T, number>();
-  #depth = 0;
+  private readonly labels: Labels;
+  private readonly m: Instruments;
+  private readonly clock: Clock;
+  private readonly addTimes = new Map<T, number>();
+  private readonly processingStartTimes = new Map<T, number>();
+  private depth = 0;
 
   constructor(name: string, sink: MetricsSink, clock: Clock) {
-    this.#labels = { name };
-    this.#m = instrumentsFor(sink);
-    this.#clock = clock;
+    this.labels = { name };
+    this.m = instrumentsFor(sink);
+    this.clock = clock;
   }
 
   add(item: T): void {
-    this.#m.adds.inc(this.#labels);
-    this.#depth++;
-    this.#m.depth.inc(this.#labels);
-    if (!this.#addTimes.has(item)) this.#addTimes.set(item, this.#clock.now());
+    this.m.adds.inc(this.labels);
+    this.depth++;
+    this.m.depth.inc(this.labels);
+    if (!this.addTimes.has(item)) this.addTimes.set(item, this.clock.now());
   }
 
   get(item: T): void {
     // The queue only hands out dirty items, so this never underflows; the guard keeps the gauge sane regardless.
-    if (this.#depth > 0) {
-      this.#depth--;
-      this.#m.depth.dec(this.#labels);
+    if (this.depth > 0) {
+      this.depth--;
+      this.m.depth.dec(this.labels);
     }
-    const now = this.#clock.now();
-    this.#processingStartTimes.set(item, now);
-    const addedAt = this.#addTimes.get(item);
+    const now = this.clock.now();
+    this.processingStartTimes.set(item, now);
+    const addedAt = this.addTimes.get(item);
     if (addedAt !== undefined) {
-      this.#m.queueDuration.observe(this.#labels, (now - addedAt) / 1000);
-      this.#addTimes.delete(item);
+      this.m.queueDuration.observe(this.labels, (now - addedAt) / 1000);
+      this.addTimes.delete(item);
     }
   }
 
   done(item: T): void {
-    const startedAt = this.#processingStartTimes.get(item);
+    const startedAt = this.processingStartTimes.get(item);
     if (startedAt !== undefined) {
-      this.#m.workDuration.observe(this.#labels, (this.#clock.now() - startedAt) / 1000);
-      this.#processingStartTimes.delete(item);
+      this.m.workDuration.observe(this.labels, (this.clock.now() - startedAt) / 1000);
+      this.processingStartTimes.delete(item);
     }
   }
 
   updateUnfinishedWork(): void {
-    const now = this.#clock.now();
+    const now = this.clock.now();
     let total = 0;
     let oldest = 0;
-    for (const startedAt of this.#processingStartTimes.values()) {
+    for (const startedAt of this.processingStartTimes.values()) {
       const age = (now - startedAt) / 1000;
       total += age;
       if (age > oldest) oldest = age;
     }
-    this.#m.unfinishedWork.set(this.#labels, total);
-    this.#m.longestRunningProcessor.set(this.#labels, oldest);
+    this.m.unfinishedWork.set(this.labels, total);
+    this.m.longestRunningProcessor.set(this.labels, oldest);
   }
 
   retry(): void {
-    this.#m.retries.inc(this.#labels);
+    this.m.retries.inc(this.labels);
   }
 }
 

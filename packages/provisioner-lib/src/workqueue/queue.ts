@@ -29,27 +29,27 @@ export interface QueueOptions {
 
 /** FIFO of items with amortised O(1) removal from the front. */
 class Fifo<T> {
-  #items: T[] = [];
-  #head = 0;
+  private items: T[] = [];
+  private head = 0;
 
   get length(): number {
-    return this.#items.length - this.#head;
+    return this.items.length - this.head;
   }
 
   push(item: T): void {
-    this.#items.push(item);
+    this.items.push(item);
   }
 
   /** Removes and returns the front item; the caller checks `length` first. */
   shift(): T {
-    const item = this.#items[this.#head] as T;
-    this.#head++;
-    if (this.#head === this.#items.length) {
-      this.#items = [];
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
+    const item = this.items[this.head] as T;
+    this.head++;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
     }
     return item;
   }
@@ -78,27 +78,27 @@ export class Queue<T> {
   /** The queue's metrics (a no-op unless the queue is named and given a sink). */
   protected readonly metrics: QueueMetrics<T>;
 
-  /** Processing order. Invariant: every element is in `#dirty` and not in `#processing`. */
-  readonly #queue = new Fifo<T>();
+  /** Processing order. Invariant: every element is in `dirty` and not in `processing`. */
+  private readonly queue = new Fifo<T>();
   /** Items that need processing. */
-  readonly #dirty = new Set<T>();
+  private readonly dirty = new Set<T>();
   /** Items handed to a worker and not yet done. They may be dirty too (added again meanwhile). */
-  readonly #processing = new Set<T>();
-  /** Pending `get` calls. Non-empty only while `#queue` is empty and the queue is not shutting down. */
-  #getters: ((result: QueueGetResult<T>) => void)[] = [];
+  private readonly processing = new Set<T>();
+  /** Pending `get` calls. Non-empty only while `queue` is empty and the queue is not shutting down. */
+  private getters: ((result: QueueGetResult<T>) => void)[] = [];
   /** Pending `shutDownWithDrain` calls. */
-  #drainers: (() => void)[] = [];
-  #shuttingDown = false;
+  private drainers: (() => void)[] = [];
+  private shutdownCalled = false;
   /** Whether a hand-out to waiting getters is scheduled (see {@link Queue.add}). */
-  #handOutScheduled = false;
-  #unfinishedWorkTimer: { readonly handle: TimerHandle } | undefined;
+  private handOutScheduled = false;
+  private unfinishedWorkTimer: { readonly handle: TimerHandle } | undefined;
 
   /** @param options - see {@link QueueOptions}. */
   constructor(options: QueueOptions = {}) {
     this.name = options.name ?? '';
     this.clock = options.clock ?? realClock;
     this.metrics = newQueueMetrics<T>(this.name, options.metrics ?? noopMetrics, this.clock);
-    if (this.metrics.enabled) this.#scheduleUnfinishedWorkUpdate();
+    if (this.metrics.enabled) this.scheduleUnfinishedWorkUpdate();
   }
 
   /**
@@ -106,13 +106,13 @@ export class Queue<T> {
    * worker is processing the item, it is queued again once that worker calls {@link Queue.done}.
    */
   add(item: T): void {
-    if (this.#shuttingDown) return;
-    if (this.#dirty.has(item)) return;
+    if (this.shutdownCalled) return;
+    if (this.dirty.has(item)) return;
     this.metrics.add(item);
-    this.#dirty.add(item);
-    if (this.#processing.has(item)) return;
-    this.#queue.push(item);
-    this.#scheduleHandOut();
+    this.dirty.add(item);
+    if (this.processing.has(item)) return;
+    this.queue.push(item);
+    this.scheduleHandOut();
   }
 
   /**
@@ -120,7 +120,7 @@ export class Queue<T> {
    * decide whether to call {@link Queue.add} or {@link Queue.get} from it.
    */
   len(): number {
-    return this.#queue.length;
+    return this.queue.length;
   }
 
   /**
@@ -129,10 +129,10 @@ export class Queue<T> {
    * queued before the shutdown are still handed out first. Concurrent callers are served in call order.
    */
   get(): Promise<QueueGetResult<T>> {
-    if (this.#queue.length > 0) return Promise.resolve({ item: this.#take(), shutdown: false });
-    if (this.#shuttingDown) return Promise.resolve({ shutdown: true });
+    if (this.queue.length > 0) return Promise.resolve({ item: this.take(), shutdown: false });
+    if (this.shutdownCalled) return Promise.resolve({ shutdown: true });
     return new Promise((resolve) => {
-      this.#getters.push(resolve);
+      this.getters.push(resolve);
     });
   }
 
@@ -143,14 +143,14 @@ export class Queue<T> {
   done(item: T): void {
     // client-go would queue a dirty item a second time on a double Done (and drive workqueue_depth negative);
     // ignoring calls for items not being processed keeps the invariants instead.
-    if (!this.#processing.has(item)) return;
+    if (!this.processing.has(item)) return;
     this.metrics.done(item);
-    this.#processing.delete(item);
-    if (this.#dirty.has(item)) {
-      this.#queue.push(item);
-      this.#scheduleHandOut();
+    this.processing.delete(item);
+    if (this.dirty.has(item)) {
+      this.queue.push(item);
+      this.scheduleHandOut();
     }
-    if (this.#processing.size === 0) this.#releaseDrainers();
+    if (this.processing.size === 0) this.releaseDrainers();
   }
 
   /**
@@ -159,8 +159,8 @@ export class Queue<T> {
    * Safe to call more than once.
    */
   shutDown(): void {
-    this.#shutdown();
-    this.#releaseDrainers();
+    this.shutdown();
+    this.releaseDrainers();
   }
 
   /**
@@ -169,33 +169,33 @@ export class Queue<T> {
    * ends the wait.
    */
   shutDownWithDrain(): Promise<void> {
-    this.#shutdown();
-    if (this.#processing.size === 0) return Promise.resolve();
+    this.shutdown();
+    if (this.processing.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      this.#drainers.push(resolve);
+      this.drainers.push(resolve);
     });
   }
 
   /** Whether {@link Queue.shutDown} or {@link Queue.shutDownWithDrain} has been called. */
   shuttingDown(): boolean {
-    return this.#shuttingDown;
+    return this.shutdownCalled;
   }
 
   /** Called once, when the queue starts shutting down. Subclasses stop their timers here. */
   protected onShutDown(): void {
-    if (this.#unfinishedWorkTimer !== undefined) {
-      this.clock.clearTimeout(this.#unfinishedWorkTimer.handle);
-      this.#unfinishedWorkTimer = undefined;
+    if (this.unfinishedWorkTimer !== undefined) {
+      this.clock.clearTimeout(this.unfinishedWorkTimer.handle);
+      this.unfinishedWorkTimer = undefined;
     }
   }
 
-  #shutdown(): void {
-    if (this.#shuttingDown) return;
-    this.#shuttingDown = true;
+  private shutdown(): void {
+    if (this.shutdownCalled) return;
+    this.shutdownCalled = true;
     this.onShutDown();
     // Getters wait only while the queue is empty, so each of them is told to stop.
-    const getters = this.#getters;
-    this.#getters = [];
+    const getters = this.getters;
+    this.getters = [];
     for (const resolve of getters) resolve({ shutdown: true });
   }
 
@@ -205,44 +205,44 @@ export class Queue<T> {
    * say) find the item still queued and are collapsed into one. Handing it out at once would mark it processing,
    * and the next add would queue it a second time.
    */
-  #scheduleHandOut(): void {
-    if (this.#handOutScheduled || this.#getters.length === 0) return;
-    this.#handOutScheduled = true;
+  private scheduleHandOut(): void {
+    if (this.handOutScheduled || this.getters.length === 0) return;
+    this.handOutScheduled = true;
     setImmediate(() => {
-      this.#handOutScheduled = false;
-      this.#handOut();
+      this.handOutScheduled = false;
+      this.handOut();
     });
   }
 
   /** Gives queued items to waiting getters. The item moves to processing now, so no one else can take it. */
-  #handOut(): void {
-    while (this.#getters.length > 0 && this.#queue.length > 0) {
-      const resolve = this.#getters.shift();
-      resolve?.({ item: this.#take(), shutdown: false });
+  private handOut(): void {
+    while (this.getters.length > 0 && this.queue.length > 0) {
+      const resolve = this.getters.shift();
+      resolve?.({ item: this.take(), shutdown: false });
     }
   }
 
-  #take(): T {
-    const item = this.#queue.shift();
+  private take(): T {
+    const item = this.queue.shift();
     this.metrics.get(item);
-    this.#processing.add(item);
-    this.#dirty.delete(item);
+    this.processing.add(item);
+    this.dirty.delete(item);
     return item;
   }
 
-  #releaseDrainers(): void {
-    const drainers = this.#drainers;
-    this.#drainers = [];
+  private releaseDrainers(): void {
+    const drainers = this.drainers;
+    this.drainers = [];
     for (const resolve of drainers) resolve();
   }
 
-  #scheduleUnfinishedWorkUpdate(): void {
+  private scheduleUnfinishedWorkUpdate(): void {
     const handle = this.clock.setTimeout(() => {
-      this.#unfinishedWorkTimer = undefined;
-      if (this.#shuttingDown) return;
+      this.unfinishedWorkTimer = undefined;
+      if (this.shutdownCalled) return;
       this.metrics.updateUnfinishedWork();
-      this.#scheduleUnfinishedWorkUpdate();
+      this.scheduleUnfinishedWorkUpdate();
     }, UNFINISHED_WORK_UPDATE_PERIOD_MS);
-    this.#unfinishedWorkTimer = { handle };
+    this.unfinishedWorkTimer = { handle };
   }
 }

@@ -21,37 +21,37 @@ export interface RateLimiter<T> {
  * ({@link ItemExponentialFailureRateLimiter.numRequeues}).
  */
 export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
-  readonly #failures = new Map<T, number>();
-  readonly #baseMs: number;
-  readonly #maxMs: number;
+  private readonly failures = new Map<T, number>();
+  private readonly baseMs: number;
+  private readonly maxMs: number;
 
   /**
    * @param baseMs - delay after the first failure, in ms.
    * @param maxMs - upper bound of any delay, in ms.
    */
   constructor(baseMs: number, maxMs: number) {
-    this.#baseMs = baseMs;
-    this.#maxMs = maxMs;
+    this.baseMs = baseMs;
+    this.maxMs = maxMs;
   }
 
   /** Returns `baseMs · 2^failures` (at most `maxMs`) and counts one more failure. */
   when(item: T): number {
-    const exp = this.#failures.get(item) ?? 0;
-    this.#failures.set(item, exp + 1);
-    if (this.#baseMs <= 0) return 0;
+    const exp = this.failures.get(item) ?? 0;
+    this.failures.set(item, exp + 1);
+    if (this.baseMs <= 0) return 0;
     // 2 ** exp becomes Infinity past 1023 instead of overflowing; either way the cap applies.
-    const backoff = this.#baseMs * 2 ** exp;
-    return backoff > this.#maxMs ? this.#maxMs : backoff;
+    const backoff = this.baseMs * 2 ** exp;
+    return backoff > this.maxMs ? this.maxMs : backoff;
   }
 
   /** Number of `when` calls for `item` since it was last forgotten. */
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.failures.get(item) ?? 0;
   }
 
   /** Resets the failure count of `item`. */
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.failures.delete(item);
   }
 }
 
@@ -62,9 +62,9 @@ export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
  * `forget` does nothing.
  */
 export class BucketRateLimiter<T> implements RateLimiter<T> {
-  readonly #clock: Clock;
+  private readonly clock: Clock;
   /** Undefined for an infinite `qps`, which never delays. */
-  readonly #bucket: TokenBucket | undefined;
+  private readonly bucket: TokenBucket | undefined;
 
   /**
    * @param qps - refill rate in tokens per second; `Infinity` never delays.
@@ -76,13 +76,13 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
   constructor(qps: number, burst: number, clock: Clock = realClock) {
     if (!(qps > 0)) throw new RangeError(`BucketRateLimiter qps must be > 0 (got ${qps})`);
     if (qps !== Infinity && !(burst >= 1)) throw new RangeError(`BucketRateLimiter burst must be >= 1 (got ${burst})`);
-    this.#clock = clock;
-    this.#bucket = qps === Infinity ? undefined : new TokenBucket(qps, burst, clock.now());
+    this.clock = clock;
+    this.bucket = qps === Infinity ? undefined : new TokenBucket(qps, burst, clock.now());
   }
 
   /** Reserves one token; returns the ms until it is available. */
   when(_item: T): number {
-    return this.#bucket?.reserve(this.#clock.now()) ?? 0;
+    return this.bucket?.reserve(this.clock.now()) ?? 0;
   }
 
   /** Always 0: the bucket does not track items. */
@@ -100,10 +100,10 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
  * Per-item: `fastMs` for the first `maxFastAttempts` failures of an item, `slowMs` after that.
  */
 export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
-  readonly #failures = new Map<T, number>();
-  readonly #fastMs: number;
-  readonly #slowMs: number;
-  readonly #maxFastAttempts: number;
+  private readonly failures = new Map<T, number>();
+  private readonly fastMs: number;
+  private readonly slowMs: number;
+  private readonly maxFastAttempts: number;
 
   /**
    * @param fastMs - delay for the first `maxFastAttempts` failures, in ms.
@@ -111,26 +111,26 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
    * @param maxFastAttempts - how many failures get the fast delay.
    */
   constructor(fastMs: number, slowMs: number, maxFastAttempts: number) {
-    this.#fastMs = fastMs;
-    this.#slowMs = slowMs;
-    this.#maxFastAttempts = maxFastAttempts;
+    this.fastMs = fastMs;
+    this.slowMs = slowMs;
+    this.maxFastAttempts = maxFastAttempts;
   }
 
   /** Counts one more failure and returns the fast or the slow delay. */
   when(item: T): number {
-    const failures = (this.#failures.get(item) ?? 0) + 1;
-    this.#failures.set(item, failures);
-    return failures <= this.#maxFastAttempts ? this.#fastMs : this.#slowMs;
+    const failures = (this.failures.get(item) ?? 0) + 1;
+    this.failures.set(item, failures);
+    return failures <= this.maxFastAttempts ? this.fastMs : this.slowMs;
   }
 
   /** Number of `when` calls for `item` since it was last forgotten. */
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.failures.get(item) ?? 0;
   }
 
   /** Resets the failure count of `item`. */
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.failures.delete(item);
   }
 }
 
@@ -140,17 +140,17 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
  * some items were separately delayed longer. This is client-go's behaviour, kept for parity.
  */
 export class MaxOfRateLimiter<T> implements RateLimiter<T> {
-  readonly #limiters: readonly RateLimiter<T>[];
+  private readonly limiters: readonly RateLimiter<T>[];
 
   /** @param limiters - the children, all consulted on every call. */
   constructor(...limiters: RateLimiter<T>[]) {
-    this.#limiters = limiters;
+    this.limiters = limiters;
   }
 
   /** The largest delay returned by the children (0 without children). */
   when(item: T): number {
     let max = 0;
-    for (const limiter of this.#limiters) {
+    for (const limiter of this.limiters) {
       const delay = limiter.when(item);
       if (delay > max) max = delay;
     }
@@ -160,7 +160,7 @@ export class MaxOfRateLimiter<T> implements RateLimiter<T> {
   /** The largest failure count among the children. */
   numRequeues(item: T): number {
     let max = 0;
-    for (const limiter of this.#limiters) {
+    for (const limiter of this.limiters) {
       const n = limiter.numRequeues(item);
       if (n > max) max = n;
     }
@@ -169,38 +169,38 @@ export class MaxOfRateLimiter<T> implements RateLimiter<T> {
 
   /** Forwards to every child. */
   forget(item: T): void {
-    for (const limiter of this.#limiters) limiter.forget(item);
+    for (const limiter of this.limiters) limiter.forget(item);
   }
 }
 
 /** Caps the delays of another limiter at `maxMs`. */
 export class WithMaxWaitRateLimiter<T> implements RateLimiter<T> {
-  readonly #limiter: RateLimiter<T>;
-  readonly #maxMs: number;
+  private readonly limiter: RateLimiter<T>;
+  private readonly maxMs: number;
 
   /**
    * @param limiter - the limiter whose delays are capped.
    * @param maxMs - the longest delay returned, in ms.
    */
   constructor(limiter: RateLimiter<T>, maxMs: number) {
-    this.#limiter = limiter;
-    this.#maxMs = maxMs;
+    this.limiter = limiter;
+    this.maxMs = maxMs;
   }
 
   /** The wrapped limiter's delay, at most `maxMs`. */
   when(item: T): number {
-    const delay = this.#limiter.when(item);
-    return delay > this.#maxMs ? this.#maxMs : delay;
+    const delay = this.limiter.when(item);
+    return delay > this.maxMs ? this.maxMs : delay;
   }
 
   /** Forwards to the wrapped limiter. */
   numRequeues(item: T): number {
-    return this.#limiter.numRequeues(item);
+    return this.limiter.numRequeues(item);
   }
 
   /** Forwards to the wrapped limiter. */
   forget(item: T): void {
-    this.#limiter.forget(item);
+    this.limiter.forget(item);
   }
 }
 

@@ -20,12 +20,12 @@ export interface RateLimitingQueueOptions<T> extends QueueOptions {
  * always `done(item)` in `finally`. Without `forget`, the limiter keeps counting the item's failures forever.
  */
 export class RateLimitingQueue<T> extends DelayingQueue<T> {
-  readonly #rateLimiter: RateLimiter<T>;
+  private readonly rateLimiter: RateLimiter<T>;
 
   /** @param options - see {@link RateLimitingQueueOptions}. */
   constructor(options: RateLimitingQueueOptions<T> = {}) {
     super(options);
-    this.#rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>(this.clock);
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>(this.clock);
   }
 
   /**
@@ -33,7 +33,7 @@ export class RateLimitingQueue<T> extends DelayingQueue<T> {
    * (and records a failure) even when the queue is shutting down, as in client-go.
    */
   addRateLimited(item: T): void {
-    this.addAfter(item, this.#rateLimiter.when(item));
+    this.addAfter(item, this.rateLimiter.when(item));
   }
 
   /**
@@ -41,12 +41,12 @@ export class RateLimitingQueue<T> extends DelayingQueue<T> {
    * the worker still owes {@link RateLimitingQueue.done}.
    */
   forget(item: T): void {
-    this.#rateLimiter.forget(item);
+    this.rateLimiter.forget(item);
   }
 
   /** How many times `item` has been rate-limited since it was last forgotten (the limiter's count). */
   numRequeues(item: T): number {
-    return this.#rateLimiter.numRequeues(item);
+    return this.rateLimiter.numRequeues(item);
   }
 }
 

@@ -90,17 +90,17 @@ export class CountingLock implements ResourceLock {
   }
   get(signal?: AbortSignal): Promise<ObservedLock | undefined> {
     this.gets += 1;
-    return this.#track(this.inner.get(signal));
+    return this.track(this.inner.get(signal));
   }
   create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
     this.creates += 1;
-    return this.#track(this.inner.create(record, signal));
+    return this.track(this.inner.create(record, signal));
   }
   update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
     this.updates += 1;
-    return this.#track(this.inner.update(record, signal));
+    return this.track(this.inner.update(record, signal));
   }
-  #track<T>(request: Promise<T>): Promise<T> {
+  private track<T>(request: Promise<T>): Promise<T> {
     this.inFlight += 1;
     return request.finally(() => {
       this.inFlight -= 1;
@@ -241,20 +241,20 @@ export const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
  */
 export class IdleClock {
   readonly clock = new FakeClock();
-  readonly #candidates: readonly Candidate[];
+  private readonly candidates: readonly Candidate[];
 
   /** @param candidates - whose requests must be answered before time moves; candidates added later count too. */
   constructor(candidates: readonly Candidate[]) {
-    this.#candidates = candidates;
+    this.candidates = candidates;
   }
 
   /** Moves time on by `ms`, in steps of {@link IDLE_STEP_MS}, each once every request in flight was answered. */
   async advance(ms: number): Promise<void> {
     for (let left = ms; left > 0; left -= IDLE_STEP_MS) {
-      await this.#idle();
+      await this.idle();
       await this.clock.advanceAsync(Math.min(IDLE_STEP_MS, left));
     }
-    await this.#idle();
+    await this.idle();
   }
 
   /**
@@ -264,7 +264,7 @@ export class IdleClock {
   async until(condition: () => boolean | Promise<boolean>, what: string, maxMs = 60_000): Promise<void> {
     const start = this.clock.now();
     for (;;) {
-      await this.#idle();
+      await this.idle();
       if (await condition()) return;
       if (this.clock.now() - start >= maxMs) throw new Error(`not within ${maxMs} fake ms: ${what}`);
       await this.clock.advanceAsync(IDLE_STEP_MS);
@@ -272,8 +272,8 @@ export class IdleClock {
   }
 
   /** Resolves once no candidate has a request in flight on two event-loop turns in a row (a reply may lead to a next request). */
-  async #idle(): Promise<void> {
-    const busy = (): boolean => this.#candidates.some((c) => c.lock.inFlight > 0);
+  private async idle(): Promise<void> {
+    const busy = (): boolean => this.candidates.some((c) => c.lock.inFlight > 0);
     await vi.waitFor(async () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (busy()) throw new Error('a lease request is in flight');

@@ -27,21 +27,21 @@ class RecordingSink implements MetricsSink {
   }
 
   counter(options: MetricOptions): Counter {
-    this.#declare(options);
-    return { inc: (labels, value = 1) => this.#add(options.name, labels, value) };
+    this.declare(options);
+    return { inc: (labels, value = 1) => this.add(options.name, labels, value) };
   }
 
   gauge(options: MetricOptions): Gauge {
-    this.#declare(options);
+    this.declare(options);
     return {
-      set: (labels, value) => this.#set(options.name, labels, value),
-      inc: (labels, value = 1) => this.#add(options.name, labels, value),
-      dec: (labels, value = 1) => this.#add(options.name, labels, -value),
+      set: (labels, value) => this.set(options.name, labels, value),
+      inc: (labels, value = 1) => this.add(options.name, labels, value),
+      dec: (labels, value = 1) => this.add(options.name, labels, -value),
     };
   }
 
   histogram(options: HistogramOptions): Histogram {
-    this.#declare(options);
+    this.declare(options);
     return {
       observe: (labels, value) => {
         const k = RecordingSink.key(options.name, labels);
@@ -58,16 +58,16 @@ class RecordingSink implements MetricsSink {
     return this.observations.get(RecordingSink.key(metric, { name: queue })) ?? [];
   }
 
-  #declare(options: MetricOptions): void {
+  private declare(options: MetricOptions): void {
     if (this.declared.has(options.name)) throw new Error(`${options.name} declared twice`);
     this.declared.set(options.name, options);
   }
 
-  #add(metric: string, labels: Labels, delta: number): void {
-    this.#set(metric, labels, (this.values.get(RecordingSink.key(metric, labels)) ?? 0) + delta);
+  private add(metric: string, labels: Labels, delta: number): void {
+    this.set(metric, labels, (this.values.get(RecordingSink.key(metric, labels)) ?? 0) + delta);
   }
 
-  #set(metric: string, labels: Labels, value: number): void {
+  private set(metric: string, labels: Labels, value: number): void {
     this.values.set(RecordingSink.key(metric, labels), value);
     this.minGauge = Math.min(this.minGauge, value);
   }

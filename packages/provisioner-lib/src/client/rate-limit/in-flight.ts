@@ -38,24 +38,24 @@ interface Waiter {
  * would not wait at all, which is every request when there is no client-side limit (the library's default).
  */
 export class InFlightRequests {
-  readonly #holdMs: number;
-  readonly #clock: Clock;
-  #normal = 0;
-  #low = 0;
+  private readonly holdMs: number;
+  private readonly clock: Clock;
+  private normal = 0;
+  private low = 0;
   /** `low` requests waiting to start, oldest first. */
-  readonly #waiting: Waiter[] = [];
+  private readonly waiting: Waiter[] = [];
   /** Wakes the oldest waiter when its hold is over. */
-  #timer: TimerHandle = undefined;
+  private timer: TimerHandle = undefined;
 
   /** @param options - see {@link InFlightRequestsOptions}. */
   constructor(options: InFlightRequestsOptions = {}) {
-    this.#holdMs = options.holdMs ?? LOW_PRIORITY_HOLD_MS;
-    this.#clock = options.clock ?? realClock;
+    this.holdMs = options.holdMs ?? LOW_PRIORITY_HOLD_MS;
+    this.clock = options.clock ?? realClock;
   }
 
   /** Requests in flight now, by priority. */
   get inFlight(): { normal: number; low: number } {
-    return { normal: this.#normal, low: this.#low };
+    return { normal: this.normal, low: this.low };
   }
 
   /**
@@ -65,19 +65,19 @@ export class InFlightRequests {
    */
   async start(priority: RequestPriority = 'normal', signal?: AbortSignal): Promise<() => void> {
     if (priority === 'normal') {
-      this.#normal += 1;
-      return this.#once(() => {
-        this.#normal -= 1;
-        if (this.#normal === 0) this.#wakeAll();
+      this.normal += 1;
+      return this.once(() => {
+        this.normal -= 1;
+        if (this.normal === 0) this.wakeAll();
       });
     }
-    const due = this.#clock.now() + this.#holdMs;
-    while (!this.#mayStartLow(due)) {
+    const due = this.clock.now() + this.holdMs;
+    while (!this.mayStartLow(due)) {
       signal?.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
         const onAbort = (): void => {
-          const i = this.#waiting.indexOf(waiter);
-          if (i !== -1) this.#waiting.splice(i, 1);
+          const i = this.waiting.indexOf(waiter);
+          if (i !== -1) this.waiting.splice(i, 1);
           reject(signal?.reason as Error);
         };
         const waiter: Waiter = {
@@ -88,59 +88,59 @@ export class InFlightRequests {
           },
         };
         signal?.addEventListener('abort', onAbort, { once: true });
-        this.#enqueue(waiter);
-        this.#arm();
+        this.enqueue(waiter);
+        this.arm();
       });
     }
-    this.#low += 1;
-    return this.#once(() => {
-      this.#low -= 1;
-      if (this.#normal === 0) this.#wakeAll();
-      else this.#wakeOldestIfDue();
+    this.low += 1;
+    return this.once(() => {
+      this.low -= 1;
+      if (this.normal === 0) this.wakeAll();
+      else this.wakeOldestIfDue();
     });
   }
 
-  #mayStartLow(due: number): boolean {
-    return this.#normal === 0 || (this.#low === 0 && this.#clock.now() >= due);
+  private mayStartLow(due: number): boolean {
+    return this.normal === 0 || (this.low === 0 && this.clock.now() >= due);
   }
 
   /** Queues `waiter` in the order the requests first asked (a woken one that may not start yet keeps its place). */
-  #enqueue(waiter: Waiter): void {
-    let i = this.#waiting.length;
-    while (i > 0 && (this.#waiting[i - 1]?.due ?? 0) > waiter.due) i--;
-    this.#waiting.splice(i, 0, waiter);
+  private enqueue(waiter: Waiter): void {
+    let i = this.waiting.length;
+    while (i > 0 && (this.waiting[i - 1]?.due ?? 0) > waiter.due) i--;
+    this.waiting.splice(i, 0, waiter);
   }
 
   /** While `normal` requests are in flight and no `low` one is, wakes the oldest waiter once its hold is over. */
-  #arm(): void {
-    const oldest = this.#waiting[0];
-    if (this.#timer !== undefined || oldest === undefined || this.#normal === 0 || this.#low > 0) return;
-    this.#timer = this.#clock.setTimeout(
+  private arm(): void {
+    const oldest = this.waiting[0];
+    if (this.timer !== undefined || oldest === undefined || this.normal === 0 || this.low > 0) return;
+    this.timer = this.clock.setTimeout(
       () => {
-        this.#timer = undefined;
-        this.#wakeOldestIfDue();
+        this.timer = undefined;
+        this.wakeOldestIfDue();
       },
-      Math.max(0, oldest.due - this.#clock.now()),
+      Math.max(0, oldest.due - this.clock.now()),
     );
   }
 
-  #wakeOldestIfDue(): void {
-    const oldest = this.#waiting[0];
-    if (oldest === undefined || this.#low > 0) return;
-    if (this.#mayStartLow(oldest.due)) {
-      this.#waiting.shift();
+  private wakeOldestIfDue(): void {
+    const oldest = this.waiting[0];
+    if (oldest === undefined || this.low > 0) return;
+    if (this.mayStartLow(oldest.due)) {
+      this.waiting.shift();
       oldest.wake();
-    } else this.#arm();
+    } else this.arm();
   }
 
   /** Lets every waiting `low` request check again (each one that may start does; the rest wait on). */
-  #wakeAll(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    for (const waiter of this.#waiting.splice(0)) waiter.wake();
+  private wakeAll(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const waiter of this.waiting.splice(0)) waiter.wake();
   }
 
-  #once(fn: () => void): () => void {
+  private once(fn: () => void): () => void {
     let done = false;
     return () => {
       if (done) return;

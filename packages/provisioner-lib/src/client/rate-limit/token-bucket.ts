@@ -59,13 +59,13 @@ interface Waiter {
 export class TokenBucketRateLimiter implements RequestRateLimiter {
   readonly qps: number;
   readonly burst: number;
-  readonly #clock: Clock;
-  readonly #bucket: TokenBucket;
+  private readonly clock: Clock;
+  private readonly bucket: TokenBucket;
   /** `normal` waiters, then `low` ones: each first come, first served. */
-  readonly #waiters: Waiter[] = [];
-  readonly #lowWaiters: Waiter[] = [];
+  private readonly waiters: Waiter[] = [];
+  private readonly lowWaiters: Waiter[] = [];
   /** The timer for the head waiter (boxed: a `TimerHandle` may be any value). */
-  #timer: { handle: TimerHandle } | undefined;
+  private timer: { handle: TimerHandle } | undefined;
 
   /**
    * @param options - see {@link TokenBucketOptions}.
@@ -83,73 +83,73 @@ export class TokenBucketRateLimiter implements RequestRateLimiter {
     }
     this.qps = qps;
     this.burst = burst;
-    this.#clock = options.clock ?? realClock;
-    this.#bucket = new TokenBucket(qps, burst, this.#clock.now());
+    this.clock = options.clock ?? realClock;
+    this.bucket = new TokenBucket(qps, burst, this.clock.now());
   }
 
   /** Callers waiting for a token. */
   get waiting(): number {
-    return this.#waiters.length + this.#lowWaiters.length;
+    return this.waiters.length + this.lowWaiters.length;
   }
 
   tryAccept(): boolean {
-    if (this.#waiters.length > 0 || this.#lowWaiters.length > 0) return false;
-    return this.#bucket.tryTake(this.#clock.now());
+    if (this.waiters.length > 0 || this.lowWaiters.length > 0) return false;
+    return this.bucket.tryTake(this.clock.now());
   }
 
   accept(signal?: AbortSignal, priority: RequestPriority = 'normal'): Promise<number> {
     if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
     if (this.tryAccept()) return Promise.resolve(0);
     return new Promise<number>((resolve, reject) => {
-      const queue = priority === 'low' ? this.#lowWaiters : this.#waiters;
+      const queue = priority === 'low' ? this.lowWaiters : this.waiters;
       const waiter: Waiter = {
-        since: this.#clock.now(),
+        since: this.clock.now(),
         queue,
         resolve,
         signal,
         onAbort: () => {
-          const wasHead = this.#head() === waiter;
+          const wasHead = this.head() === waiter;
           const index = queue.indexOf(waiter);
           if (index >= 0) queue.splice(index, 1);
-          if (wasHead) this.#schedule();
+          if (wasHead) this.schedule();
           reject(signal?.reason as Error);
         },
       };
-      const wasEmpty = this.#head() === undefined;
+      const wasEmpty = this.head() === undefined;
       queue.push(waiter);
       signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      if (wasEmpty) this.#schedule();
+      if (wasEmpty) this.schedule();
     });
   }
 
   /** The waiter served next. */
-  #head(): Waiter | undefined {
-    return this.#waiters[0] ?? this.#lowWaiters[0];
+  private head(): Waiter | undefined {
+    return this.waiters[0] ?? this.lowWaiters[0];
   }
 
   /** (Re)arms the one timer: when the head waiter's token will exist. */
-  #schedule(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer.handle);
-    this.#timer = undefined;
-    if (this.#head() === undefined) return;
-    const delayMs = this.#bucket.delayUntilToken(this.#clock.now());
-    this.#timer = {
-      handle: this.#clock.setTimeout(() => {
-        this.#timer = undefined;
-        this.#grant();
+  private schedule(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer.handle);
+    this.timer = undefined;
+    if (this.head() === undefined) return;
+    const delayMs = this.bucket.delayUntilToken(this.clock.now());
+    this.timer = {
+      handle: this.clock.setTimeout(() => {
+        this.timer = undefined;
+        this.grant();
       }, delayMs),
     };
   }
 
   /** Hands out the tokens that exist now, oldest waiter first, then waits for the next. */
-  #grant(): void {
+  private grant(): void {
     for (;;) {
-      const waiter = this.#head();
-      if (waiter === undefined || !this.#bucket.tryTake(this.#clock.now())) break;
+      const waiter = this.head();
+      if (waiter === undefined || !this.bucket.tryTake(this.clock.now())) break;
       waiter.queue.shift();
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      waiter.resolve(this.#clock.now() - waiter.since);
+      waiter.resolve(this.clock.now() - waiter.since);
     }
-    this.#schedule();
+    this.schedule();
   }
 }

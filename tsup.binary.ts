@@ -103,31 +103,25 @@ const libraryRequire: EsbuildPlugin = {
       resolveDir: args.pluginData as string,
       loader: 'js',
       contents: `
-        // Each from the module that defines it (through client-node's entry point, side-effect free for the bundle,
-        // see below, esbuild leaves the lazily initialized modules of these names uninitialized), and each required
-        // when the library first asks for it: esbuild then wraps these modules to run on that first call, so that a
-        // binary that never asks for undici, client-node's KubeConfig or prom-client's default metrics does not run
-        // them (imported at the top of this module instead, every binary ran undici, client-node's generated client
-        // and prom-client's entry point, its cluster and Pushgateway code, as it started).
+        // From the modules that define them: through client-node's entry point (side-effect free for the bundle,
+        // see below) esbuild leaves the lazily initialized modules of these names uninitialized.
+        import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+        import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
+        import { createConfiguration } from '@kubernetes/client-node/dist/gen/configuration.js';
+        import { ServerConfiguration } from '@kubernetes/client-node/dist/gen/servers.js';
+        import { Watch } from '@kubernetes/client-node/dist/watch.js';
+        import { Agent, ProxyAgent } from 'undici';
+        import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
         const nodeModule = require('node:module');
+        // Read when required, not when this module runs: the bundled modules may be initialized after it.
         const bundled = {
-          '@kubernetes/client-node': () => ({
-            get KubeConfig() { return require('@kubernetes/client-node/dist/config.js').KubeConfig; },
-            get IsomorphicFetchHttpLibrary() {
-              return require('@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js').IsomorphicFetchHttpLibrary;
-            },
-            get createConfiguration() {
-              return require('@kubernetes/client-node/dist/gen/configuration.js').createConfiguration;
-            },
-            get ServerConfiguration() { return require('@kubernetes/client-node/dist/gen/servers.js').ServerConfiguration; },
-            get Watch() { return require('@kubernetes/client-node/dist/watch.js').Watch; },
-          }),
-          undici: () => require('undici'),
-          'prom-client/lib/counter': () => require('prom-client/lib/counter'),
-          'prom-client/lib/gauge': () => require('prom-client/lib/gauge'),
-          'prom-client/lib/histogram': () => require('prom-client/lib/histogram'),
-          'prom-client/lib/registry': () => require('prom-client/lib/registry'),
-          'prom-client/lib/defaultMetrics': () => require('prom-client/lib/defaultMetrics'),
+          '@kubernetes/client-node': () => ({ KubeConfig, IsomorphicFetchHttpLibrary, createConfiguration, ServerConfiguration, Watch }),
+          undici: () => ({ Agent, ProxyAgent }),
+          'prom-client/lib/counter': () => Counter,
+          'prom-client/lib/gauge': () => Gauge,
+          'prom-client/lib/histogram': () => Histogram,
+          'prom-client/lib/registry': () => Registry,
+          'prom-client/lib/defaultMetrics': () => collectDefaultMetrics,
         };
         export function createRequire(url) {
           const own = nodeModule.createRequire(url);

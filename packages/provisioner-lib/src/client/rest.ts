@@ -54,8 +54,11 @@ export interface RestClientOptions extends Omit<AgentClientOptions, 'agent'> {
    */
   agent?: Dispatcher | HttpAgent;
   /**
-   * How long a watch may go without a byte before it ends with a `TimeoutError`, in ms; 0 for no limit.
-   * @defaultValue 30000 (client-node's `Watch`)
+   * How long a watch may go without a byte before it ends with a `TimeoutError`, in ms; 0 for no limit. client-node's
+   * `Watch` has 30 s. Without a limit, as client-go's watches, a watch ends when the server ends it (at its
+   * `timeoutSeconds`), when the connection fails, or when TCP keep-alive finds the server gone (probes after 30 s
+   * without traffic): a quiet watch is not torn down and started again every 30 s.
+   * @defaultValue 0 (no limit)
    */
   watchInactivityMs?: number;
   /**
@@ -356,7 +359,7 @@ export class RestClient {
    */
   constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     this.kc = kc;
-    this.watchInactivityMs = options.watchInactivityMs ?? 30_000;
+    this.watchInactivityMs = options.watchInactivityMs ?? 0;
     this.countInFlight = options.countInFlight ?? true;
     // The strategy, once: the caller's undici dispatcher, else the KubeConfig's shared transport (Node.js's HTTP).
     this.transport = options.agent === undefined ? sharedTransport(kc) : transportOver(options.agent);

@@ -137,10 +137,11 @@ function nodeTransport(agent: HttpAgent): Transport {
         let response: IncomingMessage | undefined;
         const onAbort = (): void => {
           if (signal === undefined) return;
-          if (response === undefined) req.destroy(abortReason(signal));
           // Once the whole answer has arrived its socket may be back in the agent's pool, where nothing listens for
-          // its errors (a destroy with the abort's reason was an uncaught exception): the body just ends.
-          else if (!response.complete) response.destroy(abortReason(signal));
+          // its errors (a destroy with the abort's reason was an uncaught exception): then nothing is destroyed.
+          // Before, the request is destroyed with its socket, as for an answer not yet there (a response's own
+          // destroy left a watch's connection to close later, after the watch had reported its end).
+          if (response === undefined || !response.complete) req.destroy(abortReason(signal));
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         // A destroyed request can report more than one error (the abort, then its socket's): all are taken here,

@@ -103,25 +103,31 @@ const libraryRequire: EsbuildPlugin = {
       resolveDir: args.pluginData as string,
       loader: 'js',
       contents: `
-        // From the modules that define them: through client-node's entry point (side-effect free for the bundle,
-        // see below) esbuild leaves the lazily initialized modules of these names uninitialized.
-        import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-        import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
-        import { createConfiguration } from '@kubernetes/client-node/dist/gen/configuration.js';
-        import { ServerConfiguration } from '@kubernetes/client-node/dist/gen/servers.js';
-        import { Watch } from '@kubernetes/client-node/dist/watch.js';
-        import { Agent, ProxyAgent } from 'undici';
-        import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+        // Each from the module that defines it (through client-node's entry point, side-effect free for the bundle,
+        // see below, esbuild leaves the lazily initialized modules of these names uninitialized), and each required
+        // when the library first asks for it: esbuild then wraps these modules to run on that first call, so that a
+        // binary that never asks for undici, client-node's KubeConfig or prom-client's default metrics does not run
+        // them (imported at the top of this module instead, every binary ran undici, client-node's generated client
+        // and prom-client's entry point, its cluster and Pushgateway code, as it started).
         const nodeModule = require('node:module');
-        // Read when required, not when this module runs: the bundled modules may be initialized after it.
         const bundled = {
-          '@kubernetes/client-node': () => ({ KubeConfig, IsomorphicFetchHttpLibrary, createConfiguration, ServerConfiguration, Watch }),
-          undici: () => ({ Agent, ProxyAgent }),
-          'prom-client/lib/counter': () => Counter,
-          'prom-client/lib/gauge': () => Gauge,
-          'prom-client/lib/histogram': () => Histogram,
-          'prom-client/lib/registry': () => Registry,
-          'prom-client/lib/defaultMetrics': () => collectDefaultMetrics,
+          '@kubernetes/client-node': () => ({
+            get KubeConfig() { return require('@kubernetes/client-node/dist/config.js').KubeConfig; },
+            get IsomorphicFetchHttpLibrary() {
+              return require('@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js').IsomorphicFetchHttpLibrary;
+            },
+            get createConfiguration() {
+              return require('@kubernetes/client-node/dist/gen/configuration.js').createConfiguration;
+            },
+            get ServerConfiguration() { return require('@kubernetes/client-node/dist/gen/servers.js').ServerConfiguration; },
+            get Watch() { return require('@kubernetes/client-node/dist/watch.js').Watch; },
+          }),
+          undici: () => require('undici'),
+          'prom-client/lib/counter': () => require('prom-client/lib/counter'),
+          'prom-client/lib/gauge': () => require('prom-client/lib/gauge'),
+          'prom-client/lib/histogram': () => require('prom-client/lib/histogram'),
+          'prom-client/lib/registry': () => require('prom-client/lib/registry'),
+          'prom-client/lib/defaultMetrics': () => require('prom-client/lib/defaultMetrics'),
         };
         export function createRequire(url) {
           const own = nodeModule.createRequire(url);
@@ -134,27 +140,32 @@ const libraryRequire: EsbuildPlugin = {
 };
 
 /**
- * The library imports client-node's authenticators (`exec_auth.js`, `oidc_auth.js`, ...) with `import()`, so that a
- * program run from node_modules loads them only when a kubeconfig's user needs one. A bundle already runs them as it
- * starts: client-node's `config.js`, which the bundle carries for `KubeConfig`, imports all five. An `import()` of a
- * bundled module makes esbuild wrap it and every module it imports to run on that call, and `oidc_auth.js` imports
- * `config.js`: wrapped, `config.js` kept every export of client-node's generated index, so every model (0.36 MB, as
- * above). For the library's modules, each such `import()` becomes a static import of the same module here.
+ * client-node's `config.js` (its `KubeConfig`) takes `createConfiguration` and `ServerConfiguration` from its generated
+ * index, which re-exports every generated API and model. While `config.js` runs as the bundle starts, esbuild keeps
+ * only what it uses of that index; but a module that runs when first required or imported (the library's `require` of
+ * `KubeConfig`, its `import()` of the authenticators, `oidc_auth.js` importing `config.js`) is wrapped by esbuild, and a
+ * wrapped module keeps every export of what it imports: every model (0.36 MB; kprov-hostpath 1.16 → 1.56 MB). Here
+ * `config.js` takes the two from the modules that define them, so that it can run when first asked for: a binary that
+ * never needs client-node's `KubeConfig` or an authenticator runs neither them nor what they import (undici, HTTP/2,
+ * openid-client, socks, the proxy agents).
  */
-const CLIENT_NODE_AUTH = /import\("(@kubernetes\/client-node\/dist\/\w+_auth\.js)"\)/g;
-const staticClientNodeAuth: EsbuildPlugin = {
-  name: 'kprov-static-client-node-auth',
+const CLIENT_NODE_CONFIG = /[/\\]@kubernetes[/\\]client-node[/\\]dist[/\\]config\.js$/;
+const GENERATED_INDEX_IMPORT = /import \{ createConfiguration, ServerConfiguration, \} from '\.\/gen\/index\.js';/;
+const clientNodeConfigByPath: EsbuildPlugin = {
+  name: 'kprov-client-node-config-by-path',
   setup(build) {
-    build.onLoad({ filter: /[/\\]provisioner-lib[/\\]dist[/\\].*\.js$/ }, (args) => {
+    build.onLoad({ filter: CLIENT_NODE_CONFIG }, (args) => {
       const source = readFileSync(args.path, 'utf8');
-      const modules: string[] = [];
-      const contents = source.replace(CLIENT_NODE_AUTH, (_, module: string) => {
-        modules.push(module);
-        return `Promise.resolve(kprovAuth${modules.length - 1})`;
-      });
-      if (modules.length === 0) return undefined;
-      const imports = modules.map((m, i) => `import * as kprovAuth${i} from ${JSON.stringify(m)};`).join('');
-      return { contents: imports + contents, loader: 'js', resolveDir: dirname(args.path) };
+      if (!GENERATED_INDEX_IMPORT.test(source)) {
+        throw new Error(
+          `${args.path}: its import of the generated index changed; update tsup.binary.ts's clientNodeConfigByPath`,
+        );
+      }
+      const contents = source.replace(
+        GENERATED_INDEX_IMPORT,
+        "import { createConfiguration } from './gen/configuration.js'; import { ServerConfiguration } from './gen/servers.js';",
+      );
+      return { contents, loader: 'js', resolveDir: dirname(args.path) };
     });
   },
 };
@@ -174,7 +185,7 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     // Built-ins keep their `node:` prefix, for the plugin above to see them as written. (tsup strips it by default,
     // which breaks `node:sqlite`, a built-in only under its prefix, that undici's SqliteCacheStore requires.)
     removeNodeProtocol: false,
-    esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects, staticClientNodeAuth],
+    esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects, clientNodeConfigByPath],
     esbuildOptions(options) {
       // A bundle must be pure ASCII: with a single other character, Node.js 24 keeps the whole source as a UTF-16
       // string, twice its size (4.2 MB instead of 2.1: 2.0 MiB more RSS in the bench's process with nothing

@@ -5,12 +5,11 @@
  *
  * @module
  */
-import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Node, type V1PersistentVolume } from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import {
   describeError,
   EventRecorder,
   informerFor,
-  makeApiClient,
   noopMetrics,
   realClock,
   silentLogger,
@@ -22,6 +21,7 @@ import {
   type MetricsSink,
 } from '@kprov/provisioner-lib';
 import type { V1StorageClass } from '@kubernetes/client-node';
+import { coreCalls, jobCalls, type CoreCalls } from './client/api.js';
 import type { ProvisionerConfig } from './config/config.js';
 import type { ConfigState } from './config/source.js';
 import { Deleter } from './deleter/deleter.js';
@@ -74,7 +74,7 @@ export interface LocalStaticProvisionerOptions {
  * informers and runs the loop until the signal aborts; {@link readyError} is the readiness check.
  */
 export class LocalStaticProvisioner {
-  private readonly core: CoreV1Api;
+  private readonly core: CoreCalls;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly sink: MetricsSink;
@@ -93,8 +93,8 @@ export class LocalStaticProvisioner {
   private wakeRequested = false;
 
   constructor(private readonly options: LocalStaticProvisionerOptions) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
-    const batch = makeApiClient(options.kubeConfig, BatchV1Api);
+    this.core = coreCalls(options.kubeConfig);
+    const batch = jobCalls(options.kubeConfig);
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? silentLogger;
     this.sink = options.metrics ?? noopMetrics;

@@ -45,6 +45,15 @@ export {
   type AgentClientOptions,
 } from './client/agent.js';
 export {
+  RestClient,
+  JSON_PATCH_TYPES,
+  type Query,
+  type RestClientOptions,
+  type RestRequest,
+  type WatchCallback,
+  type WatchDone,
+} from './client/rest.js';
+export {
   TokenBucketRateLimiter,
   type RequestPriority,
   type RequestRateLimiter,

@@ -5,18 +5,11 @@
  *
  * @module
  */
-import {
-  CoreV1Api,
-  type KubeConfig,
-  type V1Node,
-  type V1PersistentVolume,
-  type V1PersistentVolumeClaim,
-} from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
   apiStatus,
   describeError,
   isNotFound,
-  makeApiClient,
   newRateLimitingQueue,
   noopMetrics,
   realClock,
@@ -32,6 +25,7 @@ import {
   type TimerHandle,
 } from '@kprov/provisioner-lib';
 import { formatGoDuration } from '@kprov/provisioner-lib/runtime';
+import { coreCalls, type CoreCalls } from '../client/api.js';
 import { createNodeCleanupMetrics, type NodeCleanupMetrics } from './metrics.js';
 import { anyNodeExists, anyNodeExistsNow } from './node-exists.js';
 import { isLocalVolumeOfClass, pinnedNodeNames } from './node-names.js';
@@ -92,7 +86,7 @@ function stillBound(pv: V1PersistentVolume, claim: V1PersistentVolumeClaim): boo
  * delay; {@link run}'s workers then check again and delete the claim.
  */
 export class CleanupController {
-  private readonly core: CoreV1Api;
+  private readonly core: CoreCalls;
   private readonly queue: RateLimitingQueue<string>;
   private readonly classes: ReadonlySet<string>;
   private readonly delayMs: number;
@@ -107,7 +101,7 @@ export class CleanupController {
   private running = false;
 
   constructor(private readonly options: CleanupControllerOptions) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.core = coreCalls(options.kubeConfig);
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics ?? createNodeCleanupMetrics();

@@ -5,12 +5,11 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig, type V1Node, type V1PersistentVolume } from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import {
   apiStatus,
   describeError,
   isNotFound,
-  makeApiClient,
   realClock,
   silentLogger,
   sleep,
@@ -19,6 +18,7 @@ import {
   type Logger,
   type Store,
 } from '@kprov/provisioner-lib';
+import { coreCalls, type CoreCalls } from '../client/api.js';
 import { createNodeCleanupMetrics, type NodeCleanupMetrics } from './metrics.js';
 import { anyNodeExists, anyNodeExistsNow } from './node-exists.js';
 import { isLocalVolumeOfClass, pinnedNodeNames } from './node-names.js';
@@ -52,7 +52,7 @@ function deletable(pv: V1PersistentVolume): boolean {
 
 /** The deleter: {@link deleteVolumes} is one pass, {@link run} the loop. */
 export class StaleVolumeDeleter {
-  private readonly core: CoreV1Api;
+  private readonly core: CoreCalls;
   private readonly classes: ReadonlySet<string>;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -60,7 +60,7 @@ export class StaleVolumeDeleter {
   private passes = 0;
 
   constructor(private readonly options: StaleVolumeDeleterOptions) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.core = coreCalls(options.kubeConfig);
     this.classes = new Set(options.storageClassNames);
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? silentLogger;

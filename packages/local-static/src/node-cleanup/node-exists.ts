@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import { isNotFound, withSignal, type Store } from '@kprov/provisioner-lib';
 import { HOSTNAME_LABEL } from '../discovery/volume.js';
 
@@ -44,7 +44,7 @@ export function anyNodeExists(nodes: Store<V1Node>, names: readonly string[]): b
  * @throws the API error of any answer other than found or not found; the caller then deletes nothing (fail safe).
  */
 export async function anyNodeExistsNow(
-  core: CoreV1Api,
+  core: Pick<CoreV1Api, 'readNode' | 'listNode'>,
   names: readonly string[],
   signal: AbortSignal,
 ): Promise<boolean> {

@@ -1,12 +1,13 @@
 /**
  * A Node informer that keeps only what the node-cleanup controller reads of a Node: its name, uid, labels and
  * resourceVersion. provisioner-lib's `informerFor` knows PVs, PVCs and StorageClasses only, so this one is put
- * together from its `Informer` with a list through client-node and the library's watch.
+ * together from its `Informer`, listed and watched through the library's JSON client.
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { Informer, makeApiClient, watchWithAgent, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import { Informer, RestClient, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { coreCalls } from '../client/api.js';
 import { hostnameIndex, HOSTNAME_INDEX } from './node-exists.js';
 
 /** A Node cut down to its identity and labels (a Node's status, with its image list, is most of its size). */
@@ -26,7 +27,7 @@ function slimNode(node: V1Node): V1Node {
 
 /** An informer of every Node, slimmed (see the module comment), with the {@link HOSTNAME_INDEX} index. */
 export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Logger }): Informer<V1Node> {
-  const core = makeApiClient(kc, CoreV1Api);
+  const core = coreCalls(kc);
   return new Informer<V1Node>({
     path: '/api/v1/nodes',
     list: async (p, signal) => {
@@ -40,7 +41,7 @@ export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Lo
       );
       return { ...list, items: list.items.map(slimNode) };
     },
-    watch: watchWithAgent(kc),
+    watch: new RestClient(kc),
     decode: (raw) => slimNode(raw as V1Node),
     indexers: { [HOSTNAME_INDEX]: hostnameIndex },
     clock: options.clock,

@@ -40,8 +40,9 @@ async function authenticators(): Promise<Authenticator[]> {
  * client-node's own class. client-node's `config.js`, which defines `KubeConfig`, imports its whole generated client
  * and undici at its top level: about 80 MiB of RSS in a process that otherwise has 45. This class holds what a
  * `KubeConfig` holds (`clusters`, `contexts`, `users`, `currentContext`, parsed by client-node's own `newClusters`,
- * `newContexts` and `newUsers`) and has the methods the library's clients call; {@link asKubeConfig} turns it into
- * client-node's `KubeConfig`, the same object, when a program needs one.
+ * `newContexts` and `newUsers`) and has the methods the library's clients call; every other method of client-node's
+ * `KubeConfig` is there too and first turns it into client-node's `KubeConfig`, the same object
+ * ({@link asKubeConfig}), so that a program that calls one gets client-node's own.
  */
 class KubeConfigData {
   clusters: Cluster[] = [];
@@ -94,7 +95,7 @@ class KubeConfigData {
   }
 
   /** client-node's `loadFromFile`: the file's entries, with relative certificate paths made absolute. */
-  loadFromFile(file: string): void {
+  readFile(file: string): void {
     const root = path.dirname(file);
     const config = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown>;
     this.clusters = newClusters(config.clusters);
@@ -111,7 +112,7 @@ class KubeConfigData {
   }
 
   /** client-node's `loadFromCluster`: the pod's service account. */
-  loadFromCluster(env: Readonly<Record<string, string | undefined>>): void {
+  readServiceAccount(env: Readonly<Record<string, string | undefined>>): void {
     const host = env.KUBERNETES_SERVICE_HOST ?? '';
     const port = env.KUBERNETES_SERVICE_PORT ?? '';
     const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
@@ -137,7 +138,7 @@ class KubeConfigData {
   }
 
   /** client-node's `mergeConfig(config, true)`: adds the entries, refusing duplicate names, keeping the context. */
-  mergeConfig(other: KubeConfigData): void {
+  merge(other: KubeConfigData): void {
     const add = <T extends { name: string }>(list: T[], items: T[], what: string): void => {
       for (const item of items) {
         if (list.some((x) => x.name === item.name)) throw new Error(`Duplicate ${what}: ${item.name}`);
@@ -148,6 +149,60 @@ class KubeConfigData {
     add(this.users, other.users, 'user');
     add(this.contexts, other.contexts, 'context');
   }
+}
+
+/**
+ * The methods of client-node's `KubeConfig` that {@link KubeConfigData} does not have itself (its public ones, and
+ * the private ones other client-node code calls). On a `KubeConfigData` each turns the object into client-node's
+ * `KubeConfig` (loading client-node's entry point, if it was not loaded) and then runs client-node's method:
+ * `kubeConfig.makeApiClient(CoreV1Api)` works on the runtime's kubeconfig as on any other.
+ */
+export const CLIENT_NODE_ONLY_METHODS = [
+  'addAuthenticator',
+  'getContexts',
+  'getClusters',
+  'getUsers',
+  'setCurrentContext',
+  'getContextObject',
+  'getCluster',
+  'getUser',
+  'loadFromFile',
+  'applyToHTTPSOptions',
+  'applySecurityAuthentication',
+  'getName',
+  'loadFromString',
+  'loadFromOptions',
+  'loadFromClusterAndUser',
+  'loadFromCluster',
+  'mergeConfig',
+  'addCluster',
+  'addUser',
+  'addContext',
+  'loadFromDefault',
+  'makeApiClient',
+  'makePathsAbsolute',
+  'exportConfig',
+  'getCurrentContextObject',
+  'getAgentCacheKey',
+  'createAgent',
+  'createDispatcherOptions',
+  'createDispatcher',
+  'applyHTTPSOptions',
+  'applyOptions',
+] as const;
+
+for (const name of CLIENT_NODE_ONLY_METHODS) {
+  Object.defineProperty(KubeConfigData.prototype, name, {
+    configurable: true,
+    writable: true,
+    value: function clientNodeMethod(this: KubeConfigData, ...args: unknown[]): unknown {
+      const converted = asKubeConfig(this as unknown as KubeConfig) as unknown as Record<
+        string,
+        (...a: unknown[]) => unknown
+      >;
+      return converted[name]!(...args);
+    },
+  });
 }
 
 const require = createRequire(import.meta.url);
@@ -173,8 +228,9 @@ export function asKubeConfig(kc: KubeConfig): KubeConfig {
 
 /**
  * Loads the kubeconfig as {@link loadKubeConfig} does, without loading client-node's `KubeConfig` class: the object
- * has the methods the library's clients call and is typed as a `KubeConfig` for them; {@link asKubeConfig} makes it
- * client-node's. For the runtime, whose binaries ask for the `KubeConfig` only when they use client-node themselves.
+ * has the methods the library's clients call and is typed as a `KubeConfig`; it becomes client-node's, in place,
+ * when anything calls a method only client-node's class has ({@link CLIENT_NODE_ONLY_METHODS}) or hands it to
+ * {@link asKubeConfig}. For the runtime, whose binaries load client-node's `KubeConfig` only when they use it.
  */
 export function loadKubeConfigData(
   file: string | undefined,
@@ -186,19 +242,19 @@ export function loadKubeConfigData(
     files.forEach((f, i) => {
       const target = i === 0 ? kubeConfig : new KubeConfigData();
       try {
-        target.loadFromFile(f);
+        target.readFile(f);
       } catch (err) {
         throw new Error(
           `cannot load kubeconfig "${f}" (--kubeconfig, KUBECONFIG): ${err instanceof Error ? err.message : String(err)}`,
           { cause: err },
         );
       }
-      if (target !== kubeConfig) kubeConfig.mergeConfig(target);
+      if (target !== kubeConfig) kubeConfig.merge(target);
     });
     return kubeConfig as unknown as KubeConfig;
   }
   if ((env.KUBERNETES_SERVICE_HOST ?? '') !== '' && (env.KUBERNETES_SERVICE_PORT ?? '') !== '') {
-    kubeConfig.loadFromCluster(env);
+    kubeConfig.readServiceAccount(env);
     return kubeConfig as unknown as KubeConfig;
   }
   const fallback = path.join(env.HOME ?? homedir(), '.kube', 'config');
@@ -207,7 +263,7 @@ export function loadKubeConfigData(
       `no kubeconfig: not running in a pod (KUBERNETES_SERVICE_HOST is not set) and ${fallback} does not exist; pass --kubeconfig FILE or set KUBECONFIG`,
     );
   }
-  kubeConfig.loadFromFile(fallback);
+  kubeConfig.readFile(fallback);
   return kubeConfig as unknown as KubeConfig;
 }
 

@@ -2,7 +2,9 @@ import type { ConfigurationOptions, KubeConfig, RequestContext } from '@kubernet
 // client-node's modules that import nothing heavy, by path: its entry point loads every generated API and model.
 import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 import { RequiredError } from '@kubernetes/client-node/dist/gen/apis/baseapi.js';
+import type { Agent as HttpAgent } from 'node:http';
 import { clearTimeout, setTimeout } from 'node:timers';
+import type { Dispatcher } from 'undici';
 import { DEFAULT_USER_AGENT, type AgentClientOptions } from './agent.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import { inFlightRequests } from './rate-limit/in-flight.js';
@@ -12,7 +14,7 @@ import {
   bodyText,
   httpModule,
   sharedTransport,
-  undiciTransport,
+  transportOver,
   type Transport,
   type TransportResponse,
 } from './transport.js';
@@ -22,14 +24,17 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 
 /** One request of a {@link RestClient}. */
 export interface RestRequest {
+  /** The HTTP method. */
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Path below the cluster's server URL, e.g. `/api/v1/persistentvolumes`. */
+  /** Path below the cluster's server URL, e.g. `/api/v1/persistentvolumes`; escape names with `encodeURIComponent`. */
   path: string;
+  /** Query parameters, e.g. `{ labelSelector: 'a=b', limit: 500 }`. Default none. */
   query?: Query;
-  /** Sent as JSON (`JSON.stringify`: `Date`s as ISO strings, `undefined` fields left out). */
+  /** Sent as JSON (`JSON.stringify`: `Date`s as ISO strings, `undefined` fields left out). Default none. */
   body?: unknown;
-  /** Content type of the body. Default `application/json`. */
+  /** Content type of the body, e.g. `application/merge-patch+json` for a PATCH. Default `application/json`. */
   contentType?: string;
+  /** Aborts the request; it then rejects with the signal's reason. Default none. */
   signal?: AbortSignal;
   /** How the request waits for a client-side rate limit token. Default `normal`. */
   priority?: RequestPriority;
@@ -41,21 +46,28 @@ export interface RestRequest {
 }
 
 /** Options of a {@link RestClient}. */
-export interface RestClientOptions extends AgentClientOptions {
+export interface RestClientOptions extends Omit<AgentClientOptions, 'agent'> {
   /**
-   * How long a watch may go without a byte before it ends with a `TimeoutError`, in ms.
-   * @defaultValue {@link WATCH_INACTIVITY_TIMEOUT_MS}
+   * The connection pool: an undici dispatcher, or a Node.js `http.Agent` or `https.Agent` (with the TLS settings of
+   * the cluster). Default: the keep-alive pool the library's clients of the KubeConfig share for its current context
+   * (Node.js's own, with the kubeconfig's TLS; an undici `ProxyAgent` for a cluster with a `proxy-url`).
+   */
+  agent?: Dispatcher | HttpAgent;
+  /**
+   * How long a watch may go without a byte before it ends with a `TimeoutError`, in ms; 0 for no limit. client-node's
+   * `Watch` has 30 s. Without a limit, as client-go's watches, a watch ends when the server ends it (at its
+   * `timeoutSeconds`), when the connection fails, or when TCP keep-alive finds the server gone (probes after 30 s
+   * without traffic): a quiet watch is not torn down and started again every 30 s.
+   * @defaultValue 0 (no limit)
    */
   watchInactivityMs?: number;
   /**
-   * Whether the requests count among the KubeConfig's requests in flight (`InFlightRequests`), which Event writes
-   * (`priority: 'low'`) wait for. `false` for a client whose requests Events should not wait for, such as the
-   * Lease's.
+   * Whether the requests count among the KubeConfig's requests in flight, which the library's Event writes
+   * (`priority: 'low'`) wait for (up to a second) before they are sent. `false` for a client whose requests Events
+   * should not wait for, such as the Lease's.
    * @defaultValue true
    */
   countInFlight?: boolean;
-  /** How the requests are sent. Default: the `agent` given, else the KubeConfig's shared transport. */
-  transport?: Transport;
 }
 
 /**
@@ -295,32 +307,39 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   return out;
 }
 
-/** How a {@link RestClient.watch} reports: events as client-node's `Watch` does, and its end once. */
+/** How a {@link RestClient.watch} reports each event: its type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) and object, parsed JSON. */
 export type WatchCallback = (type: string, object: unknown) => void;
+/** How a {@link RestClient.watch} reports its end, once: `null` when the server ended it, else the error. */
 export type WatchDone = (err: unknown) => void;
 
-/** client-node's `Watch` inactivity limit: 30 s without a byte aborts the watch with a `TimeoutError`. */
-export const WATCH_INACTIVITY_TIMEOUT_MS = 30_000;
-
 /**
- * A small JSON client for the calls the controller makes (list and watch the informers' kinds, create, patch and
- * delete PVs, reschedule claims, write Events, keep the Lease), straight on a keep-alive connection pool (a
- * `Transport`: Node.js's own HTTP client by default, or an undici dispatcher given as `agent`): one request is a
- * header object, a `JSON.stringify` and a `JSON.parse`. client-node's
- * generated clients build a fetch `Request`, web streams, an rxjs-style middleware chain, a new undici `Agent` in
- * `applySecurityAuthentication` (then replaced by ours), and copy every object through its `ObjectSerializer` both
- * ways; that was most of the controller's CPU per provision. Without them, a bundled binary carries none of
- * client-node's generated API classes either (see `makeProvisionControllerClient`).
+ * The library's JSON client: what its controller, informers, Event recorder and Lease send their requests with, for a
+ * program that needs a few calls beyond them without client-node's generated API classes. One request is a header
+ * object, a `JSON.stringify` and a `JSON.parse`, sent on a keep-alive connection pool: by default the one the
+ * library's clients of the same KubeConfig and context share (Node.js's own `http`/`https`; an undici `ProxyAgent` for
+ * a cluster with a `proxy-url`), else the undici dispatcher given as `agent`.
  *
- * It keeps what makes it a drop-in for those clients: the server URL (with any path prefix) and credentials of the
- * KubeConfig's current context, the shared keep-alive agent, the User-Agent, the client-side rate limit (with a
- * priority), abort signals, and errors as client-node's `ApiException` (code, the raw body text, the headers), so
- * `apiStatus`, `isAlreadyExists` and the recorder's retry rules read them as before. Responses are parsed JSON,
- * not converted: callers decode what they keep (see `modelDecoder`). Bodies are sent as `JSON.stringify` writes
- * them, which is what client-node's `ObjectSerializer` sends for the models the library writes (none renames an
- * attribute; `Date`s become `toISOString()`, a `V1MicroTime` its six-digit form), except that fields client-node's
- * models do not know are sent rather than dropped: a replace keeps what a newer server added to an object instead of
- * clearing it.
+ * Why: client-node's generated clients build a fetch `Request`, web streams, an rxjs-style middleware chain and a new
+ * undici `Agent` per request, and copy every object through its `ObjectSerializer` both ways (most of the
+ * controller's CPU per provision, once); and a program that uses one of them loads client-node's entry point, every
+ * generated API and model, and undici (about 80 MiB of RSS from `node_modules`; bundled, about 20 MiB for
+ * `CoreV1Api`). A per-node daemon that reads its Node and writes a few objects needs none of that.
+ *
+ * What it keeps of client-node's clients: the server URL (with any path prefix) and credentials of the KubeConfig's
+ * current context (tokens, client certificates, exec and auth-provider plugins, looked up per request), the
+ * User-Agent, the client-side rate limit registered for the KubeConfig (`setClientRateLimit`; with a priority),
+ * abort signals, and errors as client-node's `ApiException` (code, the body text, the headers), so that `apiStatus`,
+ * `isNotFound` and `isAlreadyExists` read them. What differs: responses are parsed JSON, not client-node's models
+ * (timestamps stay strings where client-node would give `Date`s; a list's continue token is `metadata.continue`, not
+ * `_continue`), and bodies are sent as `JSON.stringify` writes them (what client-node's `ObjectSerializer` sends for
+ * the kinds the library writes, except that fields its models do not know are sent rather than dropped, so that a
+ * replace keeps what a newer server added to an object).
+ *
+ * @example
+ * ```ts
+ * const rest = new RestClient(kubeConfig);
+ * const node = await rest.json<V1Node>({ method: 'GET', path: `/api/v1/nodes/${encodeURIComponent(name)}`, signal });
+ * ```
  */
 export class RestClient {
   private readonly kc: KubeConfig;
@@ -335,16 +354,15 @@ export class RestClient {
 
   /**
    * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
-   * @param options - `agent` (an undici dispatcher; default the shared pool of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as
-   *   for `makeApiClient`; `watchInactivityMs` and `countInFlight`: see {@link RestClientOptions}.
+   * @param options - `agent` (default the shared pool of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as for
+   *   `makeApiClient`, `watchInactivityMs` and `countInFlight`: see {@link RestClientOptions}.
    */
   constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     this.kc = kc;
-    this.watchInactivityMs = options.watchInactivityMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
+    this.watchInactivityMs = options.watchInactivityMs ?? 0;
     this.countInFlight = options.countInFlight ?? true;
     // The strategy, once: the caller's undici dispatcher, else the KubeConfig's shared transport (Node.js's HTTP).
-    this.transport =
-      options.transport ?? (options.agent === undefined ? sharedTransport(kc) : undiciTransport(options.agent));
+    this.transport = options.agent === undefined ? sharedTransport(kc) : transportOver(options.agent);
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.override = {
       ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
@@ -419,8 +437,8 @@ export class RestClient {
    * Watches `path` (`watch=true` and `query` added) with the semantics of client-node's `Watch.watch`: `callback`
    * gets each event's type and object (lines that are not JSON are skipped), `done` is called once, with `null` when
    * the server ended the stream, an error with `statusCode` for a non-200 answer, a `TimeoutError` after
-   * {@link WATCH_INACTIVITY_TIMEOUT_MS} without data, or the network error. Resolves with a controller that aborts
-   * the watch (then `done` is called with the abort error, unless it was called already).
+   * {@link RestClientOptions.watchInactivityMs} without data (when set), or the network error. Resolves with a
+   * controller that aborts the watch (then `done` is called with the abort error, unless it was called already).
    */
   async watch(path: string, query: Query, callback: WatchCallback, done: WatchDone): Promise<AbortController> {
     const { origin, path: fullPath, url } = this.target(path, { ...query, watch: true });
@@ -446,7 +464,7 @@ export class RestClient {
       );
     };
     const resetTimer = (): void => {
-      if (finished) return;
+      if (finished || this.watchInactivityMs <= 0) return;
       // One timer per watch, re-armed on every chunk (refresh() rather than a new timer per watch event).
       if (timer !== undefined) {
         timer.refresh();

@@ -96,17 +96,26 @@ function abortReason(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
 }
 
-/** A {@link Transport} over a Node.js keep-alive agent made for the current context of `kc`. */
-function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
+/** A Node.js keep-alive agent for a server over TLS (`secure`) or plain HTTP. */
+function nodeAgent(secure: boolean, tls: TlsOptions): HttpAgent {
   const http = require(secure ? 'node:https' : 'node:http') as typeof import('node:https');
-  const agent = new http.Agent({
+  return new http.Agent({
     keepAlive: true,
+    // Also the TCP keep-alive delay of its connections: a server that went away under a quiet watch is found by
+    // the probes that follow (Node.js's libuv sends them a second apart).
     keepAliveMsecs: TCP_KEEP_ALIVE_INITIAL_DELAY_MS,
     // Idle sockets in the pool are closed after this (a socket in use is left alone).
     timeout: KEEP_ALIVE_TIMEOUT_MS,
     scheduling: 'lifo',
     ...tls,
   });
+}
+
+/** A {@link Transport} over a Node.js `http` or `https` agent (the agent's `protocol` says which). */
+function nodeTransport(agent: HttpAgent): Transport {
+  const http = require(
+    (agent as HttpAgent & { protocol?: string }).protocol === 'https:' ? 'node:https' : 'node:http',
+  ) as typeof import('node:https');
   return {
     agent,
     request: ({ origin, path, method, headers, body, signal }) =>
@@ -127,9 +136,12 @@ function nodeTransport(secure: boolean, tls: TlsOptions): Transport {
         });
         let response: IncomingMessage | undefined;
         const onAbort = (): void => {
+          if (signal === undefined) return;
           // Once the whole answer has arrived its socket may be back in the agent's pool, where nothing listens for
-          // its errors (a destroy with the abort's reason was an uncaught exception): the body just ends.
-          if (signal !== undefined && response?.complete !== true) req.destroy(abortReason(signal));
+          // its errors (a destroy with the abort's reason was an uncaught exception): then nothing is destroyed.
+          // Before, the request is destroyed with its socket, as for an answer not yet there (a response's own
+          // destroy left a watch's connection to close later, after the watch had reported its end).
+          if (response === undefined || !response.complete) req.destroy(abortReason(signal));
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         // A destroyed request can report more than one error (the abort, then its socket's): all are taken here,
@@ -179,8 +191,13 @@ export function newTransport(kc: KubeConfigView): Transport {
       return undiciTransport(proxy, true);
     }
     case 'direct':
-      return nodeTransport(options.secure, options.tls);
+      return nodeTransport(nodeAgent(options.secure, options.tls));
   }
+}
+
+/** A {@link Transport} over a caller's pool: an undici dispatcher, or a Node.js `http`/`https` agent. */
+export function transportOver(agent: Dispatcher | HttpAgent): Transport {
+  return 'dispatch' in agent ? undiciTransport(agent) : nodeTransport(agent);
 }
 
 const shared = new WeakMap<object, Map<string, Transport>>();

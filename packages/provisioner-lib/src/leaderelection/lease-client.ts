@@ -116,7 +116,12 @@ export function makeLeaseClient(kc: KubeConfig, options: LeaseClientOptions = {}
   if (kc.getCurrentCluster() === null) throw new Error('makeLeaseClient: the KubeConfig has no current cluster');
   const transport = options.agent === undefined ? newTransport(kc) : undiciTransport(options.agent);
   const rateLimiter = options.rateLimiter === undefined ? (separateClientRateLimiter(kc) ?? null) : options.rateLimiter;
-  const rest = new RestClient(kc, { transport, userAgent: LEASE_CLIENT_USER_AGENT, rateLimiter, countInFlight: false });
+  const rest = new RestClient(kc, {
+    agent: transport.agent,
+    userAgent: LEASE_CLIENT_USER_AGENT,
+    rateLimiter,
+    countInFlight: false,
+  });
   return {
     api: leaseApi(rest),
     agent: transport.agent,

@@ -54,7 +54,14 @@ export interface PreflightContext<O> {
 
 /** What the binary's `setup` gets: everything the runtime made from the command line. */
 export interface SetupContext<O> extends PreflightContext<O> {
-  /** The loaded kubeconfig, with the client-side rate limit set on it. */
+  /**
+   * The loaded kubeconfig, with the client-side rate limit set on it. It has every method of client-node's
+   * `KubeConfig` and is loaded without that class, whose module imports client-node's whole generated client: it
+   * becomes one, in place, the first time a method only client-node's class has is called (`makeApiClient`,
+   * `applySecurityAuthentication`, ...) or the library's `makeApiClient` or `watchWithAgent` is given it. Until then
+   * `kubeConfig instanceof KubeConfig` is false. A binary that passes it only to the library's clients (`informerFor`,
+   * `RestClient`, `EventRecorder`) never loads client-node's generated client.
+   */
   kubeConfig: KubeConfig;
   /** The prom-client registry the controller's metrics go to, and `/metrics` renders; add the binary's own here. */
   registry: Registry;

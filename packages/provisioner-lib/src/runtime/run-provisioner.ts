@@ -9,7 +9,6 @@ import { flagsCommandLine, type CommandLine, type CommandLineParser } from './co
 import { resolveCommonOptions } from './common-options.js';
 import { serveEndpoint } from './endpoint.js';
 import type { FlagTable } from './flag-table.js';
-import { asKubeConfig } from '../client/kubeconfig.js';
 import { runtimeKubeConfig } from './kube-client.js';
 import { DEFAULT_MESSAGES } from './messages.js';
 import type { ProvisionerSetup, RunWithFlags, RunWithParser, RuntimeOptions } from './run-options.js';
@@ -128,10 +127,9 @@ export async function runProvisioner<O>(
       options: command.options,
       common,
       env,
-      // client-node's KubeConfig (and with it client-node's entry point) only for a setup that uses it.
-      get kubeConfig() {
-        return asKubeConfig(kubeConfig);
-      },
+      // Not client-node's class until a method only that class has is called (see loadKubeConfigData): a setup
+      // that hands it to the library's clients never loads client-node's entry point.
+      kubeConfig,
       logger,
       registry,
       signal: stop.signal,

@@ -1,3 +1,4 @@
+import { Agent as HttpAgent } from 'node:http';
 import { ApiException, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -110,6 +111,16 @@ describe('RestClient against the testkit', () => {
     expect(done).not.toHaveBeenCalled();
     await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), WAIT);
     expect((done.mock.calls[0]?.[0] as Error).name).toBe('TimeoutError');
+  });
+
+  it('sends through the Node.js agent given as agent', async () => {
+    const agent = new HttpAgent({ keepAlive: true });
+    const rest = new RestClient(kc, { agent });
+    await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume('a') });
+    const page = await rest.json<{ items: V1PersistentVolume[] }>({ method: 'GET', path: '/api/v1/persistentvolumes' });
+    expect(page.items.map((v) => v.metadata?.name)).toEqual(['a']);
+    expect(Object.values(agent.freeSockets).flat()).toHaveLength(1);
+    agent.destroy();
   });
 
   it('reports a refused watch with its status code', async () => {

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { ObjectReader, type Cluster } from '@kprov/testkit';
 import { describeTiers, type TierContext } from '@kprov/testkit/vitest';
 import { Counter } from 'prom-client';
@@ -326,6 +326,33 @@ describeTiers('runProvisioner with a daemon setup', (tier) => {
       'Daemon running',
       'Stopped',
     ]);
+  });
+
+  it("hands setup a kubeconfig that becomes client-node's KubeConfig, in place, when a method only that class has is called", async () => {
+    const { read, args } = await startCluster(tier);
+    const seen: { before?: boolean; after?: boolean } = {};
+    let wrote: (name: string) => void = () => undefined;
+    const written = new Promise<string>((resolve) => (wrote = resolve));
+    const program = run(args, ({ kubeConfig }) => ({
+      run: async (signal) => {
+        seen.before = kubeConfig instanceof KubeConfig;
+        const core = kubeConfig.makeApiClient(CoreV1Api);
+        seen.after = kubeConfig instanceof KubeConfig;
+        const pv = await core.createPersistentVolume({
+          body: {
+            metadata: { name: 'made-by-setup' },
+            spec: { accessModes: ['ReadWriteOnce'], capacity: { storage: '1Mi' }, hostPath: { path: '/nowhere' } },
+          },
+        });
+        wrote(pv.metadata?.name ?? '');
+        await once(signal, 'abort');
+      },
+    }));
+    tier.defer(program.stop);
+    expect(await written).toBe('made-by-setup');
+    expect(seen).toEqual({ before: false, after: true });
+    expect((await read.volume('made-by-setup'))?.spec?.hostPath?.path).toBe('/nowhere');
+    expect(await program.stop()).toBe(0);
   });
 
   it("exits 1 when the daemon's run fails, logging why", async () => {

@@ -17,23 +17,18 @@ interface Authenticator {
   applyAuthentication(user: User, opts: { headers?: Record<string, string> }): Promise<void>;
 }
 
-/** client-node's authenticators, in its order, each module loaded when a user first needs one. */
-async function authenticators(): Promise<Authenticator[]> {
-  const [azure, gcp, exec, file, oidc] = await Promise.all([
-    import('@kubernetes/client-node/dist/azure_auth.js'),
-    import('@kubernetes/client-node/dist/gcp_auth.js'),
-    import('@kubernetes/client-node/dist/exec_auth.js'),
-    import('@kubernetes/client-node/dist/file_auth.js'),
-    import('@kubernetes/client-node/dist/oidc_auth.js'),
-  ]);
-  return [
-    new azure.AzureAuth(),
-    new gcp.GoogleCloudPlatformAuth(),
-    new exec.ExecAuth(),
-    new file.FileAuth(),
-    new oidc.OpenIDConnectAuth(),
-  ] as Authenticator[];
-}
+/**
+ * client-node's authenticators, in its order. Each module is loaded only when the user is none of those before it:
+ * the last, OpenID Connect's, imports client-node's `config.js` and with it the whole generated client and undici,
+ * which a pod's service account (a token file, the fourth) must not pay for.
+ */
+const AUTHENTICATORS: readonly (() => Promise<Authenticator>)[] = [
+  async () => new (await import('@kubernetes/client-node/dist/azure_auth.js')).AzureAuth(),
+  async () => new (await import('@kubernetes/client-node/dist/gcp_auth.js')).GoogleCloudPlatformAuth(),
+  async () => new (await import('@kubernetes/client-node/dist/exec_auth.js')).ExecAuth(),
+  async () => new (await import('@kubernetes/client-node/dist/file_auth.js')).FileAuth(),
+  async () => new (await import('@kubernetes/client-node/dist/oidc_auth.js')).OpenIDConnectAuth(),
+];
 
 /**
  * A kubeconfig loaded as client-node's `KubeConfig` loads one, with the same fields, before anything asks for
@@ -50,7 +45,8 @@ class KubeConfigData {
   users: User[] = [];
   currentContext = '';
   custom_authenticators: Authenticator[] = [];
-  private authenticators: Promise<Authenticator[]> | undefined;
+  /** The built-in authenticators loaded so far, by their place in {@link AUTHENTICATORS}. */
+  private authenticators: Promise<Authenticator>[] = [];
 
   getCurrentContext(): string {
     return this.currentContext;
@@ -86,12 +82,19 @@ class KubeConfigData {
     if (user === null) return;
     opts.headers ??= {};
     if (user.exec !== undefined || user.authProvider !== undefined || this.custom_authenticators.length > 0) {
-      this.authenticators ??= authenticators();
-      const all = [...(await this.authenticators), ...this.custom_authenticators];
-      const authenticator = all.find((a) => a.isAuthProvider(user));
+      const authenticator = await this.authenticatorFor(user);
       if (authenticator !== undefined) await authenticator.applyAuthentication(user, opts);
     }
     if (user.token) opts.headers.Authorization = `Bearer ${user.token}`;
+  }
+
+  /** client-node's choice: the first of its authenticators, then of the custom ones, that takes `user`. */
+  private async authenticatorFor(user: User): Promise<Authenticator | undefined> {
+    for (const [i, load] of AUTHENTICATORS.entries()) {
+      const authenticator = await (this.authenticators[i] ??= load());
+      if (authenticator.isAuthProvider(user)) return authenticator;
+    }
+    return this.custom_authenticators.find((a) => a.isAuthProvider(user));
   }
 
   /** client-node's `loadFromFile`: the file's entries, with relative certificate paths made absolute. */

@@ -4,17 +4,20 @@
  * and exiting 0; a second SIGTERM during the graceful stop ends it at once. On both tiers.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ObjectReader } from '@kprov/testkit';
+import { load as loadYaml } from 'js-yaml';
 import { describeTiers } from '@kprov/testkit/vitest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { apiOf, createClaim, createClass, waitBound, WAIT } from '../support/cluster.js';
 import { Program, type ProgramLine } from '../support/program.js';
 
 const SCRIPT = fileURLToPath(new URL('program/minimal-provisioner.ts', import.meta.url));
+/** Preloaded into the program to record the modules it loads. */
+const MODULE_TRACE = fileURLToPath(new URL('../support/module-trace.ts', import.meta.url));
 /** The guide's example (docs/provisioner-lib.md), a binary of about 30 lines. */
 const EXAMPLE = fileURLToPath(new URL('../../examples/hostpath.ts', import.meta.url));
 /** The environment of the program: nothing that could set one of its flags. */
@@ -64,11 +67,18 @@ describeTiers('a binary on the runtime', (tier) => {
   /** The program against a cluster of the tier, killed after the test if it still runs. */
   async function start(
     extra: string[] = [],
+    { env = ENV, user }: { env?: NodeJS.ProcessEnv; user?: Record<string, unknown> } = {},
   ): Promise<{ program: Program; read: ObjectReader; api: ReturnType<typeof apiOf>; root: string }> {
     const cluster = await tier.start({ nodes: [] });
     const root = await mkdtemp(path.join(tmpdir(), 'kprov-runtime-binary-'));
     tier.defer(() => rm(root, { recursive: true, force: true }));
     const kubeconfig = await cluster.writeKubeconfig(path.join(root, 'kubeconfig'));
+    if (user !== undefined) {
+      // The tier's user, with what `user` adds (an auth-provider, say).
+      const config = loadYaml(await readFile(kubeconfig, 'utf8')) as { users: { user: Record<string, unknown> }[] };
+      for (const entry of config.users) Object.assign(entry.user, user);
+      await writeFile(kubeconfig, JSON.stringify(config));
+    }
     const args = [
       '--kubeconfig',
       kubeconfig,
@@ -81,7 +91,7 @@ describeTiers('a binary on the runtime', (tier) => {
       '--leader-election-namespace',
       'default',
     ];
-    const program = new Program(SCRIPT, [...args, ...extra], ENV);
+    const program = new Program(SCRIPT, [...args, ...extra], env);
     tier.defer(() => program.dispose());
     await program.until((p) => p.count('Started provisioner controller') === 1, 'the controller started');
     return { program, read: new ObjectReader(cluster.kubeConfig), api: apiOf(cluster), root };
@@ -110,6 +120,34 @@ describeTiers('a binary on the runtime', (tier) => {
     // The clean-ups run after the controller stopped.
     expect(messages(program).slice(-2)).toEqual(['Stopped', 'Stop delay']);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it("authenticates with a token file, as a pod's service account does, without loading client-node's generated client", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kprov-runtime-token-'));
+    tier.defer(() => rm(dir, { recursive: true, force: true }));
+    const tokenFile = path.join(dir, 'token');
+    await writeFile(tokenFile, 'a-token');
+    const trace = path.join(dir, 'modules.txt');
+    // The auth-provider of the runtime's in-cluster configuration: client-node's FileAuth reads the token.
+    const user = { 'auth-provider': { name: 'tokenFile', config: { tokenFile } } };
+    const env = { ...ENV, NODE_OPTIONS: `--import ${MODULE_TRACE}`, KPROV_MODULE_TRACE: trace };
+    const { program, api } = await start([], { env, user });
+    await createClass(api, 'minimal', 'example.com/minimal');
+    await createClaim(api, 'data', 'minimal');
+    await waitBound(api, 'data');
+    program.kill('SIGTERM');
+    expect(await program.exited).toEqual({ code: 0, signal: null });
+
+    const clientNode = (await readFile(trace, 'utf8'))
+      .split('\n')
+      .map((url) => /@kubernetes\/client-node\/dist\/(.*)$/.exec(url)?.[1])
+      .filter((m) => m !== undefined);
+    expect(clientNode).toContain('file_auth.js');
+    // client-node's config.js (KubeConfig) imports its whole generated client and undici; OpenID Connect's
+    // authenticator imports config.js.
+    expect(clientNode).not.toContain('config.js');
+    expect(clientNode).not.toContain('oidc_auth.js');
+    expect(clientNode).not.toContain('index.js');
   });
 
   it('ends at once on a second SIGTERM during the graceful stop, the Lease already given up', async () => {

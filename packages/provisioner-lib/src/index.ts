@@ -39,6 +39,7 @@ export { Backoff, type BackoffOptions } from './backoff/backoff.js';
 export {
   makeApiClient,
   sharedAgent,
+  closeSharedConnections,
   watchWithAgent,
   withSignal,
   DEFAULT_USER_AGENT,

@@ -5,7 +5,13 @@
  * @module
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { describeError, sharedAgent, type Clock, type HttpEndpoint, type Logger } from '@kprov/provisioner-lib';
+import {
+  closeSharedConnections,
+  describeError,
+  type Clock,
+  type HttpEndpoint,
+  type Logger,
+} from '@kprov/provisioner-lib';
 import { prometheusSink } from '@kprov/provisioner-lib/prometheus';
 import { runProvisioner, type RuntimeContext } from '@kprov/provisioner-lib/runtime';
 import type { CleanupOutcome } from './controller.js';
@@ -71,7 +77,7 @@ export function nodeCleanupMain(
     setup: ({ options, kubeConfig, logger, registry, defer }) => {
       if (options.kubeApiEndpoint !== undefined) withServer(kubeConfig, options.kubeApiEndpoint);
       // The run's own connections (this kubeconfig is the run's), closed with it rather than left to the server.
-      defer(() => sharedAgent(kubeConfig).close());
+      defer(() => closeSharedConnections(kubeConfig));
       logScope(logger, options.storageClassNames);
       const nodeCleanup = new NodeCleanup({
         kubeConfig,

@@ -19,7 +19,8 @@ import { asKubeConfig } from './kubeconfig.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import type { ThrottleHook } from './rate-limit/throttle-message.js';
 import type { RequestRateLimiter } from './rate-limit/token-bucket.js';
-import { KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DELAY_MS, undici } from './transport.js';
+import { PerContext } from './per-context.js';
+import { closeSharedTransports, KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DELAY_MS, undici } from './transport.js';
 
 export { KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DELAY_MS } from './transport.js';
 
@@ -34,7 +35,7 @@ function clientNode(): typeof import('@kubernetes/client-node') {
   return require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
 }
 
-const cache = new WeakMap<KubeConfig, Map<string, Dispatcher | null>>();
+const dispatchers = new PerContext<Dispatcher | null, KubeConfig>(buildDispatcher);
 
 /**
  * Builds a new keep-alive undici dispatcher for the current context of `kc`, shared with nothing (the shared one is
@@ -53,31 +54,6 @@ export function buildDispatcher(kc: KubeConfig): Dispatcher | null {
     case 'socks':
       return null;
   }
-}
-
-function contextKey(kc: KubeConfig): string {
-  const cluster = kc.getCurrentCluster();
-  return JSON.stringify([
-    kc.getCurrentContext(),
-    cluster?.name ?? '',
-    cluster?.server ?? '',
-    kc.getCurrentUser()?.name ?? '',
-  ]);
-}
-
-function cachedDispatcher(kc: KubeConfig): Dispatcher | null {
-  let perContext = cache.get(kc);
-  if (perContext === undefined) {
-    perContext = new Map();
-    cache.set(kc, perContext);
-  }
-  const key = contextKey(kc);
-  let dispatcher = perContext.get(key);
-  if (dispatcher === undefined) {
-    dispatcher = buildDispatcher(kc);
-    perContext.set(key, dispatcher);
-  }
-  return dispatcher;
 }
 
 /**
@@ -100,9 +76,19 @@ function cachedDispatcher(kc: KubeConfig): Dispatcher | null {
  * @throws Error when the cluster uses a SOCKS proxy, or is plain HTTP without `skipTLSVerify` (as client-node).
  */
 export function sharedAgent(kc: KubeConfig): Dispatcher {
-  const dispatcher = cachedDispatcher(kc);
+  const dispatcher = dispatchers.get(kc);
   if (dispatcher === null) throw new Error('sharedAgent: SOCKS proxies are not supported; use client-node directly');
   return dispatcher;
+}
+
+/**
+ * Closes the connections of the pools the library's clients share for `kc`, every context's: the Node.js agent of
+ * its own clients (the controller's, `RestClient`'s) and, when one was made, {@link sharedAgent}'s dispatcher. Clients
+ * of `kc` open new connections for their next requests. For a program that ends one run of its controller and goes
+ * on, or stops a server it talks to; a process that exits needs nothing of it.
+ */
+export async function closeSharedConnections(kc: KubeConfig): Promise<void> {
+  await Promise.all([closeSharedTransports(kc), ...dispatchers.take(kc).map((d) => d?.close())]);
 }
 
 /** Options of {@link makeApiClient} and {@link watchWithAgent}. */
@@ -147,7 +133,7 @@ function throttledHttpApi(kc: KubeConfig, override: RateLimitOverride): HttpLibr
 }
 
 function dispatcherFor(kc: KubeConfig, options: AgentClientOptions): Dispatcher | undefined {
-  return options.agent ?? cachedDispatcher(kc) ?? undefined;
+  return options.agent ?? dispatchers.get(kc) ?? undefined;
 }
 
 /**

@@ -62,6 +62,13 @@ export interface RestClientOptions extends Omit<AgentClientOptions, 'agent'> {
    */
   watchInactivityMs?: number;
   /**
+   * How long a request other than a watch may go without a byte from the server (waiting for its answer, or between
+   * parts of its body) before it fails with a `TimeoutError`, in ms; 0 for no limit. A server that accepts a request
+   * and never answers would otherwise hold a list, a create or a delete (and what waits on it) for ever.
+   * @defaultValue 300000 (300 s, as undici's header and body timeouts)
+   */
+  requestInactivityMs?: number;
+  /**
    * Whether the requests count among the KubeConfig's requests in flight, which the library's Event writes
    * (`priority: 'low'`) wait for (up to a second) before they are sent. `false` for a client whose requests Events
    * should not wait for, such as the Lease's.
@@ -79,6 +86,9 @@ export const JSON_PATCH_TYPES: readonly string[] = [
   'application/merge-patch+json',
   'application/strategic-merge-patch+json',
 ];
+
+/** {@link RestClientOptions.requestInactivityMs}'s default: 300 s. */
+const DEFAULT_REQUEST_INACTIVITY_MS = 300_000;
 
 /** What {@link RestClient} sends as `Accept`. */
 const ACCEPT = 'application/json';
@@ -351,15 +361,17 @@ export class RestClient {
   private server: { url: string; origin: string; base: string } | undefined;
 
   private readonly watchInactivityMs: number;
+  private readonly requestInactivityMs: number;
 
   /**
    * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
    * @param options - `agent` (default the shared pool of `kc`), `userAgent`, `rateLimiter` and `onThrottled` as for
-   *   `makeApiClient`, `watchInactivityMs` and `countInFlight`: see {@link RestClientOptions}.
+   *   `makeApiClient`, `watchInactivityMs`, `requestInactivityMs` and `countInFlight`: see {@link RestClientOptions}.
    */
   constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     this.kc = kc;
     this.watchInactivityMs = options.watchInactivityMs ?? 0;
+    this.requestInactivityMs = options.requestInactivityMs ?? DEFAULT_REQUEST_INACTIVITY_MS;
     this.countInFlight = options.countInFlight ?? true;
     // The strategy, once: the caller's undici dispatcher, else the KubeConfig's shared transport (Node.js's HTTP).
     this.transport = options.agent === undefined ? sharedTransport(kc) : transportOver(options.agent);
@@ -421,6 +433,7 @@ export class RestClient {
         headers,
         ...(body === undefined ? {} : { body }),
         ...(signal === undefined ? {} : { signal }),
+        inactivityMs: this.requestInactivityMs,
       });
       text = await bodyText(response.body);
       status = response.statusCode;

@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { connectionOptions, type KubeConfigView, type TlsOptions } from './connection.js';
+import { PerContext } from './per-context.js';
 
 /** One request of a {@link Transport}. */
 export interface TransportRequest {
@@ -24,6 +25,17 @@ export interface TransportRequest {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal | undefined;
+  /**
+   * How long the request may go without a byte from the server, waiting for the answer or between parts of its body,
+   * before it fails with a `TimeoutError` (through an undici dispatcher, a body that stops fails with undici's
+   * `BodyTimeoutError`), in ms. Default none (a watch).
+   */
+  inactivityMs?: number | undefined;
+}
+
+/** What a request that went {@link TransportRequest.inactivityMs} without a byte rejects with. */
+export function inactivityError(ms: number): DOMException {
+  return new DOMException(`The API server sent nothing for ${ms} ms`, 'TimeoutError');
 }
 
 /** The answer: status, headers and the body as a stream of bytes. */
@@ -73,15 +85,25 @@ export function undici(): typeof import('undici') {
 export function undiciTransport(dispatcher: Dispatcher, owned = false): Transport {
   return {
     agent: dispatcher,
-    request: async ({ origin, path, method, headers, body, signal }) => {
-      const response = await dispatcher.request({
-        origin,
-        path,
-        method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        ...(signal === undefined ? {} : { signal }),
-      });
+    request: async ({ origin, path, method, headers, body, signal, inactivityMs }) => {
+      const response = await dispatcher
+        .request({
+          origin,
+          path,
+          method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          ...(signal === undefined ? {} : { signal }),
+          // undici's own limits, in place of its 300 s defaults; 0 for none (a watch).
+          headersTimeout: inactivityMs ?? 0,
+          bodyTimeout: inactivityMs ?? 0,
+        })
+        .catch((err: unknown) => {
+          // Its error for no answer in time is the TimeoutError of the Node.js transport (a body that stops is
+          // undici's own BodyTimeoutError, raised by the body stream).
+          const code = (err as { code?: unknown } | null)?.code;
+          throw code === 'UND_ERR_HEADERS_TIMEOUT' && inactivityMs !== undefined ? inactivityError(inactivityMs) : err;
+        });
       return { statusCode: response.statusCode, headers: response.headers, body: response.body };
     },
     close: async () => {
@@ -118,7 +140,7 @@ function nodeTransport(agent: HttpAgent): Transport {
   ) as typeof import('node:https');
   return {
     agent,
-    request: ({ origin, path, method, headers, body, signal }) =>
+    request: ({ origin, path, method, headers, body, signal, inactivityMs }) =>
       new Promise((resolve, reject) => {
         if (signal?.aborted === true) {
           reject(abortReason(signal));
@@ -134,6 +156,9 @@ function nodeTransport(agent: HttpAgent): Transport {
           method,
           headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         });
+        // The socket's own idle timer while it serves this request (its agent's idle limit applies again after).
+        if (inactivityMs !== undefined && inactivityMs > 0)
+          req.setTimeout(inactivityMs, () => req.destroy(inactivityError(inactivityMs)));
         let response: IncomingMessage | undefined;
         const onAbort = (): void => {
           if (signal === undefined) return;
@@ -200,26 +225,19 @@ export function transportOver(agent: Dispatcher | HttpAgent): Transport {
   return 'dispatch' in agent ? undiciTransport(agent) : nodeTransport(agent);
 }
 
-const shared = new WeakMap<object, Map<string, Transport>>();
+const shared = new PerContext<Transport>(newTransport);
 
 /**
  * The keep-alive {@link Transport} shared by the library's clients made from `kc`, for its current context (one per
  * KubeConfig and context; see {@link newTransport}).
  */
 export function sharedTransport(kc: KubeConfigView): Transport {
-  let perContext = shared.get(kc);
-  if (perContext === undefined) {
-    perContext = new Map();
-    shared.set(kc, perContext);
-  }
-  const cluster = kc.getCurrentCluster();
-  const key = `${kc.getCurrentContext()}\u0000${cluster?.name ?? ''}\u0000${cluster?.server ?? ''}\u0000${kc.getCurrentUser()?.name ?? ''}`;
-  let transport = perContext.get(key);
-  if (transport === undefined) {
-    transport = newTransport(kc);
-    perContext.set(key, transport);
-  }
-  return transport;
+  return shared.get(kc);
+}
+
+/** Closes the connections of every {@link sharedTransport} of `kc`; the next request of its clients opens new ones. */
+export async function closeSharedTransports(kc: KubeConfigView): Promise<void> {
+  await Promise.all(shared.take(kc).map((transport) => transport.close()));
 }
 
 /**

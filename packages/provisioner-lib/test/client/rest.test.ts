@@ -3,10 +3,12 @@ import { ApiException, type KubeConfig, type V1PersistentVolume } from '@kuberne
 import { kubeConfigFor, startApiServer, type Testkit } from '@kprov/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WAIT } from '@kprov/testkit/vitest';
-import { sharedAgent } from '../../src/client/agent.js';
+import { Agent as UndiciAgent } from 'undici';
+import { closeSharedConnections } from '../../src/client/agent.js';
 import { apiStatus, isAlreadyExists } from '../../src/client/api-errors.js';
 import { hotPathApi } from '../../src/client/hot-path.js';
 import { RestClient } from '../../src/client/rest.js';
+import { startCountingProxy, type CountingProxy } from './tcp-proxy.js';
 
 const volume = (name: string): V1PersistentVolume => ({
   apiVersion: 'v1',
@@ -25,11 +27,11 @@ describe('RestClient against the testkit', () => {
   });
 
   afterEach(async () => {
-    await sharedAgent(kc).close();
+    await closeSharedConnections(kc);
     await kit.stop();
   });
 
-  it('sends JSON and reads JSON through the shared agent, with query parameters', async () => {
+  it('sends JSON and reads JSON through the shared connection pool, with query parameters', async () => {
     const rest = new RestClient(kc);
     await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume('a') });
     await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume('b') });
@@ -130,4 +132,45 @@ describe('RestClient against the testkit', () => {
     await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), WAIT);
     expect((done.mock.calls[0]?.[0] as { statusCode?: number }).statusCode).toBe(403);
   });
+});
+
+describe('RestClient and a server that takes a request and never answers', () => {
+  let kit: Testkit;
+  let proxy: CountingProxy;
+  let kc: KubeConfig;
+
+  beforeEach(async () => {
+    kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false });
+    proxy = await startCountingProxy(kit.url);
+    kc = kubeConfigFor(proxy.url);
+  });
+
+  afterEach(async () => {
+    await proxy.close();
+    await kit.stop();
+  });
+
+  it.each([
+    ['Node.js agent (the default)', undefined],
+    ['undici dispatcher', 'undici'],
+  ] as const)(
+    'fails the request with a TimeoutError after requestInactivityMs, then works again (%s)',
+    async (_name, pool) => {
+      const agent = pool === 'undici' ? new UndiciAgent() : undefined;
+      const rest = new RestClient(kc, { requestInactivityMs: 300, ...(agent === undefined ? {} : { agent }) });
+      try {
+        proxy.stalled = true;
+        const err: unknown = await rest
+          .json({ method: 'GET', path: '/api/v1/persistentvolumes' })
+          .catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: 'TimeoutError' });
+        proxy.stalled = false;
+        const list = await rest.json<{ items: unknown[] }>({ method: 'GET', path: '/api/v1/persistentvolumes' });
+        expect(list.items).toEqual([]);
+      } finally {
+        await agent?.close();
+        if (agent === undefined) await closeSharedConnections(kc);
+      }
+    },
+  );
 });

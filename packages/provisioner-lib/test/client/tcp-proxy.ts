@@ -7,6 +7,11 @@ export interface CountingProxy {
   readonly url: string;
   /** Client TCP connections accepted so far. */
   readonly connections: number;
+  /**
+   * Whether the proxy holds back what the server sends on the connections it accepts from now on (a server that takes
+   * requests and never answers). Default false.
+   */
+  stalled: boolean;
   close(): Promise<void>;
 }
 
@@ -15,13 +20,14 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   let connections = 0;
+  const proxy = { stalled: false };
   const server: Server = createServer((client) => {
     connections += 1;
     sockets.add(client);
     const upstream = connect(Number(port), hostname);
     sockets.add(upstream);
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (!proxy.stalled) upstream.pipe(client);
     const closeBoth = (): void => {
       client.destroy();
       upstream.destroy();
@@ -40,6 +46,12 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address() as AddressInfo;
   return {
+    get stalled() {
+      return proxy.stalled;
+    },
+    set stalled(value: boolean) {
+      proxy.stalled = value;
+    },
     url: `http://127.0.0.1:${address.port}`,
     get connections() {
       return connections;

@@ -17,7 +17,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../src/clock/fake-clock.js';
-import { sharedAgent, withSignal } from '../../src/client/agent.js';
+import { closeSharedConnections, withSignal } from '../../src/client/agent.js';
 import { apiStatus, isConflict, isNotFound } from '../../src/client/api-errors.js';
 import { modelDecoder } from '../../src/client/models.js';
 import { clientRateLimiter, setClientRateLimit } from '../../src/client/rate-limit/client-rate-limit.js';
@@ -91,7 +91,7 @@ describe("makeProvisionControllerClient sends what client-node's CoreV1Api sends
   });
 
   afterEach(async () => {
-    await sharedAgent(kc).close();
+    await closeSharedConnections(kc);
     await proxy.close();
     await kit.stop();
   });
@@ -266,7 +266,7 @@ describe('makeProvisionControllerClient over its dispatcher and rate limit', () 
   });
 
   afterEach(async () => {
-    await sharedAgent(kc).close();
+    await closeSharedConnections(kc);
     await kit.stop();
   });
 

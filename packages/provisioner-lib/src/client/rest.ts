@@ -10,6 +10,7 @@ import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rat
 import { inFlightRequests } from './rate-limit/in-flight.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
 import {
+  abortReason,
   afterClose,
   bodyText,
   httpModule,
@@ -435,7 +436,10 @@ export class RestClient {
         ...(signal === undefined ? {} : { signal }),
         inactivityMs: this.requestInactivityMs,
       });
-      text = await bodyText(response.body);
+      text = await bodyText(response.body).catch((err: unknown) => {
+        // An abort while the body arrives: its reason, as before the answer (the stream's own error is "aborted").
+        throw signal?.aborted === true ? abortReason(signal) : err;
+      });
       status = response.statusCode;
     } finally {
       done?.();
@@ -458,7 +462,6 @@ export class RestClient {
     await throttleRequest(this.kc, this.override, 'GET', url);
     const headers = await this.headers(undefined);
     const controller = new AbortController();
-    let timedOut = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let finished = false;
     const clearTimer = (): void => {
@@ -469,12 +472,11 @@ export class RestClient {
       if (finished) return;
       finished = true;
       clearTimer();
+      // Aborted (by the caller, or by the inactivity limit): the abort's reason, not the error the connection's end
+      // raised (Node.js's "aborted").
+      const error = controller.signal.aborted ? abortReason(controller.signal) : err;
       controller.abort();
-      done(
-        err !== null && err !== undefined && timedOut
-          ? new DOMException('The operation was aborted due to timeout', 'TimeoutError')
-          : err,
-      );
+      done(error);
     };
     const resetTimer = (): void => {
       if (finished || this.watchInactivityMs <= 0) return;
@@ -484,7 +486,6 @@ export class RestClient {
         return;
       }
       timer = setTimeout(() => {
-        timedOut = true;
         controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
       }, this.watchInactivityMs);
       timer.unref();

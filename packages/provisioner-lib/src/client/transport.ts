@@ -113,7 +113,7 @@ export function undiciTransport(dispatcher: Dispatcher, owned = false): Transpor
 }
 
 /** What an aborted request rejects with: the signal's reason (an `AbortError` unless the abort gave another). */
-function abortReason(signal: AbortSignal): Error {
+export function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
 }

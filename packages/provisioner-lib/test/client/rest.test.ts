@@ -78,7 +78,7 @@ describe('RestClient against the testkit', () => {
     expect(patched.count).toBe(2);
   });
 
-  it('watches: events in order, then done once when aborted', async () => {
+  it("watches: events in order, then done once with the abort's reason when aborted", async () => {
     const rest = new RestClient(kc);
     const seen: string[] = [];
     const done = vi.fn();
@@ -92,8 +92,10 @@ describe('RestClient against the testkit', () => {
     kit.store.create('persistentvolumes', { ...volume('a'), metadata: { name: 'a' } });
     kit.store.delete('persistentvolumes', '', 'a');
     await vi.waitFor(() => expect(seen).toEqual(['ADDED a', 'DELETED a']), WAIT);
-    controller.abort();
+    controller.abort(new Error('stopped by its owner'));
     await vi.waitFor(() => expect(done).toHaveBeenCalledTimes(1), WAIT);
+    // The abort's reason, not the "aborted" of the connection's end.
+    expect((done.mock.calls[0]?.[0] as Error).message).toBe('stopped by its owner');
   });
 
   // Real time: the limit is the watch's own timer. Each event is sent once the one before arrived, so the watch is

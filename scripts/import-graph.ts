@@ -1,4 +1,4 @@
-// `pnpm check:imports` (part of `pnpm check`): no folder of a covered package imports a folder that imports it back.
+// `pnpm check:imports` (part of `pnpm check`): no folder of a package imports a folder that imports it back.
 //
 // The rule holds among sibling folders, at every level of src/: src/config/ and src/capacity/, or
 // src/executor/helper-pod/ and src/executor/node/. A folder stands for everything below it; the files that lie
@@ -6,9 +6,9 @@
 // may use each other. Folder A depends on its sibling B when a file below A imports a file below B (`import`,
 // `import type`, `export ... from`, `import()`; relative imports). The check fails, naming one import of each edge,
 // when siblings depend on each other in a circle (a strongly connected set of more than one folder).
+// It covers every package under packages/ that has a src/ folder.
 //
-//   node scripts/import-graph.ts            checks the covered packages, and reports on the others
-//   node scripts/import-graph.ts --all      also fails for the packages not covered yet
+//   node scripts/import-graph.ts
 //
 // Why a script and not a lint rule: eslint-plugin-import's `no-cycle` works on files, not folders, and is not among
 // the project's dependencies; the folder rule needs only TypeScript's own import scanner (ts.preProcessFile).
@@ -18,12 +18,6 @@ import process from 'node:process';
 import ts from 'typescript';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-/**
- * The packages the check covers, and those it only reports on, with why. local-static is added once its split by
- * concern (discovery/, deleter/, taints/) has landed.
- */
-const COVERED = ['hostpath-example', 'local-path', 'local-static', 'provisioner-lib', 'quantity', 'testkit'];
 
 /** The TypeScript files below `dir`. */
 function sources(dir: string): string[] {
@@ -157,7 +151,6 @@ function describe(component: readonly string[], graph: Map<string, Map<string, E
   return lines;
 }
 
-const all = process.argv.includes('--all');
 let failed = false;
 console.log('Folder cycles (no folder imports a sibling folder that imports it back):');
 for (const name of readdirSync(path.join(ROOT, 'packages')).sort()) {
@@ -170,18 +163,14 @@ for (const name of readdirSync(path.join(ROOT, 'packages')).sort()) {
   const found: { component: string[]; graph: Map<string, Map<string, Edge>> }[] = [];
   for (const graph of siblingGraphs(src).values())
     for (const component of cycles(graph)) found.push({ component, graph });
-  const covered = COVERED.includes(name) || all;
-  const status = covered ? 'covered' : 'not covered: not listed in scripts/import-graph.ts';
-  console.log(`  ${name} (${status}): ${found.length === 0 ? 'no cycle' : `${found.length} cycle(s)`}`);
+  console.log(`  ${name}: ${found.length === 0 ? 'no cycle' : `${found.length} cycle(s)`}`);
   for (const { component, graph } of found) {
     console.log(`    ${component.map((f) => `${f}/`).join(' ⇄ ')}`);
     for (const line of describe(component, graph)) console.log(line);
   }
-  if (covered && found.length > 0) failed = true;
+  if (found.length > 0) failed = true;
 }
 if (failed) {
-  console.error(
-    'A covered package has folders that import each other: move what both need into one of them, or below both.',
-  );
+  console.error('A package has folders that import each other: move what both need into one of them, or below both.');
   process.exitCode = 1;
 }

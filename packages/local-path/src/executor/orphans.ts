@@ -85,6 +85,7 @@ export interface OrphanReconcilerOptions {
   readonly kubeConfig: KubeConfig;
   /** The provisioner, whose executor made the records and whose teardown removes orphans. */
   readonly provisioner: OrphanTeardown;
+  /** Where failed passes and refused or failed teardowns are logged (as `component: reconciler`). Default: nowhere. */
   readonly logger?: Logger | undefined;
   /** Time source of the passes (and of the reconciler's waits). Default the real clock. */
   readonly clock?: Clock | undefined;

@@ -17,6 +17,11 @@ import { SELECTED_NODE_ANNOTATION } from '../volume/annotations.js';
 import { affinityTermOf } from './persistent-volume.js';
 import { VOLUME_CLEANUP_SKIPPED, VOLUME_NODE_MISMATCH, type VolumeWarning } from './warnings.js';
 
+/** More than one node matches a volume's node affinity, and its selected-node annotation names none of them. */
+export class AmbiguousNodeError extends Error {
+  override readonly name = 'AmbiguousNodeError';
+}
+
 /** Reads nodes for the provisioner; see the module. */
 export class VolumeNodes {
   constructor(
@@ -44,7 +49,9 @@ export class VolumeNodes {
    * The node holding a node-local PV, from its node affinity (which cannot be edited): the node named by the
    * `local.path.provisioner/selected-node` annotation when that node matches the affinity (the annotation can be
    * edited, so it is only believed where it agrees); else the one node carrying the affinity label; else the affinity
-   * value taken as a node name (upstream).
+   * value taken as a node name (upstream). Rejects with an {@link AmbiguousNodeError} when several nodes match and the
+   * annotation names none of them, and with the abort's error once `signal` is aborted; other errors listing the nodes
+   * are logged and the affinity value is used.
    */
   async holding(volume: V1PersistentVolume, signal: AbortSignal): Promise<string> {
     const term = affinityTermOf(volume);
@@ -70,12 +77,12 @@ export class VolumeNodes {
       const matching = nodes.items.filter(agrees);
       if (matching.length === 1) return matching[0]!.metadata?.name ?? term.value;
       if (matching.length > 1) {
-        throw new Error(
+        throw new AmbiguousNodeError(
           `volume ${pvName}: ${matching.length} nodes match its node affinity ${term.key} In [${term.value}] and its ${SELECTED_NODE_ANNOTATION} annotation names none of them; cannot tell which node holds it`,
         );
       }
     } catch (err) {
-      if (err instanceof Error && err.message.startsWith(`volume ${pvName}:`)) throw err;
+      if (err instanceof AmbiguousNodeError || signal.aborted) throw err;
       this.logger.warn({ err: describeError(err) }, `Cannot list nodes with ${term.key}=${term.value}`);
     }
     return term.value;

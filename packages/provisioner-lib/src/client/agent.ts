@@ -24,7 +24,7 @@ import { closeSharedTransports, KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DE
 
 export { KEEP_ALIVE_TIMEOUT_MS, TCP_KEEP_ALIVE_INITIAL_DELAY_MS } from './transport.js';
 
-/** The User-Agent of clients made by {@link makeApiClient} unless one is given. */
+/** The User-Agent of the clients {@link makeApiClient} makes and of a {@link RestClient}, unless one is given. */
 export const DEFAULT_USER_AGENT = 'kprov-provisioner-lib (kubernetes-client-javascript)';
 
 // client-node's entry point, loaded when a function here first needs it (`require` of an ES module: synchronous, as
@@ -95,7 +95,10 @@ export async function closeSharedConnections(kc: KubeConfig): Promise<void> {
 export interface AgentClientOptions {
   /** The dispatcher for every request. Default {@link sharedAgent}(kc) (none for SOCKS proxies: client-node's own). */
   agent?: Dispatcher;
-  /** User-Agent header. Default {@link DEFAULT_USER_AGENT}. Only {@link makeApiClient} sets it. */
+  /**
+   * User-Agent header. Default {@link DEFAULT_USER_AGENT}. Sent by the clients {@link makeApiClient} makes and by a
+   * {@link RestClient} (its watches included); {@link watchWithAgent} does not set it.
+   */
   userAgent?: string;
   /**
    * The client-side rate limiter every request (and every watch connection) waits on. Default: the limiter

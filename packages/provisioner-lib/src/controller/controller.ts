@@ -79,7 +79,6 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private readonly slowSet: SlowSet;
   /** Claims whose last provision returned InBackground, by UID. */
   private readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
-  /** How the operations report Events and the controller's typed events. */
   /** What every claim and volume pass works through, made once. */
   private readonly context: OperationContext;
   private informers: ControllerInformers | undefined;

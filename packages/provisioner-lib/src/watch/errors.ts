@@ -11,7 +11,10 @@ export function statusCodeOf(error: unknown): number | undefined {
   return undefined;
 }
 
-/** Whether `error` is the `TimeoutError` that client-node's `Watch` reports after 30 s without data. */
+/**
+ * Whether `error` is an inactivity `TimeoutError`: client-node's `Watch` reports one after 30 s without data, a
+ * `RestClient` watch after its `watchInactivityMs` (when set).
+ */
 export function isWatchTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';
 }

@@ -52,12 +52,13 @@ export interface BackoffLike {
 }
 
 /**
- * Why the watcher restarted. `ended`: the server closed the watch normally (its `timeoutSeconds`); `timeout`:
- * client-node's 30 s inactivity `TimeoutError`; `dropped`: the connection failed without an HTTP status
- * (reset, refused, cut); `expired`: 410 Gone (ERROR event or response), so a full relist follows; `error`: an
- * HTTP error status or an ERROR event other than 410, or a protocol error (event without resourceVersion);
- * `idle`: nothing, not even a bookmark, for `idleTimeoutMs`, so a full relist follows; `list-failed`: the list
- * failed.
+ * Why the watcher restarted. `ended`: the server closed the watch normally (its `timeoutSeconds`); `timeout`: the
+ * watch went without data for its inactivity limit and ended with a `TimeoutError`: a `RestClient` watch (the
+ * informers' watches) has no such limit unless its `watchInactivityMs` is set, client-node's `Watch` (such as
+ * `watchWithAgent`'s) has 30 s; `dropped`: the connection failed without an HTTP status (reset, refused, cut);
+ * `expired`: 410 Gone (ERROR event or response), so a full relist follows; `error`: an HTTP error status or an ERROR
+ * event other than 410, or a protocol error (event without resourceVersion); `idle`: nothing, not even a bookmark,
+ * for `idleTimeoutMs`, so a full relist follows; `list-failed`: the list failed.
  */
 export type RestartReason = 'ended' | 'timeout' | 'dropped' | 'expired' | 'error' | 'idle' | 'list-failed';
 
@@ -153,7 +154,8 @@ interface WatchEventObject {
  * - paginated initial list (`pageSize`), then a watch from the list's resourceVersion with
  *   `allowWatchBookmarks=true` and a random `timeoutSeconds` in [min, 2·min);
  * - BOOKMARK only advances the resourceVersion;
- * - a normal end or client-node's inactivity `TimeoutError` re-watches from the last resourceVersion at once;
+ * - a normal end or an inactivity `TimeoutError` (see {@link RestartReason}) re-watches from the last resourceVersion
+ *   at once;
  * - 410 Gone (ERROR event or response) relists;
  * - any other failure (network, 5xx, 403, list failure) backs off and retries: a watch from the last
  *   resourceVersion, or the list if that failed;

@@ -332,19 +332,29 @@ describeTiers('runProvisioner with a daemon setup', (tier) => {
     const { read, args } = await startCluster(tier);
     const seen: { before?: boolean; after?: boolean } = {};
     let wrote: (name: string) => void = () => undefined;
-    const written = new Promise<string>((resolve) => (wrote = resolve));
+    let failed: (err: unknown) => void = () => undefined;
+    const written = new Promise<string>((resolve, reject) => {
+      wrote = resolve;
+      failed = reject;
+    });
     const program = run(args, ({ kubeConfig }) => ({
       run: async (signal) => {
-        seen.before = kubeConfig instanceof KubeConfig;
-        const core = kubeConfig.makeApiClient(CoreV1Api);
-        seen.after = kubeConfig instanceof KubeConfig;
-        const pv = await core.createPersistentVolume({
-          body: {
-            metadata: { name: 'made-by-setup' },
-            spec: { accessModes: ['ReadWriteOnce'], capacity: { storage: '1Mi' }, hostPath: { path: '/nowhere' } },
-          },
-        });
-        wrote(pv.metadata?.name ?? '');
+        try {
+          seen.before = kubeConfig instanceof KubeConfig;
+          const core = kubeConfig.makeApiClient(CoreV1Api);
+          seen.after = kubeConfig instanceof KubeConfig;
+          const pv = await core.createPersistentVolume({
+            body: {
+              metadata: { name: 'made-by-setup' },
+              spec: { accessModes: ['ReadWriteOnce'], capacity: { storage: '1Mi' }, hostPath: { path: '/nowhere' } },
+            },
+          });
+          wrote(pv.metadata?.name ?? '');
+        } catch (err) {
+          // The test fails with the error at once rather than waiting for `written` until its timeout.
+          failed(err);
+          throw err;
+        }
         await once(signal, 'abort');
       },
     }));

@@ -33,6 +33,7 @@ export interface HelperPodExecutorOptions {
   readonly allowUnsafeHelperPodTemplate?: boolean | undefined;
   /** The current config (`setupCommand`, `teardownCommand`, `cmdTimeoutSeconds`). */
   readonly config: () => Config | undefined;
+  /** Where the helper pods, their logs and the pods that could not be deleted are logged. Default: nowhere. */
   readonly logger?: Logger | undefined;
   /** Interval between looks at a leftover helper pod being deleted, in ms. Default the runner's. */
   readonly pollIntervalMs?: number | undefined;

@@ -49,6 +49,10 @@ export interface NodeModeOptions {
 export interface NodeExecutorOptions extends NodeModeOptions {
   /** The current config (`setupCommand`, `teardownCommand`, `cmdTimeoutSeconds`). */
   readonly config: () => Config | undefined;
+  /**
+   * Where the scripts run, their output, and the directories or records that could not be removed are logged. Default:
+   * nowhere.
+   */
   readonly logger?: Logger | undefined;
   /** Time source of the commands' timeout and of the unsaved grace. Default the real clock. */
   readonly clock?: Clock | undefined;

@@ -4,7 +4,15 @@
  * Kubernetes' JSON log format (`ts` in milliseconds, `msg`, `v`, errors as `err` strings), `text` as klog's text
  * header followed by the message and key/value pairs. The library itself takes any `Logger`; pino is an optional peer.
  */
-import { pino, type Logger as PinoLogger, type DestinationStream, type LevelWithSilent } from 'pino';
+import { createRequire } from 'node:module';
+import type { Logger as PinoLogger, DestinationStream, LevelWithSilent } from 'pino';
+
+// pino, loaded when the first logger is made: loading the runtime runs nothing of pino's before `runProvisioner`
+// (see runtime/v8-flags.ts).
+const require = createRequire(import.meta.url);
+function pinoModule(): typeof import('pino') {
+  return require('pino') as typeof import('pino');
+}
 
 /** Where log lines go: anything with a `write(line)`, such as `process.stderr`. */
 export interface LogSink {
@@ -71,7 +79,7 @@ const errString = (e: unknown): unknown => (e instanceof Error ? e.message : e);
 export function createLogger(format: 'text' | 'json', verbosity: number, sink: LogSink): PinoLogger {
   const common = { level: levelFor(verbosity), base: undefined, serializers: { err: errString, error: errString } };
   if (format === 'json') {
-    return pino(
+    return pinoModule().pino(
       {
         ...common,
         // pino's level is left out (klog has none in JSON), so the timestamp opens the line: no leading comma.
@@ -85,5 +93,5 @@ export function createLogger(format: 'text' | 'json', verbosity: number, sink: L
       { write: (line: string) => void sink.write(line) },
     );
   }
-  return pino({ ...common, timestamp: () => `,"time":${nowMs()}` }, textDestination(sink));
+  return pinoModule().pino({ ...common, timestamp: () => `,"time":${nowMs()}` }, textDestination(sink));
 }

@@ -7,9 +7,6 @@ import { promClient } from './metrics/prom-client.js';
 import type { MetricsSink, MetricOptions, Labels } from './metrics/sink.js';
 import type { RenderedMetrics } from './metrics/http.js';
 
-const { Counter, Gauge, Histogram } = promClient;
-const register = promClient.Registry.globalRegistry;
-
 type MetricClass<M> = abstract new (...args: never[]) => M;
 
 function existing<M>(registry: Registry, name: string, kind: MetricClass<M>, kindName: string): M | undefined {
@@ -31,7 +28,8 @@ function labels(l: Labels): LabelValues<string> {
  * @param registry - where the metrics are registered. Default prom-client's global `register`, as the Go library
  *   registers into the default Prometheus registry.
  */
-export function prometheusSink(registry: Registry = register): MetricsSink {
+export function prometheusSink(registry: Registry = promClient.Registry.globalRegistry): MetricsSink {
+  const { Counter, Gauge, Histogram } = promClient;
   const common = (o: MetricOptions) => ({
     name: o.name,
     help: o.help,
@@ -66,6 +64,8 @@ export function prometheusSink(registry: Registry = register): MetricsSink {
  *
  * @param registry - default prom-client's global `register`.
  */
-export async function renderRegistry(registry: Registry = register): Promise<RenderedMetrics> {
+export async function renderRegistry(
+  registry: Registry = promClient.Registry.globalRegistry,
+): Promise<RenderedMetrics> {
   return { contentType: registry.contentType, body: await registry.metrics() };
 }

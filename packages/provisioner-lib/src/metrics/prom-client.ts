@@ -7,12 +7,40 @@ import type { Registry } from 'prom-client';
 // Pushgateway (node:http's client, zlib), its cluster aggregator (node:cluster, child_process, dgram) and its default
 // metrics (OpenTelemetry's API, perf_hooks, v8), about 17 MiB of RSS a binary that uses none of them would carry.
 const require = createRequire(import.meta.url);
-/** prom-client's `Counter`, `Gauge`, `Histogram` and `Registry` classes. */
-export const promClient = {
-  Counter: require('prom-client/lib/counter') as typeof PromClient.Counter,
-  Gauge: require('prom-client/lib/gauge') as typeof PromClient.Gauge,
-  Histogram: require('prom-client/lib/histogram') as typeof PromClient.Histogram,
-  Registry: require('prom-client/lib/registry') as typeof PromClient.Registry & { globalRegistry: Registry },
+type PromClasses = {
+  Counter: typeof PromClient.Counter;
+  Gauge: typeof PromClient.Gauge;
+  Histogram: typeof PromClient.Histogram;
+  Registry: typeof PromClient.Registry & { globalRegistry: Registry };
+};
+let classes: PromClasses | undefined;
+function loaded(): PromClasses {
+  classes ??= {
+    Counter: require('prom-client/lib/counter') as PromClasses['Counter'],
+    Gauge: require('prom-client/lib/gauge') as PromClasses['Gauge'],
+    Histogram: require('prom-client/lib/histogram') as PromClasses['Histogram'],
+    Registry: require('prom-client/lib/registry') as PromClasses['Registry'],
+  };
+  return classes;
+}
+
+/**
+ * prom-client's `Counter`, `Gauge`, `Histogram` and `Registry` classes, its modules loaded on first use: loading
+ * the runtime runs nothing of prom-client's before `runProvisioner` (see runtime/v8-flags.ts).
+ */
+export const promClient: Readonly<PromClasses> = {
+  get Counter() {
+    return loaded().Counter;
+  },
+  get Gauge() {
+    return loaded().Gauge;
+  },
+  get Histogram() {
+    return loaded().Histogram;
+  },
+  get Registry() {
+    return loaded().Registry;
+  },
 };
 
 /** prom-client's `collectDefaultMetrics`: the process metrics, loaded when first called. */

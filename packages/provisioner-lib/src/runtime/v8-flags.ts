@@ -1,0 +1,62 @@
+/**
+ * V8's settings for a provisioner process, set when `@kprov/provisioner-lib/runtime` is loaded: what the images'
+ * launcher (`kprov-node`) gives Node.js on its command line, for a binary started with plain `node`.
+ */
+import { setFlagsFromString } from 'node:v8';
+
+/**
+ * The V8 flags set by default when the runtime is loaded (`KPROV_V8_FLAGS` replaces them; see {@link setV8Flags}):
+ * - `--optimize-for-size`: after a full collection V8 gives back the heap pages it no longer needs and grows the heap
+ *   in small steps; without it a controller's caches taking a stream of updates (a burst of provisions and the
+ *   bindings after it) kept the pages of every peak.
+ * - `--no-turbofan`: JavaScript optimized up to V8's Maglev compiler but not TurboFan, whose code (pages of the
+ *   Node.js executable) and compilations took about 6 MiB of RSS once anything ran hot, for no lower CPU per
+ *   provision.
+ */
+export const DEFAULT_V8_FLAGS: readonly string[] = ['--optimize-for-size', '--no-turbofan'];
+
+/** Node.js options that decide what a flag of ours would: given to Node.js, they win and ours is not set. */
+const DECIDED_BY: Readonly<Record<string, readonly string[]>> = {
+  // The young generation's size, set on the command line, is what the user chose over V8's small-device sizing.
+  'optimize-for-size': ['max-semi-space-size', 'min-semi-space-size', 'semi-space-growth-factor'],
+  turbofan: ['max-opt', 'maglev', 'jitless'],
+};
+
+/** A V8 or Node.js flag's name: no dashes before it, no `no-`, `-` for `_`, no value (`--max_opt=2` → `max-opt`). */
+function flagName(flag: string): string {
+  return flag.replace(/^-+/, '').replace(/=.*$/s, '').replaceAll('_', '-').replace(/^no-/, '');
+}
+
+/**
+ * The flags of `flags` to set in a process started with `nodeArgs` (its `process.execArgv` and the words of
+ * `NODE_OPTIONS`): those that neither name (`--turbofan` for `--no-turbofan`) nor a flag deciding the same
+ * ({@link DECIDED_BY}) gave Node.js already.
+ */
+export function v8FlagsToSet(flags: readonly string[], nodeArgs: readonly string[]): string[] {
+  const given = new Set(nodeArgs.filter((a) => a.startsWith('-')).map(flagName));
+  return flags.filter((flag) => {
+    const name = flagName(flag);
+    return !given.has(name) && !(DECIDED_BY[name] ?? []).some((other) => given.has(other));
+  });
+}
+
+/** The environment variable whose words replace {@link DEFAULT_V8_FLAGS}; empty for none. */
+export const V8_FLAGS_ENV = 'KPROV_V8_FLAGS';
+
+/**
+ * Sets the V8 flags of `KPROV_V8_FLAGS` (its words; {@link DEFAULT_V8_FLAGS} when it is not set, none when it is
+ * empty) that this process was not started with ({@link v8FlagsToSet}), and returns them. V8 reads these where it
+ * decides (its heap's growth, what it optimizes next), so they take effect from then on: the runtime sets them as
+ * it is loaded, before the modules it loads make any code hot.
+ */
+export function setV8Flags(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  const words = env[V8_FLAGS_ENV];
+  const flags = words === undefined ? DEFAULT_V8_FLAGS : words.split(/\s+/).filter((w) => w !== '');
+  const nodeArgs = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const set = v8FlagsToSet(flags, nodeArgs);
+  for (const flag of set) setFlagsFromString(flag);
+  return set;
+}
+
+/** The flags set when the runtime was loaded. */
+export const V8_FLAGS_SET: readonly string[] = setV8Flags();

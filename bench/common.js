@@ -1,7 +1,8 @@
 // Helpers shared by the benchmark driver (run.js) and its parts; the controller process uses lean.js and the module
 // of provisioner-binary.js alone.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -215,4 +216,37 @@ export function procRssMiB(pid) {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * What Node.js itself takes for a provisioner's kind of program, with nothing of the library or client-node: a file
+ * of the given kind (`.ts`, so Node.js loads its TypeScript stripper, or `.mjs`) that starts a `node:http` server
+ * (a metrics endpoint) and makes one request to the API server at `url` (over TLS for `https:`), then waits. Started
+ * by `launcher` (`{ execPath, env }`, see {@link nodeLauncher}; default plain `node`); its RSS in MiB `afterMs` after
+ * the answer.
+ */
+export async function nodeFloor(dir, url, ext, { launcher = nodeLauncher(true), afterMs = 1000 } = {}) {
+  const file = join(dir, `floor.${ext}`);
+  await writeFile(
+    file,
+    [
+      "import { createRequire } from 'node:module';",
+      'const require = createRequire(import.meta.url);',
+      "const http = require('node:http');",
+      `const client = require(${JSON.stringify(url.startsWith('https') ? 'node:https' : 'node:http')});`,
+      "http.createServer(() => undefined).listen(0, '127.0.0.1');",
+      `const done${ext === 'ts' ? ': Promise<void>' : ''} = new Promise((resolve) => client.get(${JSON.stringify(`${url}/version`)}, { rejectUnauthorized: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', resolve));`,
+      'await done;',
+      `setTimeout(() => { process.stdout.write(String(process.memoryUsage().rss)); process.exit(0); }, ${afterMs});`,
+    ].join('\n'),
+  );
+  const child = spawn(launcher.execPath, [file], {
+    cwd: dir,
+    env: { ...process.env, ...launcher.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
+  await new Promise((resolve) => child.once('exit', resolve));
+  return Number(out) / 2 ** 20;
 }

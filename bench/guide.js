@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   k8s,
   lib,
+  nodeFloor,
   now,
   percentile,
   pool,
@@ -63,34 +64,6 @@ async function javascriptGuide(dir) {
   const source = readFileSync(join(GUIDE_PACKAGE, 'examples/hostpath.ts'), 'utf8');
   await writeFile(join(js, 'hostpath.mjs'), stripTypeScriptTypes(source));
   return join(js, 'hostpath.mjs');
-}
-
-/**
- * What Node.js itself takes for such a program, with nothing of the library or client-node: a file of the same kind
- * (`.ts`, so Node.js loads its TypeScript stripper, or `.mjs`) that starts a `node:http` server and makes one request
- * to the API server (over TLS on a real control plane), then waits. Its RSS 1 s after the answer.
- */
-async function nodeFloor(dir, server, ext) {
-  const file = join(dir, `floor.${ext}`);
-  const url = server.url;
-  await writeFile(
-    file,
-    [
-      "import { createRequire } from 'node:module';",
-      'const require = createRequire(import.meta.url);',
-      "const http = require('node:http');",
-      `const client = require(${JSON.stringify(url.startsWith('https') ? 'node:https' : 'node:http')});`,
-      "http.createServer(() => undefined).listen(0, '127.0.0.1');",
-      `const done${ext === 'ts' ? ': Promise<void>' : ''} = new Promise((resolve) => client.get(${JSON.stringify(`${url}/version`)}, { rejectUnauthorized: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', resolve));`,
-      'await done;',
-      'setTimeout(() => { process.stdout.write(String(process.memoryUsage().rss)); process.exit(0); }, 1000);',
-    ].join('\n'),
-  );
-  const child = spawn(process.execPath, [file], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
-  await new Promise((resolve) => child.once('exit', resolve));
-  return Number(out) / 2 ** 20;
 }
 
 /** VmRSS and VmHWM (the kernel's peak RSS of the process) of `pid`, in MiB. */
@@ -267,7 +240,7 @@ export async function guidePart(tier, options, ctx) {
     };
 
     const jsGuide = await javascriptGuide(dir);
-    const floor = { ts: await nodeFloor(dir, server, 'ts'), mjs: await nodeFloor(dir, server, 'mjs') };
+    const floor = { ts: await nodeFloor(dir, server.url, 'ts'), mjs: await nodeFloor(dir, server.url, 'mjs') };
     const results = {};
     const launchers = Object.entries(ctx.launchers);
     for (const [name, launcher] of launchers) {

@@ -61,6 +61,8 @@ function restTable(rest) {
     `**${f0(r.ticks)}**`,
     f1(r.readyS),
   ]);
+  for (const f of rest.floors ?? [])
+    rows.push([`Node.js alone, ${f.launcher}: a metrics server and one API request`, f1(f.rss), '–', '–']);
   rows.push(['upstream v2.8.0', `${UPSTREAM.restRssMB} MB`, `${UPSTREAM.restTicks}`, '–']);
   rows.push(['kprov before', `${BEFORE.restRssMB} MB`, `${BEFORE.restTicks}`, '–']);
   rows.push(['target', `≤ ${TARGET.restRssMB} MB`, `≤ ${TARGET.restTicks}`, '–']);

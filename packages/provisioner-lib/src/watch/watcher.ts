@@ -42,7 +42,11 @@ export type ListFn<T extends KubernetesObject> = (
   signal: AbortSignal,
 ) => Promise<KubernetesListObject<T>>;
 
-/** What the watcher needs of client-node's `Watch`: its `watch` method (the library's own JSON client has one too). */
+/**
+ * What the watcher needs of client-node's `Watch`: its `watch` method (the library's own JSON client has one too).
+ * Its `done` must be called once for every watch, also after the watcher aborts it (client-node's `Watch` and
+ * `RestClient` do, once the connection is closed): a stop waits for it.
+ */
 export type WatchLike = Pick<Watch, 'watch'>;
 
 /** Something that yields growing delays: `next()` the next delay in ms, `reset()` after success. */

@@ -1,4 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Agent as HttpAgent } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { realClock, type Clock, type TimerHandle } from '../clock/clock.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
@@ -203,8 +204,11 @@ export interface InformerForOptions<T extends KubernetesObject> extends Omit<
   InformerOptions<T>,
   'list' | 'watch' | 'path' | 'decode'
 > {
-  /** undici dispatcher for list and watch requests. Default: the library's shared keep-alive pool of `kc`. */
-  agent?: Dispatcher;
+  /**
+   * The connection pool of the list and watch requests: an undici dispatcher, or a Node.js `http`/`https` agent.
+   * Default: the library's shared keep-alive pool of `kc`.
+   */
+  agent?: Dispatcher | HttpAgent;
 }
 
 /**

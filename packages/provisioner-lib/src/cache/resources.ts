@@ -6,6 +6,7 @@ import type {
   V1PersistentVolumeClaim,
   V1StorageClass,
 } from '@kubernetes/client-node';
+import type { Agent as HttpAgent } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { modelDecoder } from '../client/models.js';
 import { RestClient } from '../client/rest.js';
@@ -60,7 +61,7 @@ function query(p: ListParams): Record<string, string | number | undefined> {
  */
 function spec<T extends KubernetesObject>(
   kc: KubeConfig,
-  agent: Dispatcher | undefined,
+  agent: Dispatcher | HttpAgent | undefined,
   apiVersion: string,
   kind: string,
   path: string,
@@ -100,7 +101,7 @@ function spec<T extends KubernetesObject>(
 }
 
 type SpecFactories = {
-  [K in InformerKind]: (kc: KubeConfig, agent: Dispatcher | undefined) => ResourceSpec<InformerKinds[K]>;
+  [K in InformerKind]: (kc: KubeConfig, agent: Dispatcher | HttpAgent | undefined) => ResourceSpec<InformerKinds[K]>;
 };
 
 const SPECS: SpecFactories = {
@@ -118,7 +119,7 @@ const SPECS: SpecFactories = {
 export function resourceSpec<K extends InformerKind>(
   kc: KubeConfig,
   kind: K,
-  agent?: Dispatcher,
+  agent?: Dispatcher | HttpAgent,
 ): ResourceSpec<InformerKinds[K]> {
   const factory: SpecFactories[K] | undefined = SPECS[kind];
   if (factory === undefined) throw new Error(`informerFor: unknown kind ${String(kind)}`);

@@ -5,7 +5,7 @@ import { modelDecoder } from '../client/models.js';
 import { separateClientRateLimiter } from '../client/rate-limit/client-rate-limit.js';
 import type { RequestRateLimiter } from '../client/rate-limit/token-bucket.js';
 import { checkRequired, RestClient, writeQuery } from '../client/rest.js';
-import { newTransport, undiciTransport } from '../client/transport.js';
+import { newTransport, transportOver } from '../client/transport.js';
 
 /** The User-Agent of the lease client, so its requests stand apart in audit logs. */
 export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (kubernetes-client-javascript)';
@@ -13,11 +13,11 @@ export const LEASE_CLIENT_USER_AGENT = 'kprov-provisioner-lib/leader-election (k
 /** Options of {@link makeLeaseClient}. */
 export interface LeaseClientOptions {
   /**
-   * undici dispatcher for lease requests. Default: a new keep-alive connection pool that nothing else uses
-   * (Node.js's `http.Agent`, closed by {@link LeaseClient.close}). Pass one only if it is dedicated to leader
-   * election too.
+   * The connection pool of the lease requests: an undici dispatcher, or a Node.js `http`/`https` agent. Default: a new
+   * keep-alive connection pool that nothing else uses (Node.js's `http.Agent`, closed by {@link LeaseClient.close}).
+   * Pass one only if it is dedicated to leader election too.
    */
-  agent?: Dispatcher;
+  agent?: Dispatcher | HttpAgent;
   /**
    * Client-side rate limiter for lease requests. Default: when `setClientRateLimit` registered a limit for the
    * KubeConfig, a new token bucket with the same QPS and burst that nothing else uses (the lease traffic's own
@@ -114,7 +114,7 @@ function leaseApi(rest: RestClient): LeaseApi {
  */
 export function makeLeaseClient(kc: KubeConfig, options: LeaseClientOptions = {}): LeaseClient {
   if (kc.getCurrentCluster() === null) throw new Error('makeLeaseClient: the KubeConfig has no current cluster');
-  const transport = options.agent === undefined ? newTransport(kc) : undiciTransport(options.agent);
+  const transport = options.agent === undefined ? newTransport(kc) : transportOver(options.agent);
   const rateLimiter = options.rateLimiter === undefined ? (separateClientRateLimiter(kc) ?? null) : options.rateLimiter;
   const rest = new RestClient(kc, {
     agent: transport.agent,
@@ -125,7 +125,7 @@ export function makeLeaseClient(kc: KubeConfig, options: LeaseClientOptions = {}
   return {
     api: leaseApi(rest),
     agent: transport.agent,
-    // An undici transport of a given dispatcher does not close it; its own pool is closed.
-    close: () => transport.close(),
+    // Its own pool is closed; a caller's pool (an undici dispatcher or a Node.js agent) is the caller's to close.
+    close: options.agent === undefined ? () => transport.close() : () => Promise.resolve(),
   };
 }

@@ -1,6 +1,4 @@
 /** `runProvisioner`: a provisioner binary from its flags and its setup, everything between them owned by the runtime. */
-// First: the V8 flags are set as this module is loaded, before its imports below make any code hot.
-import './v8-flags.js';
 import { LeaderElectionLostError, ProvisionController } from '../controller/controller.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { HttpEndpoint } from '../metrics/http.js';

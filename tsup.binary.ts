@@ -82,7 +82,7 @@ const clientNodeWithoutSideEffects: EsbuildPlugin = {
  * build, which owns `clean`.
  */
 /**
- * The library (`@kprov/provisioner-lib`'s dist) loads client-node's entry point, undici and prom-client's classes with
+ * The library (`@kprov/provisioner-lib`'s dist) loads client-node's entry point, undici, pino and prom-client's classes with
  * a `require` of its own (`createRequire(import.meta.url)`), when first needed, so that a program run from
  * node_modules loads only what it uses. A bundle has no node_modules beside it (the images ship `dist/` alone), and
  * esbuild cannot see such a `require`: for the library's modules, `node:module` becomes this module, whose
@@ -123,6 +123,7 @@ const libraryRequire: EsbuildPlugin = {
             get Watch() { return require('@kubernetes/client-node/dist/watch.js').Watch; },
           }),
           undici: () => require('undici'),
+          pino: () => require('pino'),
           'prom-client/lib/counter': () => require('prom-client/lib/counter'),
           'prom-client/lib/gauge': () => require('prom-client/lib/gauge'),
           'prom-client/lib/histogram': () => require('prom-client/lib/histogram'),

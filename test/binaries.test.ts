@@ -71,6 +71,29 @@ describe('provisioner binaries', () => {
     expect(`${stdout}${stderr}`).toContain(name);
   });
 
+  // `--help` ends before the runtime makes its logger, whose pino the library requires when first used: a run that
+  // gets as far as the kubeconfig, from the file alone, loads it from the bundle (all three binaries share that path).
+  it('kprov-hostpath runs from its file alone as far as loading its kubeconfig, logging through pino', async () => {
+    const hostpath = binaries.find((b) => b.name === 'kprov-hostpath')!;
+    const dir = join(scratch, 'hostpath-run');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(hostpath.file, join(dir, 'cli.js'));
+    const missing = join(dir, 'no-kubeconfig');
+    const result = await promisify(execFile)(process.execPath, [join(dir, 'cli.js'), '--kubeconfig', missing], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', NODE_NAME: 'node-1' },
+    }).then(
+      () => ({ code: 0, output: '' }),
+      (err: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: err.code,
+        output: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+      }),
+    );
+    expect(result.output).not.toContain('Cannot find module');
+    expect(result.output).toContain(`cannot load kubeconfig \\"${missing}\\"`);
+    expect(result.code).toBe(1);
+  });
+
   // Node.js 24 keeps the source of a module that has a single non-ASCII character as a UTF-16 string: 4.2 MB instead
   // of 2.1 for local-path's, and 2.0 MiB more RSS (tsup.binary.ts).
   it.each(binaries)('$name is pure ASCII', ({ file }) => {

@@ -3,11 +3,13 @@ import type { ConfigurationOptions, KubeConfig, RequestContext } from '@kubernet
 import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 import { RequiredError } from '@kubernetes/client-node/dist/gen/apis/baseapi.js';
 import type { Agent as HttpAgent } from 'node:http';
+import type { Readable } from 'node:stream';
 import { clearTimeout, setTimeout } from 'node:timers';
 import type { Dispatcher } from 'undici';
 import { DEFAULT_USER_AGENT, type AgentClientOptions } from './agent.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import { inFlightRequests } from './rate-limit/in-flight.js';
+import { ListItemSplitter } from './list-items.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
 import {
   abortReason,
@@ -414,6 +416,38 @@ export class RestClient {
    * sending nothing, when the options would change anything else.
    */
   async json<T>(request: RestRequest): Promise<T> {
+    const text = await this.exchange(request, bodyText);
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /**
+   * Lists, as {@link RestClient.json} would with a GET of `request`, but hands each of the list's `items` to `each`
+   * as soon as it has arrived, parsed, and resolves with the rest of the list (`kind`, `apiVersion`, `metadata`;
+   * `items` empty). The answer's text and its whole parsed tree are never held: listing 10,000 objects this way
+   * holds one chunk and one item at a time beside what `each` keeps. Errors as {@link RestClient.json}'s; an
+   * exception thrown by `each` ends the request and is rethrown.
+   */
+  async list<L extends { metadata?: unknown } = { metadata?: Record<string, unknown> }>(
+    request: Omit<RestRequest, 'method' | 'body' | 'contentType'>,
+    each: (item: unknown) => void,
+  ): Promise<L> {
+    return await this.exchange({ ...request, method: 'GET' }, async (body) => {
+      const splitter = new ListItemSplitter(each);
+      try {
+        for await (const chunk of body) splitter.write(chunk as Buffer);
+      } catch (err) {
+        body.destroy();
+        throw err;
+      }
+      return splitter.end().list as L;
+    });
+  }
+
+  /**
+   * Sends `request`; for a 2xx answer resolves with what `read` makes of its body, else rejects as
+   * {@link RestClient.json} describes (the body read as text for the error).
+   */
+  private async exchange<R>(request: RestRequest, read: (body: Readable) => Promise<R>): Promise<R> {
     const { origin, path, url } = this.target(request.path, request.query);
     let signal = request.signal;
     let contentType = request.body === undefined ? undefined : (request.contentType ?? 'application/json');
@@ -421,7 +455,6 @@ export class RestClient {
       ({ signal, contentType } = await applyCallOptions(request, request.options, url));
     const done = this.countInFlight ? await inFlightRequests(this.kc).start(request.priority, signal) : undefined;
     let text: string;
-    let status: number;
     let response: TransportResponse;
     try {
       await throttleRequest(this.kc, this.override, request.method, url, signal, request.priority);
@@ -436,18 +469,19 @@ export class RestClient {
         ...(signal === undefined ? {} : { signal }),
         inactivityMs: this.requestInactivityMs,
       });
-      text = await bodyText(response.body).catch((err: unknown) => {
-        // An abort while the body arrives: its reason, as before the answer (the stream's own error is "aborted").
+      // An abort while the body arrives: its reason, as before the answer (the stream's own error is "aborted").
+      const reasonOnAbort = (err: unknown): never => {
         throw signal?.aborted === true ? abortReason(signal) : err;
-      });
-      status = response.statusCode;
+      };
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return await read(response.body).catch(reasonOnAbort);
+      text = await bodyText(response.body).catch(reasonOnAbort);
     } finally {
       done?.();
     }
-    if (status >= 200 && status < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
     const responseHeaders = flatHeaders(response.headers);
-    if (status === 401) throw new ApiException(status, 'Unauthorized', undefined, responseHeaders);
-    throw new ApiException(status, 'Unknown API Status Code!', text, responseHeaders);
+    if (response.statusCode === 401) throw new ApiException(401, 'Unauthorized', undefined, responseHeaders);
+    throw new ApiException(response.statusCode, 'Unknown API Status Code!', text, responseHeaders);
   }
 
   /**

@@ -36,10 +36,16 @@ export interface ListParams {
 /**
  * Lists one page, e.g. with a generated client: `(p, signal) => core.listPersistentVolumeForAllNamespaces({ limit:
  * p.limit, _continue: p.continue }, withSignal(signal))`. Should honour `signal`; errors are retried with backoff.
+ *
+ * A lister that decodes the answer as it arrives (such as {@link RestClient.list}'s) may instead hand each item to
+ * `each` as soon as it is decoded, and resolve with the page's `metadata` and the items it did not hand over (none):
+ * a large list is then never held whole, its items go to the cache one by one. Items handed to `each` come before
+ * those returned in `items`.
  */
 export type ListFn<T extends KubernetesObject> = (
   params: ListParams,
   signal: AbortSignal,
+  each: (item: T) => void,
 ) => Promise<KubernetesListObject<T>>;
 
 /**
@@ -367,6 +373,10 @@ export class Watcher<T extends KubernetesObject> {
           ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
         },
         signal,
+        (object) => {
+          signal.throwIfAborted();
+          emit({ type: 'InitApply', object });
+        },
       );
       signal.throwIfAborted();
       for (const object of page.items) emit({ type: 'InitApply', object });

@@ -58,6 +58,28 @@ describe('RestClient against the testkit', () => {
     expect(apiStatus(missing)).toMatchObject({ code: 404, reason: 'NotFound' });
   });
 
+  it('lists item by item, in order, and resolves with the rest of the list; errors as json', async () => {
+    const rest = new RestClient(kc);
+    for (const name of ['a', 'b', 'c'])
+      await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume(name) });
+    const names: unknown[] = [];
+    const list = await rest.list<{
+      kind?: string;
+      metadata?: { resourceVersion?: string; continue?: string };
+      items: unknown[];
+    }>({ path: '/api/v1/persistentvolumes', query: { limit: 2 } }, (item) =>
+      names.push((item as V1PersistentVolume).metadata?.name),
+    );
+    expect(names).toEqual(['a', 'b']);
+    expect(list).toMatchObject({ kind: 'PersistentVolumeList', items: [] });
+    expect(list.metadata?.resourceVersion).toBeTruthy();
+    expect(list.metadata?.continue).toBeTruthy();
+    const missing: unknown = await rest
+      .list({ path: '/api/v1/namespaces/default/persistentvolumeclaims/nope' }, () => undefined)
+      .catch((e: unknown) => e);
+    expect(apiStatus(missing)).toMatchObject({ code: 404, reason: 'NotFound' });
+  });
+
   it('decodes what the hot-path calls return into the model shape', async () => {
     const api = hotPathApi(kc);
     const pv = await api.createPersistentVolume({ body: volume('a') });
@@ -177,4 +199,30 @@ describe('RestClient and a server that takes a request and never answers', () =>
       }
     },
   );
+  it('hands over the items of a list as they arrive, before the answer has ended', async () => {
+    const rest = new RestClient(kubeConfigFor(kit.url));
+    const count = 200;
+    for (let i = 0; i < count; i++)
+      await rest.json({ method: 'POST', path: '/api/v1/persistentvolumes', body: volume(`v${i}`) });
+    const whole = await fetch(`${kit.url}/api/v1/persistentvolumes`).then((r) => r.arrayBuffer());
+    const names = (JSON.parse(Buffer.from(whole).toString()) as { items: V1PersistentVolume[] }).items.map(
+      (v) => v.metadata?.name,
+    );
+    // Half the answer passes, the rest is held back: the items in the first half are in before the answer ends.
+    proxy.holdAfterBytes = Math.floor(whole.byteLength / 2);
+    const seen: string[] = [];
+    const abort = new AbortController();
+    const listing = new RestClient(kc).list({ path: '/api/v1/persistentvolumes', signal: abort.signal }, (item) =>
+      seen.push((item as V1PersistentVolume).metadata?.name ?? ''),
+    );
+    const ended = listing.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    await vi.waitFor(() => expect(seen.length).toBeGreaterThan(count / 4), WAIT);
+    expect(seen.length).toBeLessThan(count);
+    expect(seen).toEqual(names.slice(0, seen.length));
+    abort.abort(new Error('enough'));
+    expect(await ended).toMatchObject({ message: 'enough' });
+  });
 });

@@ -12,6 +12,11 @@ export interface CountingProxy {
    * requests and never answers). Default false.
    */
   stalled: boolean;
+  /**
+   * When set, the proxy passes on only this many bytes of what the server sends on each connection it accepts from
+   * now on, and holds back the rest (a server whose answer stops halfway). Default undefined: all of it.
+   */
+  holdAfterBytes: number | undefined;
   close(): Promise<void>;
 }
 
@@ -20,14 +25,24 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   let connections = 0;
-  const proxy = { stalled: false };
+  const proxy: { stalled: boolean; holdAfterBytes: number | undefined } = { stalled: false, holdAfterBytes: undefined };
   const server: Server = createServer((client) => {
     connections += 1;
     sockets.add(client);
     const upstream = connect(Number(port), hostname);
     sockets.add(upstream);
     client.pipe(upstream);
-    if (!proxy.stalled) upstream.pipe(client);
+    const limit = proxy.holdAfterBytes;
+    if (proxy.stalled) {
+      // Nothing passes.
+    } else if (limit === undefined) upstream.pipe(client);
+    else {
+      let passed = 0;
+      upstream.on('data', (chunk: Buffer) => {
+        if (passed < limit) client.write(chunk.subarray(0, limit - passed));
+        passed += chunk.length;
+      });
+    }
     const closeBoth = (): void => {
       client.destroy();
       upstream.destroy();
@@ -51,6 +66,12 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     },
     set stalled(value: boolean) {
       proxy.stalled = value;
+    },
+    get holdAfterBytes() {
+      return proxy.holdAfterBytes;
+    },
+    set holdAfterBytes(value: number | undefined) {
+      proxy.holdAfterBytes = value;
     },
     url: `http://127.0.0.1:${address.port}`,
     get connections() {

@@ -6,8 +6,7 @@
  * @module
  */
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
-import { Informer, RestClient, withSignal, type Clock, type Logger } from '@kprov/provisioner-lib';
-import { coreCalls } from '../client/api.js';
+import { Informer, RestClient, type Clock, type Logger } from '@kprov/provisioner-lib';
 import { hostnameIndex, HOSTNAME_INDEX } from './node-exists.js';
 
 /** A Node cut down to its identity and labels (a Node's status, with its image list, is most of its size). */
@@ -27,21 +26,30 @@ function slimNode(node: V1Node): V1Node {
 
 /** An informer of every Node, slimmed (see the module comment), with the {@link HOSTNAME_INDEX} index. */
 export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Logger }): Informer<V1Node> {
-  const core = coreCalls(kc);
+  const rest = new RestClient(kc);
   return new Informer<V1Node>({
     path: '/api/v1/nodes',
-    list: async (p, signal) => {
-      const list = await core.listNode(
+    // Node by Node as the answer arrives, each slimmed at once: a page of 500 Nodes with their image lists is never
+    // held whole.
+    list: async (p, signal, each) => {
+      const list = await rest.list<{ metadata?: { resourceVersion?: string; continue?: string } }>(
         {
-          limit: p.limit,
-          ...(p.continue === undefined ? {} : { _continue: p.continue }),
-          ...(p.resourceVersion === undefined ? {} : { resourceVersion: p.resourceVersion }),
+          path: '/api/v1/nodes',
+          query: { limit: p.limit, continue: p.continue, resourceVersion: p.resourceVersion },
+          signal,
         },
-        withSignal(signal),
+        (raw) => each(slimNode(raw as V1Node)),
       );
-      return { ...list, items: list.items.map(slimNode) };
+      const { resourceVersion, continue: token } = list.metadata ?? {};
+      return {
+        metadata: {
+          ...(resourceVersion === undefined ? {} : { resourceVersion }),
+          ...(token === undefined ? {} : { _continue: token }),
+        },
+        items: [],
+      };
     },
-    watch: new RestClient(kc),
+    watch: rest,
     decode: (raw) => slimNode(raw as V1Node),
     indexers: { [HOSTNAME_INDEX]: hostnameIndex },
     clock: options.clock,

@@ -16,6 +16,7 @@ import {
   afterClose,
   bodyText,
   httpModule,
+  inactivityError,
   sharedTransport,
   transportOver,
   type Transport,
@@ -520,7 +521,7 @@ export class RestClient {
         return;
       }
       timer = setTimeout(() => {
-        controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+        controller.abort(inactivityError(this.watchInactivityMs));
       }, this.watchInactivityMs);
       timer.unref();
     };

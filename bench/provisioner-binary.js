@@ -1,11 +1,12 @@
 // The module the controller process (controller.js) and the baseline process (baseline.js) load their code from:
-// the library and client-node's KubeConfig, built as the provisioner binaries are built (one bundle: tsup.binary.ts),
+// the library and client-node's KubeConfig, built as the provisioner binaries are built (one bundle: the library's
+// binaryBundle, @kprov/provisioner-lib/bundle),
 // or, with `--unbundled`, imported from node_modules as an unbundled program imports them. Either way it exports the
 // same names, and the parent passes its path in KPROV_BENCH_BINARY.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'tsup';
-import { binaryBundle } from '../tsup.binary.ts';
+import { binaryBundle } from '../packages/provisioner-lib/dist/bundle.js';
 import { LIB_PATH, libRequire } from './common.js';
 
 /** What controller.js and baseline.js use. */

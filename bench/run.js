@@ -53,7 +53,7 @@ ProvisionController part (on the testkit, and on a real control plane when KUBEB
                            rather than through docker/kprov-node.sh, as the images start it (see bench/README.md)
   --unbundled              load the library and client-node into the controller process from node_modules, as an
                            unbundled program does, rather than bundled as the provisioner binaries are built
-                           (tsup.binary.ts; see bench/README.md)
+                           (binaryBundle; see bench/README.md)
   --controller-memory-limit M
                            run the controller process in a memory cgroup limited to M (512M, 1G), as a
                            container with that memory limit; needs root (default: no limit)

@@ -1,9 +1,9 @@
 /**
- * The provisioner binaries (each package's `bin`, built by tsup.binary.ts) are one file each, `dist/cli.js`, behind
+ * The provisioner binaries (each package's `bin`, built by the library's binaryBundle and tsup.binary.ts) are one file each, `dist/cli.js`, behind
  * the Node.js version check their `bin` names (`dist/bin/<name>.js`, test/node-version-gate.test.ts): the two copied
  * alone into an empty folder, with no `node_modules` above it, every one of them loads all its code and prints its
  * usage. The images
- * and the manifests run them this way; a dependency left out of the bundle would fail here. What tsup.binary.ts does
+ * and the manifests run them this way; a dependency left out of the bundle would fail here. What binaryBundle (@kprov/provisioner-lib/bundle) does
  * for their memory is checked too: each is pure ASCII, with the license comments of its bundled code in the file it
  * names beside it, and loading it does not load Node.js's internal undici.
  */
@@ -95,7 +95,7 @@ describe('provisioner binaries', () => {
   });
 
   // Node.js 24 keeps the source of a module that has a single non-ASCII character as a UTF-16 string: 4.2 MB instead
-  // of 2.1 for local-path's, and 2.0 MiB more RSS (tsup.binary.ts).
+  // of 2.1 for local-path's, and 2.0 MiB more RSS (binaryBundle).
   it.each(binaries)('$name is pure ASCII', ({ file }) => {
     const code = readFileSync(file, 'utf8');
     const at = code.search(/[\u0080-\uffff]/);
@@ -111,7 +111,7 @@ describe('provisioner binaries', () => {
     expect(code.match(/\/\*!/g)).toHaveLength(1);
   });
 
-  // client-node's generated models are side-effect free to the bundler (tsup.binary.ts): a binary that calls no
+  // client-node's generated models are side-effect free to the bundler (binaryBundle): a binary that calls no
   // generated API carries none of them. hostpath-example uses the library and client-node's KubeConfig only; with
   // every model in it, its bundle was 0.46 MB larger and its process 5 MiB heavier.
   it('hostpath-example carries none of the client-node models it does not use', () => {
@@ -123,7 +123,7 @@ describe('provisioner binaries', () => {
   });
 
   // An ES module import of a built-in reads all its exports, and `node:http`'s `WebSocket` getter then loads Node.js's
-  // internal undici, which the binaries never use (1.1 MiB of heap, 1.9 MiB of RSS; tsup.binary.ts).
+  // internal undici, which the binaries never use (1.1 MiB of heap, 1.9 MiB of RSS; binaryBundle).
   it.each(binaries)('$name does not load Node.js internal undici', async ({ gate }) => {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--require', undiciProbe, gate, '--help'], {
       cwd: scratch,

@@ -1,4 +1,5 @@
+import { binaryBundle } from '@kprov/provisioner-lib/bundle';
 import { defineConfig } from 'tsup';
 import { libraryAndBinary } from '../../tsup.binary.js';
 
-export default defineConfig(libraryAndBinary({ cli: 'src/cli.ts' }));
+export default defineConfig(libraryAndBinary(binaryBundle({ cli: 'src/cli.ts' })));

@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/prometheus.ts', 'src/pino.ts', 'src/runtime.ts', 'src/testing.ts'],
+  entry: ['src/index.ts', 'src/prometheus.ts', 'src/pino.ts', 'src/runtime.ts', 'src/testing.ts', 'src/bundle.ts'],
   format: ['esm'],
   dts: true,
   sourcemap: true,

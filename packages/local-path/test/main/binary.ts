@@ -25,7 +25,7 @@ function newestBelow(dir: string, suffix: string): number {
 
 /**
  * Builds the package when dist/cli.js is missing or older than a source file, or than the built workspace libraries
- * the binary bundles (tsup.binary.ts).
+ * the binary bundles (binaryBundle, @kprov/provisioner-lib/bundle).
  */
 export async function ensureBuilt(): Promise<void> {
   const built = statSync(bin, { throwIfNoEntry: false })?.mtimeMs ?? 0;

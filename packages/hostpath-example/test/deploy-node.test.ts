@@ -25,6 +25,26 @@ const LEASE = 'example.com-hostpath';
 const apply = (tools: UserTools, ...files: string[]): Promise<string> =>
   tools.kubectl('apply', ...files.flatMap((f) => ['-f', `${DEPLOY}${f}`]));
 
+/**
+ * Runs `step`; if it fails, the error also carries what a user would look at next: the provisioner's log and the
+ * claim's and pods' state (a wait that times out says only that it did).
+ */
+async function explained<T>(tools: UserTools, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const show = (...args: string[]): Promise<string> =>
+      tools.kubectl(...args).catch((e: unknown) => `(kubectl ${args[0]} failed: ${String(e)})`);
+    const log = await show('logs', 'deployment/hostpath-provisioner', '--tail=60');
+    const state = await show('get', 'pvc,pv,pods', '-o', 'wide');
+    const events = await show('get', 'events', '--sort-by=.lastTimestamp');
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`${message}\n--- provisioner log ---\n${log}\n--- state ---\n${state}\n--- events ---\n${events}`, {
+      cause: err,
+    });
+  }
+}
+
 if (!existsSync(IMAGE)) {
   describe.skip('hostpath-example on a real node (images/ has no hostpath-example.oci.tar: `pnpm images` builds them)', () => {
     it('runs the guide', () => undefined);
@@ -41,17 +61,18 @@ if (!existsSync(IMAGE)) {
 
         // 3. Start the provisioner.
         await apply(tools, 'rbac.yaml', 'deployment.yaml');
-        await tools.kubectl('rollout', 'status', 'deployment/hostpath-provisioner', `--timeout=${ROLLOUT}`);
+        await explained(tools, () =>
+          tools.kubectl('rollout', 'status', 'deployment/hostpath-provisioner', `--timeout=${ROLLOUT}`),
+        );
         // 4.–6. The class, the claim, the test pod.
         await apply(tools, 'class.yaml', 'claim.yaml');
-        await tools.kubectl(
-          'wait',
-          '--for=jsonpath={.status.phase}=Bound',
-          'pvc/hostpath-claim',
-          `--timeout=${ROLLOUT}`,
+        await explained(tools, () =>
+          tools.kubectl('wait', '--for=jsonpath={.status.phase}=Bound', 'pvc/hostpath-claim', `--timeout=${ROLLOUT}`),
         );
         await apply(tools, 'test-pod.yaml');
-        await tools.kubectl('wait', '--for=jsonpath={.status.phase}=Succeeded', 'pod/test-pod', `--timeout=${ROLLOUT}`);
+        await explained(tools, () =>
+          tools.kubectl('wait', '--for=jsonpath={.status.phase}=Succeeded', 'pod/test-pod', `--timeout=${ROLLOUT}`),
+        );
         // 7. SUCCESS on the node, in the PV's directory.
         const pv = (await read.claim('hostpath-claim'))?.spec?.volumeName ?? '';
         expect((await read.volume(pv))?.spec?.hostPath?.path).toBe(`${PV_DIR}/${pv}`);

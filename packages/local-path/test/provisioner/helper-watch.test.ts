@@ -71,7 +71,11 @@ describeTiers(
 
       writeFileSync(e.onNode('node-1', `${BASE_PATH}/go`), '');
       await waitBound(e);
-      expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1, 'log pods': 1, 'delete pods': 1 });
+      // The setup pod is kept until the PV is saved, then deleted: the claim can be Bound before that delete arrives.
+      await vi.waitFor(
+        () => expect(podRequests(e)).toEqual({ 'create pods': 1, 'watch pods': 1, 'log pods': 1, 'delete pods': 1 }),
+        WAIT,
+      );
     });
 
     it('fails the attempt at once when the helper pod is deleted from under it', async () => {

@@ -1,10 +1,10 @@
 /**
- * The provisioner binaries (each package's `bin`, built by the library's binaryBundle and tsup.binary.ts) are one file each, `dist/cli.js`, behind
- * the Node.js version check their `bin` names (`dist/bin/<name>.js`, test/node-version-gate.test.ts): the two copied
- * alone into an empty folder, with no `node_modules` above it, every one of them loads all its code and prints its
- * usage. The images
- * and the manifests run them this way; a dependency left out of the bundle would fail here. What binaryBundle (@kprov/provisioner-lib/bundle) does
- * for their memory is checked too: each is pure ASCII, with the license comments of its bundled code in the file it
+ * The provisioner binaries (each package's `bin`, built by provisioner-lib's `binaryBundle` and tsup.binary.ts) are
+ * one file each, `dist/cli.js`, behind the Node.js version check their `bin` names (`dist/bin/<name>.js`,
+ * test/node-version-gate.test.ts): the two copied alone into an empty folder, with no `node_modules` above it, every
+ * one of them loads all its code and prints its usage. The images and the manifests run them this way; a dependency
+ * left out of the bundle would fail here. What `binaryBundle` (@kprov/provisioner-lib/bundle) does for their memory
+ * is checked too: each is pure ASCII, with the license comments of its bundled code in the file it
  * names beside it, and loading it does not load Node.js's internal undici.
  */
 import { execFile } from 'node:child_process';

@@ -10,8 +10,14 @@
  *
  * @module
  */
-import type { BatchV1Api, CoreV1Api, KubeConfig, V1NodeList } from '@kubernetes/client-node';
+import type { BatchV1Api, CoreV1Api, KubeConfig, V1ListMeta, V1NodeList } from '@kubernetes/client-node';
 import { makeProvisionControllerClient, RestClient, type Query } from '@kprov/provisioner-lib';
+
+/** A list's `metadata` as the API server sends it, with its continue token renamed to client-node's `_continue`. */
+export function listMetaOf(metadata: (V1ListMeta & { continue?: string }) | undefined): V1ListMeta {
+  const { continue: token, ...rest } = metadata ?? {};
+  return token === undefined ? rest : { ...rest, _continue: token };
+}
 
 /** The `CoreV1Api` calls of the provisioner and the node-cleanup controller. */
 export type CoreCalls = Pick<
@@ -70,12 +76,7 @@ export function coreCalls(kc: KubeConfig): CoreCalls {
         query: queryOf(param, []),
         options,
       });
-      const { continue: token, ...metadata } = list.metadata ?? {};
-      return {
-        ...list,
-        items: list.items ?? [],
-        metadata: token === undefined ? metadata : { ...metadata, _continue: token },
-      };
+      return { ...list, items: list.items ?? [], metadata: listMetaOf(list.metadata) };
     },
     createPersistentVolume: (param, options) => volumes.createPersistentVolume(param, options),
     readPersistentVolume: (param: Param<CoreV1Api, 'readPersistentVolume'>, options) =>

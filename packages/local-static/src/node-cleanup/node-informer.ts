@@ -5,8 +5,9 @@
  *
  * @module
  */
-import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import type { KubeConfig, V1ListMeta, V1Node } from '@kubernetes/client-node';
 import { Informer, RestClient, type Clock, type Logger } from '@kprov/provisioner-lib';
+import { listMetaOf } from '../client/api.js';
 import { hostnameIndex, HOSTNAME_INDEX } from './node-exists.js';
 
 /** A Node cut down to its identity and labels (a Node's status, with its image list, is most of its size). */
@@ -32,7 +33,7 @@ export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Lo
     // Node by Node as the answer arrives, each slimmed at once: a page of 500 Nodes with their image lists is never
     // held whole.
     list: async (p, signal, each) => {
-      const list = await rest.list<{ metadata?: { resourceVersion?: string; continue?: string } }>(
+      const list = await rest.list<{ metadata?: V1ListMeta & { continue?: string } }>(
         {
           path: '/api/v1/nodes',
           query: { limit: p.limit, continue: p.continue, resourceVersion: p.resourceVersion },
@@ -40,14 +41,7 @@ export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Lo
         },
         (raw) => each(slimNode(raw as V1Node)),
       );
-      const { resourceVersion, continue: token } = list.metadata ?? {};
-      return {
-        metadata: {
-          ...(resourceVersion === undefined ? {} : { resourceVersion }),
-          ...(token === undefined ? {} : { _continue: token }),
-        },
-        items: [],
-      };
+      return { metadata: listMetaOf(list.metadata), items: [] };
     },
     watch: rest,
     decode: (raw) => slimNode(raw as V1Node),

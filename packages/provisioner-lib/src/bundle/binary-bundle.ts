@@ -40,7 +40,7 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     sourcemap: true,
     dts: false,
     clean: false,
-    // Built-ins keep their `node:` prefix, for the plugin above to see them as written. (tsup strips it by default,
+    // Built-ins keep their `node:` prefix, for builtinsThroughRequire to see them as written. (tsup strips it by default,
     // which breaks `node:sqlite`, a built-in only under its prefix, that undici's SqliteCacheStore requires.)
     removeNodeProtocol: false,
     esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects, clientNodeConfigByPath],

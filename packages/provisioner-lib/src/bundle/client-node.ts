@@ -51,7 +51,7 @@ export const clientNodeConfigByPath: EsbuildPlugin = {
       const source = readFileSync(args.path, 'utf8');
       if (!GENERATED_INDEX_IMPORT.test(source)) {
         throw new Error(
-          `${args.path}: its import of the generated index changed; update tsup.binary.ts's clientNodeConfigByPath`,
+          `${args.path}: its import of the generated index changed; update @kprov/provisioner-lib's clientNodeConfigByPath (src/bundle/client-node.ts)`,
         );
       }
       const contents = source.replace(

@@ -24,7 +24,7 @@ export const libraryRequire: EsbuildPlugin = {
       loader: 'js',
       contents: `
         // Each from the module that defines it (through client-node's entry point, side-effect free for the bundle,
-        // see below, esbuild leaves the lazily initialized modules of these names uninitialized), and each required
+        // see client-node.ts, esbuild leaves the lazily initialized modules of these names uninitialized), and each required
         // when the library first asks for it: esbuild then wraps these modules to run on that first call, so that a
         // binary that never asks for undici, client-node's KubeConfig or prom-client's default metrics does not run
         // them (imported at the top of this module instead, every binary ran undici, client-node's generated client

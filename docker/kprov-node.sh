@@ -16,9 +16,11 @@
 #   program that keeps most of what it allocates runs slower with 1 MiB semi-spaces: an informer's first list of a
 #   large cluster takes longer (a probe that keeps 200 MiB of small objects alive: 3.9 s instead of 0.5).
 # - `--v8-pool-size=1`: one thread for V8's background work instead of four (each keeps memory of its own);
-# - `--max-opt=2` and `--liftoff-only`: JavaScript optimized up to V8's Maglev compiler but not its TurboFan, and
+# - `--no-turbofan` and `--liftoff-only`: JavaScript optimized up to V8's Maglev compiler but not its TurboFan, and
 #   WebAssembly (undici's HTTP parser) compiled by Liftoff only: TurboFan's code and the memory it compiles in cost
-#   about 4 MiB, and the controller's CPU per provision was no higher without it.
+#   about 4 MiB, and the controller's CPU per provision was no higher without it. (`--no-turbofan` rather than
+#   `--max-opt=2`, the same cap: a tier chosen with `--max-opt` would also decide the lower ones, which a binary
+#   may turn off for itself, as local-static's provisioner turns off Sparkplug and Maglev.)
 #
 # V8's young generation: Node.js sizes it from the memory it may use, a container's memory limit or, when there is
 # none, the whole machine's memory: on a large node its two semi-spaces grow to 64 MiB each under load. Then this caps
@@ -30,7 +32,7 @@
 # KPROV_NODE: the Node.js executable (default: `node` on the PATH).
 set -eu
 node="${KPROV_NODE:-node}"
-flags="${KPROV_NODE_FLAGS---optimize-for-size --v8-pool-size=1 --max-opt=2 --liftoff-only}"
+flags="${KPROV_NODE_FLAGS---optimize-for-size --v8-pool-size=1 --no-turbofan --liftoff-only}"
 
 if [ -z "${LD_PRELOAD:-}" ] && [ "${KPROV_MALLOC:-jemalloc}" = jemalloc ]; then
   for lib in /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do

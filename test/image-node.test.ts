@@ -86,7 +86,7 @@ describe('the images start Node.js through docker/kprov-node.sh', () => {
   });
 
   describe("Node.js's and V8's flags", () => {
-    const LEAN = ['--v8-pool-size=1', '--max-opt=2', '--liftoff-only'];
+    const LEAN = ['--v8-pool-size=1', '--no-turbofan', '--liftoff-only'];
     const SIZE = '--optimize-for-size';
 
     it("are V8's mode for small devices, one V8 thread, no TurboFan, Liftoff-only WebAssembly by default", () => {

@@ -20,6 +20,9 @@ const DECIDED_BY: Readonly<Record<string, readonly string[]>> = {
   // The young generation's size, set on the command line, is what the user chose over V8's small-device sizing.
   'optimize-for-size': ['max-semi-space-size', 'min-semi-space-size', 'semi-space-growth-factor'],
   turbofan: ['max-opt', 'maglev', 'jitless'],
+  // A binary's lower tiers off (addV8Flags): an optimization tier chosen on the command line decides them too.
+  maglev: ['max-opt', 'jitless'],
+  sparkplug: ['max-opt', 'jitless'],
 };
 
 /** A V8 or Node.js flag's name: no dashes before it, no `no-`, `-` for `_`, no value (`--max_opt=2` → `max-opt`). */
@@ -51,7 +54,31 @@ export const V8_FLAGS_ENV = 'KPROV_V8_FLAGS';
  */
 export function setV8Flags(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
   const words = env[V8_FLAGS_ENV];
-  const flags = words === undefined ? DEFAULT_V8_FLAGS : words.split(/\s+/).filter((w) => w !== '');
+  return setUndecided(words === undefined ? DEFAULT_V8_FLAGS : words.split(/\s+/).filter((w) => w !== ''), env);
+}
+
+/**
+ * Sets V8 flags of a binary's own beside {@link DEFAULT_V8_FLAGS}, as those were set: the flags of `flags` that
+ * this process was not started with ({@link v8FlagsToSet}), and none when `KPROV_V8_FLAGS` is set (its words are
+ * all the flags then, the binary's too). Call it first thing in the binary's entry, before its own code runs hot.
+ * Returns the flags it set.
+ *
+ * For example local-static's provisioner, a discovery pass every few seconds on each node, turns V8's compilers off
+ * (`['--no-sparkplug', '--no-maglev']`): its JavaScript runs in V8's interpreter, and the compilers' code and
+ * memory, about 2 MiB of its RSS at rest, are never taken.
+ *
+ * @param flags - V8 flags, e.g. `['--no-maglev']`.
+ * @param env - the environment to read `KPROV_V8_FLAGS` and `NODE_OPTIONS` from. Default `process.env`.
+ */
+export function addV8Flags(
+  flags: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  return env[V8_FLAGS_ENV] === undefined ? setUndecided(flags, env) : [];
+}
+
+/** Sets the flags of `flags` that neither Node.js's command line nor `NODE_OPTIONS` decided; returns them. */
+function setUndecided(flags: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
   const nodeArgs = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
   const set = v8FlagsToSet(flags, nodeArgs);
   for (const flag of set) setFlagsFromString(flag);

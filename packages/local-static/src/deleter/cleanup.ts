@@ -7,7 +7,6 @@
 import { spawn } from 'node:child_process';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Clock } from '@kprov/provisioner-lib';
 import { formatGoDuration } from '@kprov/provisioner-lib/runtime';
 import { DEFAULT_MOUNT_INFO, readMountPoints } from '../discovery/mounts.js';
@@ -185,6 +184,9 @@ export function runCleanerCommand(argv: readonly string[], options: CleanerComma
     };
     const onAbort = (): void => kill();
     options.signal.addEventListener('abort', onAbort, { once: true });
+    // node:readline is loaded here, when a cleaner first runs, not with the binary: at rest it is about 1 MiB of RSS
+    // a node's provisioner would hold for nothing (bench/README.md, local-static).
+    const { createInterface } = process.getBuiltinModule('node:readline');
     for (const [stream, readable] of [
       ['stdout', child.stdout],
       ['stderr', child.stderr],

@@ -1,0 +1,59 @@
+/**
+ * The binary, `dist/cli.js`, as a node runs it: the provisioner's JavaScript runs in V8's interpreter only (its V8
+ * flags beside the runtime's, set as it starts), the node-cleanup controller's keeps V8's compilers, and
+ * `KPROV_V8_FLAGS` replaces the flags of both. A probe loaded before the binary reports which of V8's compilers are
+ * on as the process exits.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'local-static-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+// `%Is…Enabled()` are V8's own answers (natives syntax, allowed for the probe only).
+const probe = join(scratch, 'compilers.cjs');
+writeFileSync(
+  probe,
+  "process.on('exit', () => process.stderr.write('compilers ' + JSON.stringify({ sparkplug: %IsSparkplugEnabled(), maglev: %IsMaglevEnabled(), turbofan: %IsTurbofanEnabled() }) + '\\n'));\n",
+);
+
+interface Compilers {
+  sparkplug: boolean;
+  maglev: boolean;
+  turbofan: boolean;
+}
+
+async function compilersOf(args: readonly string[], env: Record<string, string> = {}): Promise<Compilers> {
+  const { stderr } = await promisify(execFile)(
+    process.execPath,
+    ['--allow-natives-syntax', '--require', probe, CLI, ...args],
+    { cwd: scratch, env: { PATH: process.env.PATH ?? '', ...env } },
+  );
+  const line = /^compilers (.*)$/m.exec(stderr);
+  expect(line, stderr).not.toBeNull();
+  return JSON.parse(line![1]!) as Compilers;
+}
+
+describe("local-static's V8 flags", () => {
+  it('the provisioner runs in V8’s interpreter only: no Sparkplug, Maglev or TurboFan', async () => {
+    expect(await compilersOf(['--help'])).toEqual({ sparkplug: false, maglev: false, turbofan: false });
+  });
+
+  it('the node-cleanup controller keeps Sparkplug and Maglev (no TurboFan, as every runtime binary)', async () => {
+    expect(await compilersOf(['node-cleanup', '--help'])).toEqual({ sparkplug: true, maglev: true, turbofan: false });
+  });
+
+  it('KPROV_V8_FLAGS replaces them: empty, every compiler is on', async () => {
+    expect(await compilersOf(['--help'], { KPROV_V8_FLAGS: '' })).toEqual({
+      sparkplug: true,
+      maglev: true,
+      turbofan: true,
+    });
+  });
+});

@@ -122,6 +122,20 @@ function rows(options) {
   ];
 }
 
+/** How long each launcher's start with the objects in place waited for the servers to settle. */
+function settled(results) {
+  const waits = Object.entries(results)
+    .filter(([, r]) => r.cacheAtStart?.settle !== undefined)
+    .map(
+      ([n, r]) =>
+        `${n} ${f0(r.cacheAtStart.settle.seconds)} s${r.cacheAtStart.settle.settled ? '' : ' (not settled: started anyway)'}`,
+    );
+  if (waits.length === 0) return [];
+  return [
+    `- Started with the objects in place: once the servers were quiet (under 15% of one core over two 2 s windows in a row; kube-apiserver, etcd and kube-controller-manager on the real tier), as a provisioner restarts in a settled cluster; waited ${waits.join(', ')}.`,
+  ];
+}
+
 function dropped(r) {
   const runs = [r.t16?.events, r.t4?.events, r.qps?.events].filter((e) => e !== undefined);
   if (runs.length === 0) return undefined;
@@ -163,6 +177,7 @@ export function guideMarkdown(part, options, meta) {
       .map((n) => `- **${n} failed**: ${part.results[n].error}`),
     `- Provisioner: \`node examples/hostpath.ts\` in \`packages/provisioner-lib\`, the guide's file as it is, loading the library's build and client-node from node_modules (no bundler), leader election on as the guide runs it, \`--http-endpoint\` (its metrics give the dropped Events), no client-side limit (\`--kube-api-qps=-1\`) and \`--worker-threads\` as the row says, but in the row of the guide's defaults. *plain node*: started with \`node\`; *kprov-node.sh*: through \`docker/kprov-node.sh\`, as the images start Node.js (${part.allocator ?? 'allocator as the machine has it'}).`,
     `- Measured from outside: start from spawn to the \`Started provisioner controller\` line (the informers synced, workers started); RSS and peak (VmHWM) from \`/proc\`; CPU from \`/proc/<pid>/stat\` over a burst (from its first claim create to its last PV), ÷ claims; PVs/s and PVC→PV from the driver's PV watch. Claims pre-annotated (the PV binder is out of the PVC→PV path), 32 creates in flight; a fresh process per row group, the claims and PVs deleted between.`,
+    ...settled(part.results),
     `- Go: ${GO_SOURCE}.`,
   ].join('\n');
 }

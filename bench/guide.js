@@ -162,6 +162,9 @@ export async function guidePart(tier, options, ctx) {
     tier === 'real'
       ? await startRealServer({ track: ctx.live })
       : await startServer(dir, { binder: false, track: ctx.live });
+  // The servers' CPU (ms): kube-apiserver, etcd and kube-controller-manager on the real tier, the testkit's process.
+  const serverCpuMs =
+    tier === 'real' ? () => server.serverCpuMs() + server.kcmCpuMs() : () => procCpuMs(server.child.pid);
   try {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(server.kubeconfig);
@@ -298,9 +301,15 @@ export async function guidePart(tier, options, ctx) {
               await burst(p, Math.min(options.claims, options.cacheClaims - n), options.timeoutMs);
             return idleMemory(p, options.idleS);
           });
+          // As a provisioner restarts in a settled cluster (the Go anchor's figure): started once the servers are
+          // quiet. Right after the last burst they are not: the real tier's binder binds its claims for a while after
+          // their PVs exist, and a list then waits on a busy server (start → synced 1.5–1.9 s against 0.8–0.9 s).
+          say(`${name}: waiting for the servers to settle`);
+          const settle = await serversQuiet(serverCpuMs);
           say(`${name}: started with ${options.cacheClaims} claims and PVs in place`);
           r.cacheAtStart = await run([...noLimit, '--worker-threads=16'], async (p, ready) => ({
             ready,
+            settle,
             ...(await idleMemory(p, options.idleS)),
           }));
           // The server goes after the last launcher: its 20,000 objects are not deleted one by one.
@@ -319,6 +328,21 @@ export async function guidePart(tier, options, ctx) {
     await server.stop();
     ctx.live.delete(server);
   }
+}
+
+/**
+ * Waits until the servers whose CPU `cpuMs()` sums are quiet: under `share` of one core over each of `windows`
+ * windows of 2 s in a row, or `timeoutMs` passed. Resolves with the seconds waited and whether they settled.
+ */
+export async function serversQuiet(cpuMs, { share = 0.15, windows = 2, timeoutMs = 600_000 } = {}) {
+  const t0 = now();
+  let quiet = 0;
+  while (quiet < windows && now() - t0 < timeoutMs) {
+    const before = cpuMs();
+    await sleep(2000);
+    quiet = cpuMs() - before < share * 2000 ? quiet + 1 : 0;
+  }
+  return { seconds: (now() - t0) / 1000, settled: quiet >= windows };
 }
 
 /** The lowest RSS of 1 s samples over `seconds` idle, and the process's peak RSS (VmHWM) over its life. */

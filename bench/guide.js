@@ -302,8 +302,9 @@ export async function guidePart(tier, options, ctx) {
             return idleMemory(p, options.idleS);
           });
           // As a provisioner restarts in a settled cluster (the Go anchor's figure): started once the servers are
-          // quiet. Right after the last burst they are not: the real tier's binder binds its claims for a while after
-          // their PVs exist, and a list then waits on a busy server (start → synced 1.5–1.9 s against 0.8–0.9 s).
+          // quiet, so that the figure does not depend on how busy they still are. Right after the last burst they are
+          // not (the real tier's binder binds its claims for a minute or two after their PVs exist); started at once,
+          // the process took 1.5–1.9 s to sync, started after they settled 1.3–1.6 s (bench/README.md).
           say(`${name}: waiting for the servers to settle`);
           const settle = await serversQuiet(serverCpuMs);
           say(`${name}: started with ${options.cacheClaims} claims and PVs in place`);

@@ -41,7 +41,7 @@ async function compilersOf(args: readonly string[], env: Record<string, string> 
 }
 
 describe("local-static's V8 flags", () => {
-  it('the provisioner runs in V8’s interpreter only: no Sparkplug, Maglev or TurboFan', async () => {
+  it("the provisioner runs in V8's interpreter only: no Sparkplug, Maglev or TurboFan", async () => {
     expect(await compilersOf(['--help'])).toEqual({ sparkplug: false, maglev: false, turbofan: false });
   });
 

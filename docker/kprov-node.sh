@@ -5,7 +5,10 @@
 # Memory allocator: jemalloc, when the system has it (the images install Debian's libjemalloc2), returning freed
 # pages to the system after a second (MALLOC_CONF, unless set). glibc's malloc keeps what Node.js and V8 freed below
 # memory still in use, and gives it back rarely if ever: with 10,000 claims and PVs cached and the controller idle,
-# about 10 MiB more RSS. KPROV_MALLOC=glibc keeps glibc's; an LD_PRELOAD of your own is left alone.
+# about 10 MiB more RSS. One arena and no per-thread caches (`narenas:1,tcache:false`): a Node.js process allocates
+# on its main thread nearly always, and an arena and a cache per thread (jemalloc's default) kept about 2 MiB more at
+# rest for no CPU a provisioner's load could tell (bench/README.md, "The allocator"). KPROV_MALLOC=glibc keeps
+# glibc's; an LD_PRELOAD of your own is left alone.
 #
 # Node.js and V8 (KPROV_NODE_FLAGS, to replace them; empty for none):
 # - `--optimize-for-size`, V8's mode for small devices: after a full collection it gives back the heap pages it no
@@ -33,12 +36,13 @@
 set -eu
 node="${KPROV_NODE:-node}"
 flags="${KPROV_NODE_FLAGS---optimize-for-size --v8-pool-size=1 --no-turbofan --liftoff-only}"
+jemalloc_conf="narenas:1,tcache:false,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
 
 if [ -z "${LD_PRELOAD:-}" ] && [ "${KPROV_MALLOC:-jemalloc}" = jemalloc ]; then
   for lib in /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do
     if [ -e "$lib" ]; then
       export LD_PRELOAD="$lib"
-      export MALLOC_CONF="${MALLOC_CONF:-background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0}"
+      export MALLOC_CONF="${MALLOC_CONF:-$jemalloc_conf}"
       break
     fi
   done

@@ -2,7 +2,8 @@
  * The binary, `dist/cli.js`, as a node runs it: the provisioner's JavaScript runs in V8's interpreter only (its V8
  * flags beside the runtime's, set as it starts), the node-cleanup controller's keeps V8's compilers, and
  * `KPROV_V8_FLAGS` replaces the flags of both. A probe loaded before the binary reports which of V8's compilers are
- * on as the process exits.
+ * on as the process exits. And it starts without Node.js's promise file-system API and readline, which it does not
+ * need at rest (bench/README.md, "Where the memory goes at rest").
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,13 @@ async function compilersOf(args: readonly string[], env: Record<string, string> 
   return JSON.parse(line![1]!) as Compilers;
 }
 
+// Which of two built-in modules the process loaded, from Node.js's own list.
+const modulesProbe = join(scratch, 'modules.cjs');
+writeFileSync(
+  modulesProbe,
+  "process.on('exit', () => process.stderr.write('modules ' + JSON.stringify(['fs/promises', 'internal/readline/interface'].filter((m) => process.moduleLoadList.includes('NativeModule ' + m))) + '\\n'));\n",
+);
+
 describe("local-static's V8 flags", () => {
   it("the provisioner runs in V8's interpreter only: no Sparkplug, Maglev or TurboFan", async () => {
     expect(await compilersOf(['--help'])).toEqual({ sparkplug: false, maglev: false, turbofan: false });
@@ -55,5 +63,17 @@ describe("local-static's V8 flags", () => {
       maglev: true,
       turbofan: true,
     });
+  });
+});
+
+describe('local-static as it starts', () => {
+  it("loads neither Node.js's node:fs/promises nor its readline", async () => {
+    const { stderr } = await promisify(execFile)(process.execPath, ['--require', modulesProbe, CLI, '--help'], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    const line = /^modules (.*)$/m.exec(stderr);
+    expect(line, stderr).not.toBeNull();
+    expect(JSON.parse(line![1]!)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from '../fs/async.js';
 import { join } from 'node:path';
 import { realClock, sleep, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
 import { LastGood } from '@kprov/provisioner-lib/runtime';

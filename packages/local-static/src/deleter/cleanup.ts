@@ -5,7 +5,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { lstat, readdir, realpath } from 'node:fs/promises';
+import { lstat, readdir, realpath } from '../fs/async.js';
 import { resolve } from 'node:path';
 import type { Clock } from '@kprov/provisioner-lib';
 import { formatGoDuration } from '@kprov/provisioner-lib/runtime';

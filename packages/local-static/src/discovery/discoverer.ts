@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readdir } from 'node:fs/promises';
+import { readdir } from '../fs/async.js';
 import type { CoreV1Api, V1Node, V1StorageClass } from '@kubernetes/client-node';
 import {
   describeError,

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { readFile } from 'node:fs/promises';
+import { readFile } from '../fs/async.js';
 
 /** Where the mount table is read from by default: this process's own view, `/proc/self/mountinfo`. */
 export const DEFAULT_MOUNT_INFO = '/proc/self/mountinfo';

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { lstat, readFile, stat, statfs } from 'node:fs/promises';
+import { lstat, readFile, stat, statfs } from '../fs/async.js';
 import type { VolumeMode } from '../config/config.js';
 
 /** Where sysfs is mounted, for the size of block devices. */

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { readdir, readFile, stat } from '../fs/async.js';
 import { join } from 'node:path';
 import { realClock, sleep, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
 import { LastGood } from '@kprov/provisioner-lib/runtime';
 import { isScalar, parse } from 'yaml';
+import { readdir, readFile, stat } from '../fs/async.js';
 import { buildConfig, type ProvisionerConfig } from './config.js';
 import { canonicalKeys } from './field-names.js';
 

@@ -5,11 +5,11 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { lstat, readdir, realpath } from '../fs/async.js';
 import { resolve } from 'node:path';
 import type { Clock } from '@kprov/provisioner-lib';
 import { formatGoDuration } from '@kprov/provisioner-lib/runtime';
 import { DEFAULT_MOUNT_INFO, readMountPoints } from '../discovery/mounts.js';
+import { lstat, readdir, realpath } from '../fs/async.js';
 
 /** A cleanup that ran longer than its timeout and was stopped. */
 export class CleanupTimeoutError extends Error {

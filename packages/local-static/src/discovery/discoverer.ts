@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { readdir } from '../fs/async.js';
 import type { CoreV1Api, V1Node, V1StorageClass } from '@kubernetes/client-node';
 import {
   describeError,
@@ -17,6 +16,7 @@ import {
 import type { ClassConfig, ProvisionerConfig, VolumeMode } from '../config/config.js';
 import { nameMatcher } from '../config/glob.js';
 import { VOLUME_FAILED_DELETE, type VolumeEvents } from '../events/volume-events.js';
+import { readdir } from '../fs/async.js';
 import { countedApiRequest } from '../metrics/api-requests.js';
 import type { LocalStaticMetrics } from '../metrics/metrics.js';
 import { capacityQuantity } from './capacity.js';

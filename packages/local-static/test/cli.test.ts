@@ -17,12 +17,29 @@ const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'local-static-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-// `%Is…Enabled()` are V8's own answers (natives syntax, allowed for the probe only).
-const probe = join(scratch, 'compilers.cjs');
-writeFileSync(
-  probe,
-  "process.on('exit', () => process.stderr.write('compilers ' + JSON.stringify({ sparkplug: %IsSparkplugEnabled(), maglev: %IsMaglevEnabled(), turbofan: %IsTurbofanEnabled() }) + '\\n'));\n",
-);
+/**
+ * Runs the binary with `args`, a probe preloaded that writes `<name> <JSON>` to stderr as the process exits (`source`:
+ * the probe's JSON expression), and returns that JSON parsed.
+ */
+async function probed(
+  name: string,
+  source: string,
+  args: readonly string[],
+  { env = {}, nodeFlags = [] }: { env?: Record<string, string>; nodeFlags?: readonly string[] } = {},
+): Promise<unknown> {
+  const probe = join(scratch, `${name}.cjs`);
+  writeFileSync(
+    probe,
+    `process.on('exit', () => process.stderr.write('${name} ' + JSON.stringify(${source}) + '\\n'));\n`,
+  );
+  const { stderr } = await promisify(execFile)(process.execPath, [...nodeFlags, '--require', probe, CLI, ...args], {
+    cwd: scratch,
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  const line = new RegExp(`^${name} (.*)$`, 'm').exec(stderr);
+  expect(line, stderr).not.toBeNull();
+  return JSON.parse(line![1]!);
+}
 
 interface Compilers {
   sparkplug: boolean;
@@ -30,23 +47,15 @@ interface Compilers {
   turbofan: boolean;
 }
 
+// `%Is…Enabled()` are V8's own answers (natives syntax, allowed for the probe only).
 async function compilersOf(args: readonly string[], env: Record<string, string> = {}): Promise<Compilers> {
-  const { stderr } = await promisify(execFile)(
-    process.execPath,
-    ['--allow-natives-syntax', '--require', probe, CLI, ...args],
-    { cwd: scratch, env: { PATH: process.env.PATH ?? '', ...env } },
-  );
-  const line = /^compilers (.*)$/m.exec(stderr);
-  expect(line, stderr).not.toBeNull();
-  return JSON.parse(line![1]!) as Compilers;
+  return (await probed(
+    'compilers',
+    '{ sparkplug: %IsSparkplugEnabled(), maglev: %IsMaglevEnabled(), turbofan: %IsTurbofanEnabled() }',
+    args,
+    { env, nodeFlags: ['--allow-natives-syntax'] },
+  )) as Compilers;
 }
-
-// Which of two built-in modules the process loaded, from Node.js's own list.
-const modulesProbe = join(scratch, 'modules.cjs');
-writeFileSync(
-  modulesProbe,
-  "process.on('exit', () => process.stderr.write('modules ' + JSON.stringify(['fs/promises', 'internal/readline/interface'].filter((m) => process.moduleLoadList.includes('NativeModule ' + m))) + '\\n'));\n",
-);
 
 describe("local-static's V8 flags", () => {
   it("the provisioner runs in V8's interpreter only: no Sparkplug, Maglev or TurboFan", async () => {
@@ -68,12 +77,12 @@ describe("local-static's V8 flags", () => {
 
 describe('local-static as it starts', () => {
   it("loads neither Node.js's node:fs/promises nor its readline", async () => {
-    const { stderr } = await promisify(execFile)(process.execPath, ['--require', modulesProbe, CLI, '--help'], {
-      cwd: scratch,
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    const line = /^modules (.*)$/m.exec(stderr);
-    expect(line, stderr).not.toBeNull();
-    expect(JSON.parse(line![1]!)).toEqual([]);
+    // Which of the two built-in modules the process loaded, from Node.js's own list.
+    const loaded = await probed(
+      'modules',
+      "['fs/promises', 'internal/readline/interface'].filter((m) => process.moduleLoadList.includes('NativeModule ' + m))",
+      ['--help'],
+    );
+    expect(loaded).toEqual([]);
   });
 });

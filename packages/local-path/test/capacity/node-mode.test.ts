@@ -90,11 +90,7 @@ describeTiers('capacity budgets in node mode', () => {
     // handed back once that update is in.
     const handedBack = await vi.waitFor(async () => {
       const c = (await read.claim('next'))!;
-      if (c.metadata?.annotations?.['volume.kubernetes.io/selected-node'] !== undefined) {
-        throw new Error(
-          `claim next still has its selected node ${c.metadata.annotations['volume.kubernetes.io/selected-node']}`,
-        );
-      }
+      expect(c.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBeUndefined();
       return c;
     }, WAIT);
     // With no pod, the test plays the scheduler's second pick.

@@ -1,7 +1,7 @@
 // Hand-written: the JSON streaming parsers on npm (stream-json, @streamparser/json) build every value token by token
 // in JavaScript, several times slower than `JSON.parse` on a list of 10,000 objects. This one only finds where each
-// item of a list's `items` array begins and ends, skipping strings with `indexOf`, and leaves the parsing of each
-// item to `JSON.parse`: a list is decoded as fast as in one piece, without its text or its whole tree ever held.
+// item of a list's `items` array begins and ends, and leaves the parsing of each item to `JSON.parse`: a list is
+// decoded as fast as in one piece, without its text or its whole tree ever held.
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -48,7 +48,6 @@ export class ListItemSplitter {
     let from = 0;
     /** Where the item being read began in this chunk; -1 when it began in an earlier one or none is being read. */
     let itemStart = this.inItem() ? 0 : -1;
-    let backslash = -2;
     let i = 0;
     while (i < n) {
       if (this.inString) {
@@ -57,16 +56,18 @@ export class ListItemSplitter {
           i++;
           continue;
         }
-        const quote = chunk.indexOf(QUOTE, i);
-        if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i);
-        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
-          if (backslash + 1 === n) this.escaped = true;
-          i = backslash + 2;
+        // A loop, not `indexOf`: a list's strings are short (names, keys, timestamps), and a call into C++ for
+        // each took twice as long as reading their bytes here (a list of 10,000 claims: 52–57 ms against 28–34).
+        let c = chunk[i]!;
+        while (c !== QUOTE && c !== BACKSLASH && ++i < n) c = chunk[i]!;
+        if (i === n) break;
+        if (c === BACKSLASH) {
+          if (i + 1 === n) this.escaped = true;
+          i += 2;
           continue;
         }
-        if (quote === -1) break;
         this.inString = false;
-        i = quote + 1;
+        i++;
         continue;
       }
       const c = chunk[i]!;

@@ -54,6 +54,7 @@ export {
   type WatchCallback,
   type WatchDone,
 } from './client/rest.js';
+export type { ListItemOptions } from './client/list-items.js';
 export {
   TokenBucketRateLimiter,
   type RequestPriority,
@@ -72,13 +73,13 @@ export { logThrottledRequests, type ThrottleLogOptions } from './client/rate-lim
 export {
   Informer,
   informerFor,
-  stripManagedFields,
   type EventHandler,
   type InformerForOptions,
   type InformerOptions,
   type InformerKind,
   type InformerKinds,
 } from './cache/informer.js';
+export { stripManagedFields } from './cache/managed-fields.js';
 export {
   createStore,
   metaNamespaceKey,

@@ -41,20 +41,6 @@ export interface InformerOptions<T extends KubernetesObject> extends WatcherOpti
 }
 
 /**
- * A transform that drops `metadata.managedFields` (server-side apply's field ownership, often the largest part of an
- * object) in place, as controller-runtime's `TransformStripManagedFields`: for caches whose readers never look at it.
- */
-export function stripManagedFields<T extends KubernetesObject>(object: T): T {
-  if (object.metadata?.managedFields === undefined) return object;
-  // A new metadata object rather than `delete`: deleting a property turns an object into a slow dictionary in V8,
-  // which took back nearly all the memory leaving `managedFields` out saved (about 1.24 KiB a claim, against 0.87
-  // KiB copied).
-  const { managedFields: _dropped, ...metadata } = object.metadata;
-  object.metadata = metadata;
-  return object;
-}
-
-/**
  * A watcher feeding a store, with event handlers (client-go's shared informer, kube-runtime's reflector).
  * Relists are applied atomically; handlers then get `add`/`update`/`delete` for what differs from the cache
  * before (objects whose resourceVersion did not change are not re-announced, except by resync).
@@ -209,6 +195,13 @@ export interface InformerForOptions<T extends KubernetesObject> extends Omit<
    * Default: the library's shared keep-alive pool of `kc`.
    */
   agent?: Dispatcher | HttpAgent;
+  /**
+   * Leave `metadata.managedFields` (server-side apply's field ownership, often half an object's JSON) out of every
+   * listed and watched object as it is read, before it is decoded; a list's are never parsed. Cheaper than
+   * {@link stripManagedFields} as a `transform`, with the same cache: a claims informer listing 10,000 claims
+   * written by three managers parses half the bytes. Default false: objects as the server sent them.
+   */
+  stripManagedFields?: boolean;
 }
 
 /**
@@ -228,8 +221,8 @@ export function informerFor<K extends InformerKind>(
   kind: K,
   options: InformerForOptions<InformerKinds[K]> = {},
 ): Informer<InformerKinds[K]> {
-  const { agent, indexers, ...rest } = options;
-  const spec = resourceSpec(kc, kind, agent);
+  const { agent, stripManagedFields, indexers, ...rest } = options;
+  const spec = resourceSpec(kc, kind, { agent, stripManagedFields });
   return new Informer<InformerKinds[K]>({
     ...rest,
     list: spec.list,

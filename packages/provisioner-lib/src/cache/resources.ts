@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import { modelDecoder } from '../client/models.js';
 import { RestClient } from '../client/rest.js';
 import type { ListFn, ListParams, WatchLike } from '../watch/watcher.js';
+import { stripManagedFields as stripManagedFieldsOf } from './managed-fields.js';
 import { uidIndex, type IndexFunc } from './store.js';
 
 /** The kinds {@link informerFor} knows, with their object types. */
@@ -61,7 +62,7 @@ function query(p: ListParams): Record<string, string | number | undefined> {
  */
 function spec<T extends KubernetesObject>(
   kc: KubeConfig,
-  agent: Dispatcher | HttpAgent | undefined,
+  { agent, stripManagedFields = false }: ResourceOptions,
   apiVersion: string,
   kind: string,
   path: string,
@@ -70,53 +71,69 @@ function spec<T extends KubernetesObject>(
   const rest = new RestClient(kc, agent === undefined ? {} : { agent });
   const decodeItem = modelDecoder<T>(`V1${kind}`);
   const decodeMeta = modelDecoder<KubernetesListObject<T>['metadata']>('V1ListMeta');
+  // managedFields left out before an object is decoded: a list's are never parsed, a watched object's timestamps
+  // in them never converted.
+  const strip = stripManagedFields ? stripManagedFieldsOf : (o: KubernetesObject): KubernetesObject => o;
+  const decode = (raw: unknown): T => {
+    const o = strip(raw as KubernetesObject);
+    o.apiVersion ??= apiVersion;
+    o.kind ??= kind;
+    return decodeItem(o);
+  };
   return {
     apiVersion,
     kind,
     path,
     list: async (p, signal, each) => {
       // Item by item as the answer arrives: 10,000 claims are never held as one text and one tree.
-      const list = await rest.list({ path, query: query(p), signal }, (raw) => {
-        const item = raw as KubernetesObject;
-        item.apiVersion ??= apiVersion;
-        item.kind ??= kind;
-        each(decodeItem(item));
+      const list = await rest.list({ path, query: query(p), signal }, (raw) => each(decode(raw)), {
+        stripManagedFields,
       });
       return { metadata: decodeMeta(list.metadata ?? {}), items: [] };
     },
     watch: rest,
     indexers,
-    decode: (raw) => {
-      const o = raw as KubernetesObject;
-      o.apiVersion ??= apiVersion;
-      o.kind ??= kind;
-      return decodeItem(o);
-    },
+    decode,
   };
 }
 
+/** How {@link resourceSpec} lists and watches. */
+export interface ResourceOptions {
+  /** The connection pool of the requests. Default: the library's shared keep-alive pool of the KubeConfig. */
+  agent?: Dispatcher | HttpAgent | undefined;
+  /** Leave `metadata.managedFields` out of every object before it is decoded (a list's is never parsed). */
+  stripManagedFields?: boolean | undefined;
+}
+
 type SpecFactories = {
-  [K in InformerKind]: (kc: KubeConfig, agent: Dispatcher | HttpAgent | undefined) => ResourceSpec<InformerKinds[K]>;
+  [K in InformerKind]: (kc: KubeConfig, options: ResourceOptions) => ResourceSpec<InformerKinds[K]>;
 };
 
 const SPECS: SpecFactories = {
-  PersistentVolumeClaim: (kc, agent) =>
-    spec<V1PersistentVolumeClaim>(kc, agent, 'v1', 'PersistentVolumeClaim', '/api/v1/persistentvolumeclaims', {
+  PersistentVolumeClaim: (kc, options) =>
+    spec<V1PersistentVolumeClaim>(kc, options, 'v1', 'PersistentVolumeClaim', '/api/v1/persistentvolumeclaims', {
       uid: uidIndex,
     }),
-  PersistentVolume: (kc, agent) =>
-    spec<V1PersistentVolume>(kc, agent, 'v1', 'PersistentVolume', '/api/v1/persistentvolumes', {}),
-  StorageClass: (kc, agent) =>
-    spec<V1StorageClass>(kc, agent, 'storage.k8s.io/v1', 'StorageClass', '/apis/storage.k8s.io/v1/storageclasses', {}),
+  PersistentVolume: (kc, options) =>
+    spec<V1PersistentVolume>(kc, options, 'v1', 'PersistentVolume', '/api/v1/persistentvolumes', {}),
+  StorageClass: (kc, options) =>
+    spec<V1StorageClass>(
+      kc,
+      options,
+      'storage.k8s.io/v1',
+      'StorageClass',
+      '/apis/storage.k8s.io/v1/storageclasses',
+      {},
+    ),
 };
 
-/** The list/watch spec of `kind`, through a {@link RestClient} (and `agent` if given). */
+/** The list/watch spec of `kind`, through a {@link RestClient}. */
 export function resourceSpec<K extends InformerKind>(
   kc: KubeConfig,
   kind: K,
-  agent?: Dispatcher | HttpAgent,
+  options: ResourceOptions = {},
 ): ResourceSpec<InformerKinds[K]> {
   const factory: SpecFactories[K] | undefined = SPECS[kind];
   if (factory === undefined) throw new Error(`informerFor: unknown kind ${String(kind)}`);
-  return factory(kc, agent);
+  return factory(kc, options);
 }

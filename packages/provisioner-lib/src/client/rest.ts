@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { DEFAULT_USER_AGENT, type AgentClientOptions } from './agent.js';
 import { throttleRequest, type RateLimitOverride } from './rate-limit/client-rate-limit.js';
 import { inFlightRequests } from './rate-limit/in-flight.js';
-import { ListItemSplitter } from './list-items.js';
+import { ListItemSplitter, type ListItemOptions } from './list-items.js';
 import type { RequestPriority } from './rate-limit/token-bucket.js';
 import {
   abortReason,
@@ -427,13 +427,16 @@ export class RestClient {
    * `items` empty). The answer's text and its whole parsed tree are never held: listing 10,000 objects this way
    * holds one chunk and one item at a time beside what `each` keeps. Errors as {@link RestClient.json}'s; an
    * exception thrown by `each` ends the request and is rethrown.
+   *
+   * @param options - how the items are split and parsed; see {@link ListItemOptions}. Default none.
    */
   async list<L extends { metadata?: unknown } = { metadata?: Record<string, unknown> }>(
     request: Omit<RestRequest, 'method' | 'body' | 'contentType'>,
     each: (item: unknown) => void,
+    options: ListItemOptions = {},
   ): Promise<L> {
     return await this.exchange({ ...request, method: 'GET' }, async (body) => {
-      const splitter = new ListItemSplitter(each);
+      const splitter = new ListItemSplitter(each, options);
       try {
         for await (const chunk of body) splitter.write(chunk as Buffer);
       } catch (err) {

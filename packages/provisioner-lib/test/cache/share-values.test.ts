@@ -6,7 +6,8 @@ import { startApiServer } from '@kprov/testkit';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WAIT } from '@kprov/testkit/vitest';
-import { informerFor, stripManagedFields } from '../../src/cache/informer.js';
+import { informerFor } from '../../src/cache/informer.js';
+import { stripManagedFields } from '../../src/cache/managed-fields.js';
 import { InternTable } from '../../src/cache/intern-table.js';
 import { shareRepeatedValues } from '../../src/cache/share-values.js';
 

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ListItemSplitter } from '../../src/client/list-items.js';
+import { ListItemSplitter, type ListItemOptions } from '../../src/client/list-items.js';
 
 /** Splits `text` cut into the given pieces (byte offsets), as chunks arriving one after another. */
-function split(text: string, cuts: readonly number[] = []): { items: unknown[]; list: unknown } {
+function split(
+  text: string,
+  cuts: readonly number[] = [],
+  options: ListItemOptions = {},
+): { items: unknown[]; list: unknown } {
   const bytes = Buffer.from(text, 'utf8');
   const items: unknown[] = [];
-  const splitter = new ListItemSplitter((item) => items.push(item));
+  const splitter = new ListItemSplitter((item) => items.push(item), options);
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
     splitter.write(bytes.subarray(from, cut));
@@ -80,5 +84,68 @@ describe('ListItemSplitter: a list decoded item by item, as the answer arrives',
       throw new Error('cache full');
     });
     expect(() => splitter.write(Buffer.from('{"items":[{"a":1}]}'))).toThrow('cache full');
+  });
+});
+
+describe('ListItemSplitter with stripManagedFields: the items without their metadata.managedFields', () => {
+  const managed = [
+    {
+      manager: 'kube-controller-manager',
+      operation: 'Update',
+      time: '2026-11-29T17:48:02Z',
+      fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:a]},{"': {} } } },
+    },
+  ];
+  const list = {
+    kind: 'PersistentVolumeClaimList',
+    apiVersion: 'v1',
+    metadata: { resourceVersion: '9', managedFields: "the list's own: kept" },
+    items: [
+      {
+        metadata: { name: 'a', annotations: { note: ',"managedFields":[1]' }, managedFields: managed, uid: 'u' },
+        spec: { managedFields: ['not metadata: kept'] },
+      },
+      { metadata: { name: 'b', managedFields: [] }, status: { phase: 'Bound' } },
+      { metadata: { name: 'c' } },
+    ],
+  };
+  const text = JSON.stringify(list);
+  /** What is left of the items once their metadata.managedFields are dropped. */
+  const stripped = (items: unknown[]): unknown[] =>
+    (items as { metadata: Record<string, unknown> }[]).map(
+      ({ metadata: { managedFields: _m, ...metadata }, ...rest }) => ({
+        metadata,
+        ...rest,
+      }),
+    );
+
+  it('leaves them out of the items as Go encodes them, and nothing else', () => {
+    const { items, list: rest } = split(text, [], { stripManagedFields: true });
+    expect(items).toEqual(stripped(list.items));
+    expect(rest).toEqual({ ...list, items: [] });
+    // Without the option they are parsed.
+    expect(split(text).items).toEqual(list.items);
+  });
+
+  it('parses them with the item where the key comes first or the JSON is indented', () => {
+    const first = JSON.stringify({ items: [{ metadata: { managedFields: managed, name: 'a' } }] });
+    expect(split(first, [], { stripManagedFields: true }).items).toEqual(JSON.parse(first).items);
+    const indented = JSON.stringify(list, null, 2);
+    expect(split(indented, [], { stripManagedFields: true }).items).toEqual(list.items);
+  });
+
+  it('gives the same items otherwise, wherever the chunks are cut', () => {
+    const bytes = Buffer.byteLength(text);
+    const expected = stripped(list.items);
+    for (let cut = 0; cut <= bytes; cut++) {
+      expect(stripped(split(text, [cut], { stripManagedFields: true }).items)).toEqual(expected);
+    }
+    const oneByOne = split(
+      text,
+      Array.from({ length: bytes }, (_, i) => i),
+      { stripManagedFields: true },
+    );
+    expect(stripped(oneByOne.items)).toEqual(expected);
+    expect(oneByOne.list).toEqual({ ...list, items: [] });
   });
 });

@@ -82,6 +82,14 @@ export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/** The median of some figures, in any order (nearest rank: the lower of the two middle ones of an even count). */
+export function median(xs) {
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+}
+
 let clockTicks;
 /**
  * CPU time (user + system, ms) of another process from /proc, or NaN where there is no /proc. With

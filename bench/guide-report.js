@@ -1,4 +1,5 @@
 // The markdown of the guide part (guide.js): each figure beside the goal and the Go library's figure.
+import { median } from './common.js';
 
 export const GUIDE_HEADINGS = {
   testkit: "## kprov guide's provisioner (examples/hostpath.ts) benchmark",
@@ -112,11 +113,11 @@ function rows(options) {
       '158 (158)',
     ],
     [
-      `↳ start → informers synced with ${cache} + ${cache} objects to list (ms)`,
-      (r) => r.cacheAtStart?.ready.startMs,
-      f0,
+      `↳ start → informers synced with ${cache} + ${cache} objects to list (ms; median of the starts, lowest–highest)`,
+      (r) => r.cacheAtStart?.startsMs ?? (r.cacheAtStart === undefined ? undefined : [r.cacheAtStart.ready.startMs]),
+      (ms) => (ms === undefined ? '–' : `${f0(median(ms))} (${f0(Math.min(...ms))}–${f0(Math.max(...ms))})`),
       '≤ Go 1,200',
-      le(1200),
+      (ms) => (ms === undefined ? undefined : le(1200)(median(ms))),
       '1,200',
     ],
   ];
@@ -132,8 +133,14 @@ function settled(results) {
     );
   if (waits.length === 0) return [];
   return [
-    `- Started with the objects in place: once the servers were quiet (under 15% of one core over two 2 s windows in a row; kube-apiserver, etcd and kube-controller-manager on the real tier), as a provisioner restarts in a settled cluster; waited ${waits.join(', ')}.`,
+    `- Started with the objects in place: once the servers were quiet (under 15% of one core over two 2 s windows in a row; kube-apiserver, etcd and kube-controller-manager on the real tier), as a provisioner restarts in a settled cluster; waited ${waits.join(', ')}. Start → synced: the median of ${starts(results)} such starts (the first one's memory is the row above it), each once the servers were quiet again.`,
   ];
+}
+
+/** How many starts with the objects in place each launcher made (the same for all). */
+function starts(results) {
+  const counts = Object.values(results).map((r) => r.cacheAtStart?.startsMs?.length ?? 1);
+  return Math.max(...counts);
 }
 
 function dropped(r) {

@@ -9,7 +9,18 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { k8s, lib, loadKubeConfig, nodeFloor, now, procRssMiB, ROOT, startServer, waitForExit } from './common.js';
+import {
+  k8s,
+  lib,
+  loadKubeConfig,
+  median,
+  nodeFloor,
+  now,
+  procRssMiB,
+  ROOT,
+  startServer,
+  waitForExit,
+} from './common.js';
 import { until } from './until.js';
 
 const PACKAGE = join(ROOT, 'packages/local-static');
@@ -47,11 +58,6 @@ function once(fn) {
     },
   };
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)];
-};
 
 // ---- emptying ----------------------------------------------------------------------------------------------------
 

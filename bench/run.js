@@ -62,6 +62,8 @@ guide part (examples/hostpath.ts as the guide runs it, plain node and docker/kpr
 when KUBEBUILDER_ASSETS is set, else the testkit; --claims, --latency-claims, --qps-claims, --cache-claims and
 --idle-s apply; see bench/README.md):
   --guide-threadiness LIST --worker-threads of its burst runs (default 16,4)
+  --guide-starts N         starts with the --cache-claims objects in place, each once the servers are quiet; the
+                           start → synced figure is their median (default 5)
 
 local-path part (the local-path-provisioner binary, through real helper pods and in node mode; see bench/README.md):
   --lp-tiers LIST          testkit, real or both, comma-separated (default testkit, and real with KUBEBUILDER_ASSETS)
@@ -157,6 +159,7 @@ try {
       'ls-settle-s': { type: 'string' },
       'ls-idle-s': { type: 'string' },
       'guide-threadiness': { type: 'string' },
+      'guide-starts': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -195,6 +198,7 @@ try {
     guideThreadiness: (values['guide-threadiness'] ?? '16,4')
       .split(',')
       .map((t) => positiveInt('guide-threadiness', t.trim(), 16)),
+    guideStarts: positiveInt('guide-starts', values['guide-starts'], 5),
     localPath: {
       tiers: (values['lp-tiers'] ?? defaultTiers).split(',').map((t) => t.trim()),
       modes: (values['lp-modes'] ?? 'helper,node').split(',').map((m) => m.trim()),

@@ -11,7 +11,6 @@ import {
   noopMetrics,
   realClock,
   silentLogger,
-  stripManagedFields,
   type Clock,
   type Informer,
   type Logger,
@@ -77,7 +76,7 @@ export class NodeCleanup {
     const logger = options.logger ?? silentLogger;
     const sink = options.metrics ?? noopMetrics;
     const metrics = createNodeCleanupMetrics(sink);
-    const timing = { clock, logger, transform: stripManagedFields };
+    const timing = { clock, logger, stripManagedFields: true };
     this.volumes = informerFor(options.kubeConfig, 'PersistentVolume', timing);
     this.claims = informerFor(options.kubeConfig, 'PersistentVolumeClaim', timing);
     this.nodes = nodeInformer(options.kubeConfig, { clock, logger });

@@ -468,7 +468,12 @@ export function perTest(): { env: (setup?: Setup) => Promise<Env>; defer: (clean
 /** Waits for the claim's first `ProvisioningFailed` event, checks it is a Warning, and returns its message. */
 export async function provisioningFailure(e: Reads, claimName = 'local-path-pvc'): Promise<string> {
   return vi.waitFor(async () => {
-    const [event] = await eventsFor(e, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed');
+    // The provisioner's own (its source is `<provisioner name>_<identity>`): on a real control plane
+    // kube-controller-manager records ProvisioningFailed on a claim too, e.g. `Error saving claim: … the object has
+    // been modified` when its write raced the provisioner's.
+    const [event] = (await eventsFor(e, 'PersistentVolumeClaim', claimName, 'ProvisioningFailed')).filter((ev) =>
+      ev.source?.component?.startsWith(`${PROVISIONER_NAME}_`),
+    );
     if (event === undefined) throw new Error(`no ProvisioningFailed event for ${claimName} yet`);
     if (event.type !== 'Warning') throw new Error(`ProvisioningFailed event of type ${event.type}`);
     return event.message ?? '';

@@ -37,7 +37,11 @@ console.log(JSON.stringify({
 it('imports of built-ins get their exports as they are, without running the lazy loaders of the others', async () => {
   mkdirSync(work, { recursive: true });
   writeFileSync(path.join(work, 'entry.mjs'), ENTRY);
-  await build({ ...binaryBundle({ entry: path.join(work, 'entry.mjs') }, { outDir: work }), config: false, silent: true });
+  await build({
+    ...binaryBundle({ entry: path.join(work, 'entry.mjs') }, { outDir: work }),
+    config: false,
+    silent: true,
+  });
   const out = JSON.parse(execFileSync(process.execPath, [path.join(work, 'entry.js')], { encoding: 'utf8' }));
   expect(out).toEqual({ named: true, namespace: true, default: true, getter: true, loaded: [] });
 }, 120_000);

@@ -2,6 +2,7 @@ import type { Options } from 'tsup';
 import { builtinsThroughRequire } from './builtins-through-require.js';
 import { clientNodeConfigByPath, clientNodeWithoutSideEffects } from './client-node.js';
 import { libraryRequire } from './library-require.js';
+import { pinoWritersWhenUsed } from './pino.js';
 
 /**
  * The tsup options that build a provisioner binary as this project's own are built: one ES module with every
@@ -14,11 +15,12 @@ import { libraryRequire } from './library-require.js';
  * binary can reach is kept (client-node's `CoreV1Api` but not its 60 other API groups) and the same process takes
  * about 72 MiB (bench/README.md, "Where the memory goes"), and starts in half the time (local-path's `--help`: about
  * 150 ms against 350). Besides bundling, the options make the bundle pure ASCII (Node.js keeps a source with one
- * other character as UTF-16, twice its size) and add four esbuild plugins: the library's own lazy `require`s of
+ * other character as UTF-16, twice its size) and add five esbuild plugins: the library's own lazy `require`s of
  * client-node, undici, pino and prom-client are served from the bundle (a plain bundle would look for them in a
  * `node_modules` beside it on first use, and fail where there is none), Node.js built-ins are loaded with `require`,
- * and client-node's modules count as free of side effects but its `File` polyfill, its `config.js` taking its two
- * generated names from their own modules (so that the bundle keeps only the models and APIs the code uses).
+ * client-node's modules count as free of side effects but its `File` polyfill, its `config.js` taking its two
+ * generated names from their own modules (so that the bundle keeps only the models and APIs the code uses), and
+ * pino's file and thread writers load when pino first makes one.
  *
  * Minified identifiers make stack traces terse; `NODE_OPTIONS=--enable-source-maps` maps them back to the sources
  * through the `.js.map` beside the bundle. Keeping the names instead (`keepNames`) cost about 12 MiB more. The
@@ -43,7 +45,13 @@ export function binaryBundle(entry: Record<string, string>, overrides: Options =
     // Built-ins keep their `node:` prefix, for builtinsThroughRequire to see them as written. (tsup strips it by default,
     // which breaks `node:sqlite`, a built-in only under its prefix, that undici's SqliteCacheStore requires.)
     removeNodeProtocol: false,
-    esbuildPlugins: [libraryRequire, builtinsThroughRequire, clientNodeWithoutSideEffects, clientNodeConfigByPath],
+    esbuildPlugins: [
+      libraryRequire,
+      builtinsThroughRequire,
+      clientNodeWithoutSideEffects,
+      clientNodeConfigByPath,
+      pinoWritersWhenUsed,
+    ],
     esbuildOptions(options) {
       // A bundle must be pure ASCII: with a single other character, Node.js 24 keeps the whole source as a UTF-16
       // string, twice its size (4.2 MB instead of 2.1: 2.0 MiB more RSS in the bench's process with nothing

@@ -16,6 +16,8 @@ export const TARGET = { restRssMB: 60, restTicks: 7 };
 
 const f0 = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
 const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+/** MiB as MB (10⁶ bytes), the unit of upstream's figure and the target. */
+const mb = (mib) => (mib * 1024 * 1024) / 1e6;
 const f2 = (n) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const markdownTable = (head, rows) =>
@@ -57,19 +59,24 @@ function restTable(rest) {
   if (rest.skipped !== undefined) return `- Skipped (${rest.skipped}).`;
   const rows = rest.runs.map((r) => [
     r.launcher,
-    `**${f1(r.rssEnd)}** (${f1(r.rssMin)}–${f1(r.rssMax)})`,
+    `**${f1(r.rssEnd)}** (${f1(r.rssMin)}–${f1(r.rssMax)}) = ${f1(mb(r.rssEnd))} MB`,
     `**${f0(r.ticks)}**`,
     f1(r.readyS),
   ]);
   for (const f of rest.floors ?? [])
-    rows.push([`Node.js alone, ${f.launcher}: a metrics server and one API request`, f1(f.rss), '–', '–']);
+    rows.push([
+      `Node.js alone, ${f.launcher}: a metrics server and one API request`,
+      `${f1(f.rss)} = ${f1(mb(f.rss))} MB`,
+      '–',
+      '–',
+    ]);
   rows.push(['upstream v2.8.0', `${UPSTREAM.restRssMB} MB`, `${UPSTREAM.restTicks}`, '–']);
   rows.push(['kprov before', `${BEFORE.restRssMB} MB`, `${BEFORE.restTicks}`, '–']);
   rows.push(['target', `≤ ${TARGET.restRssMB} MB`, `≤ ${TARGET.restTicks}`, '–']);
   return markdownTable(
     [
       'started',
-      `RSS at the end of ${rest.idleS} s idle (MiB; lowest–highest of 1 s samples)`,
+      `RSS at the end of ${rest.idleS} s idle (MiB; lowest–highest of 1 s samples; = MB of 10⁶ bytes)`,
       `CPU ticks (1/100 s) over those ${rest.idleS} s`,
       `start → ready with ${rest.volumes} PVs (s)`,
     ],

@@ -10,7 +10,14 @@
  */
 // First: the V8 flags are set as this module is loaded, before the modules below make any code hot (pino and
 // prom-client load on first use). package.json's sideEffects keeps dist/runtime.js whole in a consumer's bundle.
-export { addV8Flags, DEFAULT_V8_FLAGS, V8_FLAGS_ENV, V8_FLAGS_SET, v8FlagsToSet } from './runtime/v8-flags.js';
+export {
+  addV8Flags,
+  DEFAULT_V8_FLAGS,
+  restartWithV8Flags,
+  V8_FLAGS_ENV,
+  V8_FLAGS_SET,
+  v8FlagsToSet,
+} from './runtime/v8-flags.js';
 export { runProvisioner } from './runtime/run-provisioner.js';
 export type {
   ControllerOverrides,

@@ -76,10 +76,21 @@ export function httpModule(): typeof import('node:http') {
   return require('node:http') as typeof import('node:http');
 }
 
-/** undici, loaded on first use (a caller's dispatcher, a proxy, `sharedAgent`, client-node's generated clients). */
+/**
+ * undici, loaded on first use (a caller's dispatcher, a proxy, `sharedAgent`, client-node's generated clients).
+ *
+ * @throws Error when this Node.js has no WebAssembly (started with `--jitless`), which undici's HTTP parser is.
+ */
 export function undici(): typeof import('undici') {
+  if (!('WebAssembly' in globalThis)) throw new Error(NO_WEBASSEMBLY);
   return require('undici') as typeof import('undici');
 }
+
+const NO_WEBASSEMBLY =
+  'a proxy (kubeconfig proxy-url), an undici dispatcher or client-node API clients need undici, whose HTTP parser ' +
+  "is WebAssembly, and this Node.js process has none: it runs with V8's --jitless (local-static's provisioner " +
+  'restarts itself with it); start Node.js without --jitless, or set KPROV_V8_FLAGS (for example to ' +
+  "'--optimize-for-size --no-turbofan', the runtime's defaults) so that the binary keeps V8's JIT";
 
 /** A {@link Transport} over an undici dispatcher (`dispatcher.request`). */
 export function undiciTransport(dispatcher: Dispatcher, owned = false): Transport {

@@ -2,6 +2,7 @@
  * V8's settings for a provisioner process, set when `@kprov/provisioner-lib/runtime` is loaded: what the images'
  * launcher (`kprov-node`) gives Node.js on its command line, for a binary started with plain `node`.
  */
+import { accessSync, constants } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 
 /**
@@ -23,6 +24,9 @@ const DECIDED_BY: Readonly<Record<string, readonly string[]>> = {
   // A binary's lower tiers off (addV8Flags): an optimization tier chosen on the command line decides them too.
   maglev: ['max-opt', 'jitless'],
   sparkplug: ['max-opt', 'jitless'],
+  // No compiler at all (restartWithV8Flags): an optimization tier chosen on the command line keeps them. The
+  // launcher's `--no-turbofan` does not decide it.
+  jitless: ['max-opt'],
 };
 
 /** A V8 or Node.js flag's name: no dashes before it, no `no-`, `-` for `_`, no value (`--max_opt=2` → `max-opt`). */
@@ -77,10 +81,71 @@ export function addV8Flags(
   return env[V8_FLAGS_ENV] === undefined ? setUndecided(flags, env) : [];
 }
 
+/**
+ * Starts this process again in its place with V8 flags that take effect only when Node.js is given them at start,
+ * such as `--jitless`, which {@link addV8Flags} cannot set from inside. `process.execve` replaces the program and
+ * keeps the process: its ID, its standard input, output and error, its environment; the new one gets Node.js's
+ * options of this one (`process.execArgv`) followed by the flags of `flags` not given already
+ * ({@link v8FlagsToSet}), then the script and its arguments, and so it runs this code again and goes on past it.
+ *
+ * Does nothing and returns when there is nothing to add, when `KPROV_V8_FLAGS` is set (its words are all the flags
+ * then, the binary's too), when this Node.js cannot replace its program (no `process.execve`, as on Windows; its
+ * executable gone or not executable), when it runs no script file (`node -e`), or for `--jitless`, when its entry
+ * is TypeScript (Node.js strips the types with WebAssembly, which `--jitless` leaves out); the binary then goes on
+ * as it was started. Call it first thing in the binary's entry script: what ran before it runs twice, and anything it
+ * opened (files, sockets, timers) is dropped unclosed.
+ *
+ * For example local-static's provisioner starts again with `--jitless` (no executable memory at all: its
+ * JavaScript and regular expressions interpreted), about 2 MiB less at rest than with only its compilers off. Without
+ * a JIT, V8 has no WebAssembly: a binary that restarts with `--jitless` cannot reach its API server through a proxy
+ * (undici, which a kubeconfig's `proxy-url` uses, parses HTTP with WebAssembly), and says so when it tries.
+ *
+ * @param flags - V8 flags for Node.js's command line, e.g. `['--jitless']`.
+ * @param env - the environment: `KPROV_V8_FLAGS` and `NODE_OPTIONS` are read from it, and the new program gets it.
+ *   Default `process.env`.
+ */
+export function restartWithV8Flags(
+  flags: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): void {
+  const script = process.argv[1];
+  if (env[V8_FLAGS_ENV] !== undefined || typeof process.execve !== 'function' || script === undefined) return;
+  const add = v8FlagsToSet(flags, nodeArgsOf(env));
+  if (add.length === 0 || (add.includes('--jitless') && TYPESCRIPT.test(script)) || !executable(process.execPath)) {
+    return;
+  }
+  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  process.execve(
+    process.execPath,
+    [process.execPath, ...process.execArgv, ...add, script, ...process.argv.slice(2)],
+    vars,
+  );
+}
+
+/** A TypeScript entry, which Node.js strips of its types with WebAssembly: it cannot run with `--jitless`. */
+const TYPESCRIPT = /\.[cm]?ts$/;
+
+/**
+ * Whether this process may execute `file`: Node.js ends the process when `process.execve` fails, so that is checked
+ * first (a Node.js executable removed by an upgrade, a mount without exec).
+ */
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Node.js's options of this process: its command line's (`process.execArgv`) and the words of `NODE_OPTIONS`. */
+function nodeArgsOf(env: Readonly<Record<string, string | undefined>>): string[] {
+  return [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+}
+
 /** Sets the flags of `flags` that neither Node.js's command line nor `NODE_OPTIONS` decided; returns them. */
 function setUndecided(flags: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
-  const nodeArgs = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
-  const set = v8FlagsToSet(flags, nodeArgs);
+  const set = v8FlagsToSet(flags, nodeArgsOf(env));
   for (const flag of set) setFlagsFromString(flag);
   return set;
 }

@@ -57,6 +57,16 @@ export class Program {
     });
   }
 
+  /** The program's process ID. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** What the program wrote to stderr so far. */
+  get stderrText(): string {
+    return this.stderr;
+  }
+
   /** Whether the program is still running. */
   get running(): boolean {
     return this.exit === undefined;

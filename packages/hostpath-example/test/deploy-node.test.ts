@@ -7,10 +7,19 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ObjectReader, recordWatch, terminatePod, userTools, waitFor, type UserTools } from '@kprov/testkit';
+import {
+  imageArchiveProblem,
+  ObjectReader,
+  recordWatch,
+  terminatePod,
+  userTools,
+  waitFor,
+  type UserTools,
+} from '@kprov/testkit';
 import { currentTier, describeTiers } from '@kprov/testkit/vitest';
 import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import packageJson from '../package.json' with { type: 'json' };
 
 const IMAGE = fileURLToPath(new URL('../../../images/hostpath-example.oci.tar', import.meta.url));
 const DEPLOY = fileURLToPath(new URL('../deploy/', import.meta.url));
@@ -45,8 +54,9 @@ async function explained<T>(tools: UserTools, step: () => Promise<T>): Promise<T
   }
 }
 
-if (!existsSync(IMAGE)) {
-  describe.skip('hostpath-example on a real node (images/ has no hostpath-example.oci.tar: `pnpm images` builds them)', () => {
+const CANNOT_RUN = imageArchiveProblem(IMAGE, `ghcr.io/kprov/hostpath-example:${packageJson.version}`);
+if (CANNOT_RUN !== undefined) {
+  describe.skip(`hostpath-example on a real node (${CANNOT_RUN})`, () => {
     it('runs the guide', () => undefined);
   });
 } else {

@@ -97,3 +97,4 @@ export {
 export { startNode, type NodeOptions, type RealNode } from './node/node.js';
 export { nodeHostMissing, NODE_PACKAGES } from './node/host.js';
 export { busyboxImage, BUSYBOX_IMAGE } from './node/images.js';
+export { imageArchiveProblem, imageArchiveRefs } from './node/image-archive.js';

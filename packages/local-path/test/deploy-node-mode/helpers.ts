@@ -2,15 +2,15 @@
  * What the node-mode and kutti suites share: the image archive they load into the nodes, `kubectl` and `helm` as a
  * user runs them, a claim used by a pod pinned to a node, and the checks of a provisioner pod stopped by SIGTERM.
  * The suites run on the node tier only (their pods are the provisioner's image in real containers), and are skipped
- * with one line when `images/` has no `local-path.oci.tar`.
+ * with one line when `images/` has no `local-path.oci.tar` of this version.
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, type V1Pod, type V1Toleration } from '@kubernetes/client-node';
-import { terminatePod, userTools, waitFor, type Cluster, type UserTools } from '@kprov/testkit';
+import { imageArchiveProblem, terminatePod, userTools, waitFor, type Cluster, type UserTools } from '@kprov/testkit';
 import { currentTier, describeTiers, type TierContext } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
 import { claim, volumeTestPod } from '../provisioner/helpers.js';
 
 /** The repository's root. */
@@ -27,16 +27,20 @@ export const POD_TIMEOUT = '180s';
 /** How long a volume may take to go once its claim is deleted. */
 export const DELETE_TIMEOUT = '180s';
 
+/** The image the manifests and the chart run. */
+export const IMAGE = `ghcr.io/kprov/local-path:${packageJson.version}`;
+
 /**
  * `describeTiers(title, body)` on the node tier, or one skipped suite whose title says how to get the image when
- * `images/local-path.oci.tar` is missing.
+ * `images/local-path.oci.tar` is missing or holds another version.
  */
 export function describeWithImage(title: string, body: (tier: TierContext) => void): void {
-  if (existsSync(ARCHIVE)) {
+  const problem = imageArchiveProblem(ARCHIVE, IMAGE);
+  if (problem === undefined) {
     describeTiers(title, body, { tiers: ['node'] });
     return;
   }
-  describe.skip(`${title} (images/ has no local-path.oci.tar: \`pnpm images\` builds them)`, () => {
+  describe.skip(`${title} (${problem})`, () => {
     it('runs on real nodes', () => undefined);
   });
 }

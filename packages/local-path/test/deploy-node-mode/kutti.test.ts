@@ -20,6 +20,7 @@ import { KUTTI_PROVISIONER_NAME } from '../../src/executor/node/kutti.js';
 import { claim } from '../provisioner/helpers.js';
 import {
   ARCHIVE,
+  IMAGE,
   deleteClaim,
   describeWithImage,
   expectGracefulStop,
@@ -32,12 +33,9 @@ import {
   useClaimOn,
   waitForLog,
 } from './helpers.js';
-import packageJson from '../../package.json' with { type: 'json' };
 
 const NAMESPACE = 'kube-system';
 const ROOT_PATH = '/kutti/vols';
-/** The image the manifest names, as `pnpm images` tags it: this package's version. */
-const IMAGE = `ghcr.io/kprov/local-path:${packageJson.version}`;
 /** docs/local-path.md's command for a provisioner on every node: the same file, its Deployment made a DaemonSet. */
 const AS_DAEMONSET =
   "sed -e 's/^kind: Deployment$/kind: DaemonSet/' -e '/^  replicas: 1$/d' " +

@@ -6,11 +6,12 @@
  * a loop device), and reach its pod by mount propagation, as a disk mounted on a node does.
  */
 import { execFile } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
+  imageArchiveProblem,
   ObjectReader,
   terminatePod,
   userTools,
@@ -21,6 +22,7 @@ import {
 } from '@kprov/testkit';
 import type { TierContext } from '@kprov/testkit/vitest';
 import { CoreV1Api, type V1PersistentVolume, type V1Pod } from '@kubernetes/client-node';
+import packageJson from '../../package.json' with { type: 'json' };
 import { Mounts, NO_LOOP_REASON } from '../mounts.js';
 
 const exec = promisify(execFile);
@@ -29,12 +31,13 @@ const exec = promisify(execFile);
 export const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 /** The image's archive, as `pnpm images` writes it. */
 export const ARCHIVE = path.join(ROOT, 'images', 'local-static.oci.tar');
+/** The image the manifests and the chart run. */
+export const IMAGE = `ghcr.io/kprov/local-static:${packageJson.version}`;
 /**
- * Why the suites cannot run here, or `undefined`: no image archive, or no loop devices (the suites' block devices).
+ * Why the suites cannot run here, or `undefined`: no image archive, or one of another version, or no loop devices
+ * (the suites' block devices).
  */
-export const CANNOT_RUN = existsSync(ARCHIVE)
-  ? NO_LOOP_REASON
-  : 'images/ has no local-static.oci.tar: `pnpm images` builds them';
+export const CANNOT_RUN = imageArchiveProblem(ARCHIVE, IMAGE) ?? NO_LOOP_REASON;
 
 /** The doc the users follow. */
 export const DOC = path.join(ROOT, 'docs', 'local-static.md');

@@ -13,6 +13,8 @@ export const UPSTREAM = {
 export const BEFORE = { smallEmptyingS: 'about 30', restRssMB: 97, restTicks: 36 };
 /** The targets. */
 export const TARGET = { restRssMB: 60, restTicks: 7 };
+/** The goal for each per-node binary at rest (local-static, local-path in node mode), in MiB. */
+export const PER_NODE_GOAL_MIB = 50;
 
 const f0 = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
 const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '–');
@@ -73,12 +75,36 @@ function restTable(rest) {
   rows.push(['upstream v2.8.0', `${UPSTREAM.restRssMB} MB`, `${UPSTREAM.restTicks}`, '–']);
   rows.push(['kprov before', `${BEFORE.restRssMB} MB`, `${BEFORE.restTicks}`, '–']);
   rows.push(['target', `≤ ${TARGET.restRssMB} MB`, `≤ ${TARGET.restTicks}`, '–']);
+  rows.push(['goal for each per-node binary', `≤ ${PER_NODE_GOAL_MIB} MiB`, '–', '–']);
   return markdownTable(
     [
       'started',
       `RSS at the end of ${rest.idleS} s idle (MiB; lowest–highest of 1 s samples; = MB of 10⁶ bytes)`,
       `CPU ticks (1/100 s) over those ${rest.idleS} s`,
       `start → ready with ${rest.volumes} PVs (s)`,
+    ],
+    rows,
+  );
+}
+
+/** local-path in node mode at rest: one row per launcher, Node.js alone and the per-node goal. */
+function nodeModeTable(rest) {
+  if (rest.skipped !== undefined) return `- Skipped (${rest.skipped}).`;
+  const rows = (rest.nodeMode ?? []).map((r) => [
+    r.launcher,
+    `**${f1(r.rssEnd)}** (${f1(r.rssMin)}–${f1(r.rssMax)}) = ${f1(mb(r.rssEnd))} MB`,
+    `**${f0(r.ticks)}**`,
+    f1(r.readyS),
+  ]);
+  for (const f of rest.floors ?? [])
+    rows.push([`Node.js alone, ${f.launcher}`, `${f1(f.rss)} = ${f1(mb(f.rss))} MB`, '–', '–']);
+  rows.push(['goal for each per-node binary', `≤ ${PER_NODE_GOAL_MIB} MiB`, '–', '–']);
+  return markdownTable(
+    [
+      'started',
+      `RSS at the end of ${rest.idleS} s idle (MiB; lowest–highest of 1 s samples; = MB of 10⁶ bytes)`,
+      `CPU ticks (1/100 s) over those ${rest.idleS} s`,
+      'start → controller started (s)',
     ],
     rows,
   );
@@ -107,6 +133,12 @@ export function localStaticMarkdown(part, meta) {
     '',
     `- \`packages/local-static/dist/cli.js\` (\`local-volume-provisioner\`) against a \`kprov-testkit serve\` child process (binder on, no scheduler or kubelet) with one node, one StorageClass, a config directory naming one discovery folder holding ${s.volumes} bind mounts, \`--discovery-period\` and \`--config-sync-period\` at their defaults (10 s, 5 s). "image": through \`docker/kprov-node.sh\` as the image starts it (jemalloc when the machine has it, V8's \`--optimize-for-size\`, one V8 thread, no TurboFan); "plain node": \`node dist/cli.js\`. The PVs are deleted between the two, so each publishes them all.`,
     `- Once \`/ready\` answers \`ok\` with ${s.volumes} PVs, ${s.settleS} s more, then ${s.idleS} s: RSS (\`VmRSS\`) every second, CPU ticks (user + system, \`/proc/<pid>/stat\`) over the ${s.idleS} s.`,
+    '',
+    '### The other per-node binary: local-path in node mode, at rest',
+    '',
+    nodeModeTable(part.rest),
+    '',
+    `- \`packages/local-path/dist/cli.js start --node-mode\` for the same server's node (one pod of its DaemonSet; a folder standing for the node's root as \`--host-root\`), with the ConfigMap of \`packages/local-path/deploy/local-path-storage.yaml\`, leader election off, no claims; started the same two ways, after the runs above. From its \`Started provisioner controller\` line (informers synced), ${s.settleS} s more, then ${s.idleS} s sampled as above. Node.js alone: the same figures as in the table above.`,
     '',
   ].join('\n');
 }

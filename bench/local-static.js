@@ -1,6 +1,7 @@
 // The local-static part of the bench: emptying a released volume (the package's `removeContents`) beside `rm -rf` of
 // the same tree in the same run, on tmpfs and on a loop-mounted ext4; then the `local-volume-provisioner` binary at
-// rest with its volumes discovered, on the testkit, as the image starts it and with plain `node`. See bench/README.md.
+// rest with its volumes discovered, on the testkit, as the image starts it and with plain `node`, and beside it the
+// other per-node binary, local-path's provisioner in node mode, at rest. See bench/README.md.
 import { Buffer } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
@@ -21,6 +22,8 @@ import {
   startServer,
   waitForExit,
 } from './common.js';
+import { deployObjects } from './local-path-deploy.js';
+import { startProvisioner } from './local-path-process.js';
 import { until } from './until.js';
 
 const PACKAGE = join(ROOT, 'packages/local-static');
@@ -207,6 +210,50 @@ async function ready(url) {
 }
 
 /**
+ * A process at rest: `settleS` seconds, then its RSS every second for `idleS` seconds and its CPU ticks over them
+ * (`{ ticks, rssEnd, rssMin, rssMax }`).
+ */
+async function idleSample(child, settleS, idleS) {
+  await sleep(settleS * 1000);
+  const rss = [procRssMiB(child.pid)];
+  const ticks0 = procTicks(child.pid);
+  for (let s = 0; s < idleS; s++) {
+    await sleep(1000);
+    rss.push(procRssMiB(child.pid));
+  }
+  return {
+    ticks: procTicks(child.pid) - ticks0,
+    rssEnd: rss.at(-1),
+    rssMin: Math.min(...rss),
+    rssMax: Math.max(...rss),
+  };
+}
+
+/**
+ * local-path's provisioner in node mode (one pod of its DaemonSet: `--node-mode` for `NODE_NAME`, a folder standing
+ * for the node's root), started by `launcher` on the testkit at `kubeconfig` with the deploy manifest's ConfigMap in
+ * `namespace` and no claims: from its start to `Started provisioner controller`, then at rest as {@link idleSample}.
+ */
+async function nodeModeAtRest(launcher, { kubeconfig, namespace, hostRoot, settleS, idleS, track }) {
+  const started = now();
+  const provisioner = await startProvisioner(
+    { kubeconfig, namespace, workers: 4, qps: 5, burst: 10, nodeMode: { nodeName: NODE_NAME, hostRoot } },
+    track,
+    launcher,
+  );
+  try {
+    const readyS = (now() - started) / 1000;
+    const idle = await idleSample(provisioner.child, settleS, idleS);
+    if (provisioner.child.exitCode !== null)
+      throw new Error(`local-path-provisioner exited:\n${provisioner.tail().join('\n')}`);
+    return { launcher: launcher.name, readyS, ...idle };
+  } finally {
+    await provisioner.stop();
+    track.delete(provisioner.child);
+  }
+}
+
+/**
  * The binary started by `launcher` (`{ name, execPath, env }`), its config naming `discovery`, on the testkit at
  * `kubeconfig`: waits until it is ready with `volumes` PVs published, `settleS` seconds more, then samples its RSS
  * every second for `idleS` seconds and counts its CPU ticks over them.
@@ -246,23 +293,9 @@ async function atRest(launcher, { kubeconfig, configDir, volumes, core, settleS,
     log(
       `local-static: ${launcher.name}: ready with ${volumes} PVs after ${readyS.toFixed(1)} s; settling ${settleS} s`,
     );
-    await sleep(settleS * 1000);
-    const rss = [procRssMiB(child.pid)];
-    const ticks0 = procTicks(child.pid);
-    for (let s = 0; s < idleS; s++) {
-      await sleep(1000);
-      rss.push(procRssMiB(child.pid));
-    }
-    const ticks = procTicks(child.pid) - ticks0;
+    const idle = await idleSample(child, settleS, idleS);
     if (child.exitCode !== null) throw new Error(`local-volume-provisioner exited:\n${lines.join('\n')}`);
-    return {
-      launcher: launcher.name,
-      readyS,
-      ticks,
-      rssEnd: rss.at(-1),
-      rssMin: Math.min(...rss),
-      rssMax: Math.max(...rss),
-    };
+    return { launcher: launcher.name, readyS, ...idle };
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await waitForExit(child, 10_000);
@@ -341,7 +374,26 @@ async function restRuns(settings, { tmpRoot, track, log, launchers }) {
       const rss = await nodeFloor(join(tmpRoot, 'rest-config'), server.url, 'mjs', { launcher, afterMs });
       floors.push({ launcher: launcher.name, rss });
     }
-    return { volumes: settings.volumes, idleS: settings.idleS, settleS: settings.settleS, runs, floors };
+    // local-path's other per-node binary, node mode, on the same server with nothing to provision.
+    const deploy = await deployObjects();
+    await core.createNamespace({ body: { metadata: { name: deploy.namespace } } });
+    await core.createNamespacedConfigMap({ namespace: deploy.namespace, body: deploy.configMap });
+    const hostRoot = join(tmpRoot, 'node-mode-root');
+    mkdirSync(hostRoot, { recursive: true });
+    const nodeMode = [];
+    for (const launcher of launchers) {
+      nodeMode.push(
+        await nodeModeAtRest(launcher, {
+          kubeconfig: server.kubeconfig,
+          namespace: deploy.namespace,
+          hostRoot,
+          settleS: settings.settleS,
+          idleS: settings.idleS,
+          track,
+        }),
+      );
+    }
+    return { volumes: settings.volumes, idleS: settings.idleS, settleS: settings.settleS, runs, floors, nodeMode };
   } finally {
     track.delete(unmount);
     await unmount.stop();

@@ -1,7 +1,8 @@
 // `pnpm bench`: ProvisionController throughput, latency, API requests and memory against `kprov-testkit serve`
 // (and a real control plane), next to the server's raw PV create throughput at the same concurrency; then the
 // local-path provisioner binary through real helper pods and in node mode, on the same servers (local-path.js); then
-// local-static's emptying of volumes beside `rm -rf`, and its binary at rest (local-static.js). See bench/README.md.
+// local-static's emptying of volumes beside `rm -rf`, and its binary and local-path's node mode at rest
+// (local-static.js). See bench/README.md.
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -79,7 +80,8 @@ local-path part (the local-path-provisioner binary, through real helper pods and
                            (default 60 + claims/5)
   (--create-concurrency and --warmup apply here too)
 
-local-static part (emptying volumes beside rm -rf; the local-volume-provisioner binary at rest; see bench/README.md):
+local-static part (emptying volumes beside rm -rf; the local-volume-provisioner binary at rest, and local-path in
+node mode beside it; see bench/README.md):
   --ls-rounds N            rounds of emptying each volume, ours and rm -rf alternating (default 5)
   --ls-small-files N       small files of the first volume (default 150000)
   --ls-small-bytes N       size of each (default 1024)

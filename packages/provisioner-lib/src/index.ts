@@ -55,6 +55,15 @@ export {
   type WatchDone,
 } from './client/rest.js';
 export type { ListItemOptions } from './client/list-items.js';
+export { makeCoreV1Calls, type CoreV1Calls } from './client/calls/core-v1.js';
+export {
+  makeBatchV1Calls,
+  makeCoordinationV1Calls,
+  makeStorageV1Calls,
+  type BatchV1Calls,
+  type CoordinationV1Calls,
+  type StorageV1Calls,
+} from './client/calls/other-apis.js';
 export {
   TokenBucketRateLimiter,
   type RequestPriority,

@@ -422,6 +422,14 @@ export class RestClient {
   }
 
   /**
+   * Sends one request and resolves with the text of a 2xx answer as it came (a pod's log, for one). Errors and
+   * `request.options` as {@link RestClient.json}'s.
+   */
+  async text(request: RestRequest): Promise<string> {
+    return await this.exchange(request, bodyText);
+  }
+
+  /**
    * Lists, as {@link RestClient.json} would with a GET of `request`, but hands each of the list's `items` to `each`
    * as soon as it has arrived, parsed, and resolves with the rest of the list (`kind`, `apiVersion`, `metadata`;
    * `items` empty). The answer's text and its whole parsed tree are never held: listing 10,000 objects this way

@@ -1,8 +1,7 @@
-import type { CoreV1Api, KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { AgentClientOptions } from '../client/agent.js';
+import { makeCoreV1Calls } from '../client/calls/core-v1.js';
 import { hotPathApi } from '../client/hot-path.js';
-import { modelDecoder } from '../client/models.js';
-import { checkRequired, JSON_PATCH_TYPES, RestClient, writeQuery } from '../client/rest.js';
 
 /**
  * The API calls a {@link ProvisionController} makes besides its informers, its Events and its Lease: saving a
@@ -17,13 +16,6 @@ export type ProvisionControllerClient = Pick<
   | 'replaceNamespacedPersistentVolumeClaim'
 >;
 
-type Call<K extends keyof ProvisionControllerClient> = Parameters<ProvisionControllerClient[K]>[0];
-
-const decodeVolume = modelDecoder<V1PersistentVolume>('V1PersistentVolume');
-const decodeClaim = modelDecoder<V1PersistentVolumeClaim>('V1PersistentVolumeClaim');
-
-const volumePath = (name: string): string => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
-
 /**
  * The client a {@link ProvisionController} makes for itself: its four calls with client-node's `CoreV1Api`
  * signatures and results (objects in client-node's model shape, errors as its `ApiException`), sent by the library's
@@ -32,20 +24,19 @@ const volumePath = (name: string): string => `/api/v1/persistentvolumes/${encode
  * the bench's 2.1 MB controller bundle, and a controller running on an empty cluster took 4.6 to 5.4 MiB more RSS
  * and 0.7 MiB more heap after GC (medians of two series of 11 runs, Node.js 24).
  *
- * The calls send what client-node sends: the same method, path, query parameters and JSON body, and the
- * Content-Type and abort signal of the per-call options (`setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`,
- * `withSignal(signal)`); a patch without a Content-Type option is a JSON patch, as client-node sends it. Per-call
- * options that would change anything else, and the server-side apply patch type, reject the call with an Error
- * before anything is sent (use `makeApiClient(kc, CoreV1Api)` for those).
+ * The calls send what client-node sends, as {@link makeCoreV1Calls}'s do (the same method, path, query parameters and
+ * JSON body, and the Content-Type and abort signal of the per-call options); per-call options that would change
+ * anything else, and the server-side apply patch type, reject the call with an Error before anything is sent (use
+ * `makeApiClient(kc, CoreV1Api)` for those).
  *
  * Every request goes through the same connection pool, by default the library's shared keep-alive pool of `kc`
  * (Node.js's own HTTP client; an undici `ProxyAgent` for a cluster with a `proxy-url`), and waits for the
  * client-side rate limit registered for `kc`, if any.
  *
  * @param kc - the KubeConfig; its current context at call time picks the server and credentials.
- * @param options - `agent`: an undici dispatcher to send through (default the shared pool of `kc`), `userAgent` (default `DEFAULT_USER_AGENT`),
- *   `rateLimiter` (default the one registered for `kc`, if any) and `onThrottled` (default the registered hook), as
- *   for `makeApiClient`.
+ * @param options - `agent`: an undici dispatcher to send through (default the shared pool of `kc`),
+ *   `userAgent` (default `DEFAULT_USER_AGENT`), `rateLimiter` (default the one registered for `kc`, if any) and
+ *   `onThrottled` (default the registered hook), as for `makeApiClient`.
  * @throws Error when the KubeConfig has no current cluster.
  */
 export function makeProvisionControllerClient(
@@ -54,58 +45,15 @@ export function makeProvisionControllerClient(
 ): ProvisionControllerClient {
   if (kc.getCurrentCluster() === null)
     throw new Error('makeProvisionControllerClient: the KubeConfig has no current cluster');
-  const rest = new RestClient(kc, options);
-  const writes = hotPathApi(kc, options);
+  const { patchPersistentVolume, deletePersistentVolume, replaceNamespacedPersistentVolumeClaim } = makeCoreV1Calls(
+    kc,
+    options,
+  );
+  const { createPersistentVolume } = hotPathApi(kc, options);
   return {
-    createPersistentVolume: (param, callOptions) => writes.createPersistentVolume(param, callOptions),
-    patchPersistentVolume: async (param: Call<'patchPersistentVolume'>, callOptions) => {
-      checkRequired(['CoreV1Api', 'patchPersistentVolume'], param, ['name', 'body']);
-      return decodeVolume(
-        await rest.json({
-          method: 'PATCH',
-          path: volumePath(param.name),
-          query: { ...writeQuery(param), force: param.force },
-          body: param.body,
-          contentType: JSON_PATCH_TYPES[0],
-          options: callOptions,
-        }),
-      );
-    },
-    deletePersistentVolume: async (param: Call<'deletePersistentVolume'>, callOptions) => {
-      checkRequired(['CoreV1Api', 'deletePersistentVolume'], param, ['name']);
-      const { pretty, dryRun, gracePeriodSeconds, ignoreStoreReadErrorWithClusterBreakingPotential } = param;
-      const { orphanDependents, propagationPolicy } = param;
-      return decodeVolume(
-        await rest.json({
-          method: 'DELETE',
-          path: volumePath(param.name),
-          query: {
-            pretty,
-            dryRun,
-            gracePeriodSeconds,
-            ignoreStoreReadErrorWithClusterBreakingPotential,
-            orphanDependents,
-            propagationPolicy,
-          },
-          body: param.body,
-          options: callOptions,
-        }),
-      );
-    },
-    replaceNamespacedPersistentVolumeClaim: async (
-      param: Call<'replaceNamespacedPersistentVolumeClaim'>,
-      callOptions,
-    ) => {
-      checkRequired(['CoreV1Api', 'replaceNamespacedPersistentVolumeClaim'], param, ['name', 'namespace', 'body']);
-      return decodeClaim(
-        await rest.json({
-          method: 'PUT',
-          path: `/api/v1/namespaces/${encodeURIComponent(param.namespace)}/persistentvolumeclaims/${encodeURIComponent(param.name)}`,
-          query: writeQuery(param),
-          body: param.body,
-          options: callOptions,
-        }),
-      );
-    },
+    createPersistentVolume,
+    patchPersistentVolume,
+    deletePersistentVolume,
+    replaceNamespacedPersistentVolumeClaim,
   };
 }

@@ -10,18 +10,20 @@ import {
   describeError,
   EventRecorder,
   informerFor,
+  makeBatchV1Calls,
+  makeCoreV1Calls,
   noopMetrics,
   realClock,
   silentLogger,
   sleep,
   withSignal,
   type Clock,
+  type CoreV1Calls,
   type Informer,
   type Logger,
   type MetricsSink,
 } from '@kprov/provisioner-lib';
 import type { V1StorageClass } from '@kubernetes/client-node';
-import { coreCalls, jobCalls, type CoreCalls } from './client/api.js';
 import type { ProvisionerConfig } from './config/config.js';
 import type { ConfigState } from './config/source.js';
 import { Deleter } from './deleter/deleter.js';
@@ -74,7 +76,7 @@ export interface LocalStaticProvisionerOptions {
  * informers and runs the loop until the signal aborts; {@link readyError} is the readiness check.
  */
 export class LocalStaticProvisioner {
-  private readonly core: CoreCalls;
+  private readonly core: CoreV1Calls;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly sink: MetricsSink;
@@ -93,8 +95,8 @@ export class LocalStaticProvisioner {
   private wakeRequested = false;
 
   constructor(private readonly options: LocalStaticProvisionerOptions) {
-    this.core = coreCalls(options.kubeConfig);
-    const batch = jobCalls(options.kubeConfig);
+    this.core = makeCoreV1Calls(options.kubeConfig);
+    const batch = makeBatchV1Calls(options.kubeConfig);
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? silentLogger;
     this.sink = options.metrics ?? noopMetrics;

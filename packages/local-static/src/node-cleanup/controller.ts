@@ -10,12 +10,14 @@ import {
   apiStatus,
   describeError,
   isNotFound,
+  makeCoreV1Calls,
   newRateLimitingQueue,
   noopMetrics,
   realClock,
   silentLogger,
   withSignal,
   type Clock,
+  type CoreV1Calls,
   type EventRecorder,
   type Informer,
   type Logger,
@@ -25,7 +27,6 @@ import {
   type TimerHandle,
 } from '@kprov/provisioner-lib';
 import { formatGoDuration } from '@kprov/provisioner-lib/runtime';
-import { coreCalls, type CoreCalls } from '../client/api.js';
 import { createNodeCleanupMetrics, type NodeCleanupMetrics } from './metrics.js';
 import { anyNodeExists, anyNodeExistsNow } from './node-exists.js';
 import { isLocalVolumeOfClass, pinnedNodeNames } from './node-names.js';
@@ -86,7 +87,7 @@ function stillBound(pv: V1PersistentVolume, claim: V1PersistentVolumeClaim): boo
  * delay; {@link run}'s workers then check again and delete the claim.
  */
 export class CleanupController {
-  private readonly core: CoreCalls;
+  private readonly core: CoreV1Calls;
   private readonly queue: RateLimitingQueue<string>;
   private readonly classes: ReadonlySet<string>;
   private readonly delayMs: number;
@@ -101,7 +102,7 @@ export class CleanupController {
   private running = false;
 
   constructor(private readonly options: CleanupControllerOptions) {
-    this.core = coreCalls(options.kubeConfig);
+    this.core = makeCoreV1Calls(options.kubeConfig);
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics ?? createNodeCleanupMetrics();

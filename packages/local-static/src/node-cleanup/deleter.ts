@@ -10,15 +10,16 @@ import {
   apiStatus,
   describeError,
   isNotFound,
+  makeCoreV1Calls,
   realClock,
   silentLogger,
   sleep,
   withSignal,
   type Clock,
+  type CoreV1Calls,
   type Logger,
   type Store,
 } from '@kprov/provisioner-lib';
-import { coreCalls, type CoreCalls } from '../client/api.js';
 import { createNodeCleanupMetrics, type NodeCleanupMetrics } from './metrics.js';
 import { anyNodeExists, anyNodeExistsNow } from './node-exists.js';
 import { isLocalVolumeOfClass, pinnedNodeNames } from './node-names.js';
@@ -52,7 +53,7 @@ function deletable(pv: V1PersistentVolume): boolean {
 
 /** The deleter: {@link deleteVolumes} is one pass, {@link run} the loop. */
 export class StaleVolumeDeleter {
-  private readonly core: CoreCalls;
+  private readonly core: CoreV1Calls;
   private readonly classes: ReadonlySet<string>;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -60,7 +61,7 @@ export class StaleVolumeDeleter {
   private passes = 0;
 
   constructor(private readonly options: StaleVolumeDeleterOptions) {
-    this.core = coreCalls(options.kubeConfig);
+    this.core = makeCoreV1Calls(options.kubeConfig);
     this.classes = new Set(options.storageClassNames);
     this.clock = options.clock ?? realClock;
     this.logger = options.logger ?? silentLogger;

@@ -7,7 +7,6 @@
  */
 import type { KubeConfig, V1ListMeta, V1Node } from '@kubernetes/client-node';
 import { Informer, RestClient, type Clock, type Logger } from '@kprov/provisioner-lib';
-import { listMetaOf } from '../client/api.js';
 import { hostnameIndex, HOSTNAME_INDEX } from './node-exists.js';
 
 /** A Node cut down to its identity and labels (a Node's status, with its image list, is most of its size). */
@@ -23,6 +22,12 @@ function slimNode(node: V1Node): V1Node {
       ...(m.labels === undefined ? {} : { labels: m.labels }),
     },
   };
+}
+
+/** A list's `metadata` as the API server sends it, with its continue token renamed to client-node's `_continue`. */
+function listMetaOf(metadata: (V1ListMeta & { continue?: string }) | undefined): V1ListMeta {
+  const { continue: token, ...rest } = metadata ?? {};
+  return token === undefined ? rest : { ...rest, _continue: token };
 }
 
 /** An informer of every Node, slimmed (see the module comment), with the {@link HOSTNAME_INDEX} index. */

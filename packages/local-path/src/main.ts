@@ -12,16 +12,17 @@
  *
  * @packageDocumentation
  */
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
+import type { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
 import {
   apiStatus,
   DEFAULT_EVENT_WRITE_CONCURRENCY,
-  DEFAULTS,
   defaultIdentity,
+  DEFAULTS,
   describeError,
   EventRecorder,
   informerFor,
-  makeApiClient,
+  makeCoordinationV1Calls,
+  makeCoreV1Calls,
   stripManagedFields,
   withSignal,
   type HttpEndpoint,
@@ -298,7 +299,7 @@ async function leaseReadable(
   const name = options.provisionerName.replaceAll('/', '-');
   const namespace = options.leaderElectionNamespace;
   try {
-    await makeApiClient(kubeConfig, CoordinationV1Api).readNamespacedLease({ name, namespace }, withSignal(signal));
+    await makeCoordinationV1Calls(kubeConfig).readNamespacedLease({ name, namespace }, withSignal(signal));
     return true;
   } catch (err) {
     const code = apiStatus(err)?.code;
@@ -394,7 +395,7 @@ async function setUp(setup: SetupContext<LocalPathOptions>, knobs: MainKnobs): P
   });
   defer(() => source.stopped());
   await source.start(signal);
-  const nodes = new UnknownNodeWarnings(makeApiClient(kubeConfig, CoreV1Api), logger);
+  const nodes = new UnknownNodeWarnings(makeCoreV1Calls(kubeConfig), logger);
   void nodes.check(source.current().config, signal);
   source.on('changed', (snapshot, previous) => {
     if (snapshot.config !== previous.config) void nodes.check(snapshot.config, signal);

@@ -12,10 +12,8 @@
  * @module
  */
 import {
-  CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
-  StorageV1Api,
   type ConfigurationOptions,
   type KubeConfig,
   type V1PersistentVolumeClaim,
@@ -24,14 +22,17 @@ import {
   describeError,
   informerFor,
   isNotFound,
-  makeApiClient,
+  makeCoreV1Calls,
+  makeStorageV1Calls,
   silentLogger,
   stripManagedFields,
   withSignal,
+  type CoreV1Calls,
   type EventType,
   type Informer,
   type Logger,
   type ObjectReference,
+  type StorageV1Calls,
 } from '@kprov/provisioner-lib';
 import { formatBytes, quantityToBytes, selectClassConfig, type Config } from '../config/index.js';
 import { isBelow } from './ledger.js';
@@ -86,8 +87,8 @@ function claimRef(claim: V1PersistentVolumeClaim): ObjectReference {
 /** Watches claims and expands their volumes within the budget; see the module comment. */
 export class VolumeExpander {
   private readonly informer: Informer<V1PersistentVolumeClaim>;
-  private readonly core: CoreV1Api;
-  private readonly storage: StorageV1Api;
+  private readonly core: CoreV1Calls;
+  private readonly storage: StorageV1Calls;
   private readonly logger: Logger;
   /** Claims being handled (by uid); an event for one of them is looked at again once it is done. */
   private readonly busy = new Map<string, boolean>();
@@ -97,8 +98,8 @@ export class VolumeExpander {
 
   constructor(private readonly options: VolumeExpanderOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
-    this.storage = makeApiClient(options.kubeConfig, StorageV1Api);
+    this.core = makeCoreV1Calls(options.kubeConfig);
+    this.storage = makeStorageV1Calls(options.kubeConfig);
     this.informer = informerFor(options.kubeConfig, 'PersistentVolumeClaim', {
       logger: this.logger,
       transform: stripManagedFields,

@@ -10,8 +10,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { CoreV1Api } from '@kubernetes/client-node';
-import { describeError, loadKubeConfig, makeApiClient, withSignal } from '@kprov/provisioner-lib';
+import { describeError, loadKubeConfig, makeCoreV1Calls, withSignal } from '@kprov/provisioner-lib';
 import { CommandLineError, parseGoFlags, type FlagTable } from '@kprov/provisioner-lib/runtime';
 import { parseConfig, type Config } from '../config/index.js';
 import { formatUsage, readUsage, usageJson } from './status.js';
@@ -107,7 +106,7 @@ async function loadConfig(
   const given = options.config;
   if (given !== undefined)
     return given.endsWith('.json') ? parseConfig(await readFile(given, 'utf8'), given) : parseConfig(given);
-  const cm = await makeApiClient(kubeConfig, CoreV1Api).readNamespacedConfigMap(
+  const cm = await makeCoreV1Calls(kubeConfig).readNamespacedConfigMap(
     { name: options.configmapName, namespace: options.namespace },
     withSignal(signal),
   );

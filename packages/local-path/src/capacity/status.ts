@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { makeApiClient, withSignal } from '@kprov/provisioner-lib';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { makeCoreV1Calls, withSignal } from '@kprov/provisioner-lib';
 import { formatBytes, type Config } from '../config/index.js';
 import { allocationOf, Ledger } from './ledger.js';
 import { configNodePaths } from './paths.js';
@@ -19,7 +19,7 @@ export async function readUsage(
   provisionerName: string,
   signal: AbortSignal,
 ): Promise<PathUsage[]> {
-  const core = makeApiClient(kubeConfig, CoreV1Api);
+  const core = makeCoreV1Calls(kubeConfig);
   const [volumes, nodes] = await Promise.all([
     core.listPersistentVolume({}, withSignal(signal)),
     core.listNode({}, withSignal(signal)),

@@ -11,16 +11,23 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { describeError, makeApiClient, silentLogger, withSignal, type Logger } from '@kprov/provisioner-lib';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  describeError,
+  makeCoreV1Calls,
+  makeStorageV1Calls,
+  silentLogger,
+  withSignal,
+  type Logger,
+} from '@kprov/provisioner-lib';
 
 /** One readiness check: a list call with `limit=1`; rejects when the API cannot serve it. */
 export type ReadinessCheck = (signal: AbortSignal) => Promise<unknown>;
 
 /** The checks `/ready` runs, in upstream's order, by the resource name its error message uses. */
 export function readinessChecks(kubeConfig: KubeConfig, namespace: string): [name: string, check: ReadinessCheck][] {
-  const core = makeApiClient(kubeConfig, CoreV1Api);
-  const storage = makeApiClient(kubeConfig, StorageV1Api);
+  const core = makeCoreV1Calls(kubeConfig);
+  const storage = makeStorageV1Calls(kubeConfig);
   return [
     ['configmaps', (signal) => core.listNamespacedConfigMap({ namespace, limit: 1 }, withSignal(signal))],
     ['pods', (signal) => core.listNamespacedPod({ namespace, limit: 1 }, withSignal(signal))],

@@ -4,12 +4,12 @@
  *
  * @packageDocumentation
  */
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import {
-  Watcher,
-  makeApiClient,
+  makeCoreV1Calls,
+  RestClient,
   silentLogger,
-  watchWithAgent,
+  Watcher,
   withSignal,
   type Logger,
   type WatcherOptions,
@@ -94,7 +94,7 @@ export class ConfigMapConfigSource extends ConfigSourceBase {
     this.started = true;
     signal.throwIfAborted();
     const { kubeConfig, namespace, name } = this.ref;
-    const core = makeApiClient(kubeConfig, CoreV1Api);
+    const core = makeCoreV1Calls(kubeConfig);
     const fieldSelector = `metadata.name=${name}`;
     const watcher = new Watcher<V1ConfigMap>({
       ...this.options.watcher,
@@ -103,7 +103,7 @@ export class ConfigMapConfigSource extends ConfigSourceBase {
           { namespace, fieldSelector, limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) },
           withSignal(s),
         ),
-      watch: watchWithAgent(kubeConfig),
+      watch: new RestClient(kubeConfig),
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`,
       fieldSelector,
       logger: this.logger,

@@ -11,10 +11,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import {
   describeError,
-  makeApiClient,
+  makeCoreV1Calls,
   realClock,
   silentLogger,
   withSignal,
@@ -108,7 +108,7 @@ export class HelperPodTemplateSource {
     else {
       // The config came from a file or inline JSON: the template is read once from the ConfigMap, as upstream.
       try {
-        const cm = await makeApiClient(this.options.kubeConfig, CoreV1Api).readNamespacedConfigMap(
+        const cm = await makeCoreV1Calls(this.options.kubeConfig).readNamespacedConfigMap(
           { name: configMapName, namespace },
           withSignal(signal),
         );

@@ -4,8 +4,7 @@
  *
  * @packageDocumentation
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
-import { describeError, withSignal, type Logger } from '@kprov/provisioner-lib';
+import { describeError, withSignal, type CoreV1Calls, type Logger } from '@kprov/provisioner-lib';
 import { DEFAULT_PATH_FOR_NON_LISTED_NODES, type Config } from './schema.js';
 
 /** Node names a config's `nodePathMap`s list (every class), without {@link DEFAULT_PATH_FOR_NON_LISTED_NODES}. */
@@ -23,7 +22,7 @@ export class UnknownNodeWarnings {
   private readonly warned = new Set<string>();
 
   constructor(
-    private readonly core: CoreV1Api,
+    private readonly core: CoreV1Calls,
     private readonly logger: Logger,
   ) {}
 

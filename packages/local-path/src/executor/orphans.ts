@@ -6,15 +6,16 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import {
   describeError,
   isNotFound,
-  makeApiClient,
+  makeCoreV1Calls,
   realClock,
   silentLogger,
   withSignal,
   type Clock,
+  type CoreV1Calls,
   type Logger,
 } from '@kprov/provisioner-lib';
 import { TeardownRefusedError, type ClaimIdentity } from '../volume/teardown-guard.js';
@@ -26,7 +27,7 @@ export type OrphanState = 'saved' | 'pending' | 'orphaned';
 
 /** Reads what became of the setup of `pvName` for `claim` (see {@link OrphanState}). */
 export async function orphanState(
-  core: CoreV1Api,
+  core: CoreV1Calls,
   pvName: string,
   claim: ClaimIdentity | undefined,
   signal: AbortSignal,
@@ -93,7 +94,7 @@ export interface OrphanReconcilerOptions {
 
 /** An orphan reconciler: one pass ({@link OrphanReconciler.reconcile}) at once, then one every interval. */
 export abstract class OrphanReconciler<Report> {
-  protected readonly core: CoreV1Api;
+  protected readonly core: CoreV1Calls;
   protected readonly logger: Logger;
   protected readonly clock: Clock;
   /** Tears orphans down, reporting a refusal once per record. */
@@ -104,7 +105,7 @@ export abstract class OrphanReconciler<Report> {
     /** What a failed pass logs. */
     private readonly failure: string,
   ) {
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.core = makeCoreV1Calls(options.kubeConfig);
     this.logger = (options.logger ?? silentLogger).child({ component: 'reconciler' });
     this.clock = options.clock ?? realClock;
     this.teardowns = new OrphanTeardowns(options.provisioner);

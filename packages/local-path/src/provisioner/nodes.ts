@@ -4,13 +4,14 @@
  *
  * @module
  */
-import type { CoreV1Api, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import {
   describeError,
   isNotFound,
   ProvisioningError,
   ProvisioningState,
   withSignal,
+  type CoreV1Calls,
   type Logger,
 } from '@kprov/provisioner-lib';
 import { SELECTED_NODE_ANNOTATION } from '../volume/annotations.js';
@@ -25,7 +26,7 @@ export class AmbiguousNodeError extends Error {
 /** Reads nodes for the provisioner; see the module. */
 export class VolumeNodes {
   constructor(
-    private readonly core: CoreV1Api,
+    private readonly core: CoreV1Calls,
     private readonly logger: Logger,
     private readonly warn: VolumeWarning | undefined,
   ) {}

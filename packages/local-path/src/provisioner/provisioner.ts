@@ -18,24 +18,17 @@
  *
  * @module
  */
-import {
-  CoreV1Api,
-  StorageV1Api,
-  type KubeConfig,
-  type V1Node,
-  type V1PersistentVolume,
-  type V1PersistentVolumeClaim,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import {
   describeError,
-  makeApiClient,
+  makeCoreV1Calls,
+  makeStorageV1Calls,
   silentLogger,
   type Clock,
   type Logger,
+  type Provisioner,
   type ProvisionOptions,
   type ProvisionResult,
-  type Provisioner,
 } from '@kprov/provisioner-lib';
 import { checkSizeBounds } from '../capacity/bounds.js';
 import type { VolumePlacement } from '../capacity/placement.js';
@@ -64,7 +57,7 @@ const NODE_LOCAL_ACCESS_MODES: ReadonlySet<string> = new Set(['ReadWriteOnce', '
 
 /** Options of {@link LocalPathProvisioner}. */
 export interface LocalPathProvisionerOptions {
-  /** How to reach the API server; clients are made with `makeApiClient` and `watchWithAgent` (shared keep-alive agent). */
+  /** How to reach the API server; calls go through the library's `makeCoreV1Calls` and informers (one pool). */
   readonly kubeConfig: KubeConfig;
   /** The provisioner's namespace: helper pods run here. */
   readonly namespace: string;
@@ -148,8 +141,8 @@ export class LocalPathProvisioner implements Provisioner, OrphanTeardown {
     if (options.nodeMode !== undefined && options.nodeMode.nodeName === '')
       throw new TypeError('LocalPathProvisioner: nodeMode.nodeName must not be empty');
     this.options = options;
-    const core = makeApiClient(options.kubeConfig, CoreV1Api);
-    const storage = makeApiClient(options.kubeConfig, StorageV1Api);
+    const core = makeCoreV1Calls(options.kubeConfig);
+    const storage = makeStorageV1Calls(options.kubeConfig);
     this.logger = options.logger ?? silentLogger;
     this.executor = executorOf(options, this.logger);
     this.nodes = new VolumeNodes(core, this.logger, options.warn);

@@ -5,8 +5,15 @@
  *
  * @module
  */
-import type { CoreV1Api, StorageV1Api, V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
-import { IgnoredError, isNotFound, withSignal, type Logger } from '@kprov/provisioner-lib';
+import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
+import {
+  IgnoredError,
+  isNotFound,
+  withSignal,
+  type CoreV1Calls,
+  type Logger,
+  type StorageV1Calls,
+} from '@kprov/provisioner-lib';
 import { pathsForNode, storageModeOf, type StorageClassConfig } from '../config/index.js';
 import { parseVolumeParameters } from '../volume/parameters.js';
 import {
@@ -31,8 +38,8 @@ export interface TeardownRequest {
 
 /** What {@link TeardownChecks} reads. */
 export interface TeardownChecksOptions {
-  readonly core: CoreV1Api;
-  readonly storage: StorageV1Api;
+  readonly core: CoreV1Calls;
+  readonly storage: StorageV1Calls;
   /** The PVs as a complete cache has them; `undefined` (or none given): listed from the API. */
   readonly volumes?: (() => Iterable<V1PersistentVolume> | undefined) | undefined;
   readonly logger: Logger;

@@ -7,14 +7,15 @@
  *
  * @module
  */
-import type { CoreV1Api, KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import {
   realClock,
+  RestClient,
   silentLogger,
   Watcher,
-  watchWithAgent,
   withSignal,
   type Clock,
+  type CoreV1Calls,
   type Logger,
 } from '@kprov/provisioner-lib';
 
@@ -26,7 +27,7 @@ export class PodGoneError extends Error {
 /** What {@link waitForPod} needs. */
 export interface WaitForPodOptions {
   readonly kubeConfig: KubeConfig;
-  readonly core: CoreV1Api;
+  readonly core: CoreV1Calls;
   readonly namespace: string;
   readonly name: string;
   /** Watch from this resourceVersion (e.g. the create response's) instead of listing first. Default: list first. */
@@ -66,7 +67,7 @@ export async function waitForPod(options: WaitForPodOptions): Promise<V1Pod> {
         { namespace, fieldSelector, limit: p.limit, ...(p.continue === undefined ? {} : { _continue: p.continue }) },
         withSignal(signal),
       ),
-    watch: watchWithAgent(options.kubeConfig),
+    watch: new RestClient(options.kubeConfig),
     path: `/api/v1/namespaces/${namespace}/pods`,
     fieldSelector,
     ...(options.resourceVersion === undefined ? {} : { resourceVersion: options.resourceVersion }),

@@ -7,17 +7,18 @@
  *
  * @module
  */
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import {
   describeError,
   isAlreadyExists,
   isNotFound,
-  makeApiClient,
+  makeCoreV1Calls,
   realClock,
   silentLogger,
   sleep,
   withSignal,
   type Clock,
+  type CoreV1Calls,
   type Logger,
 } from '@kprov/provisioner-lib';
 import { lastLines } from '../output.js';
@@ -47,7 +48,7 @@ export class HelperPodTimeoutError extends Error {
 
 /** Options of {@link HelperPodRunner}. */
 export interface HelperPodRunnerOptions {
-  /** How to reach the API server: requests go through `makeApiClient`, the pod is watched with `watchWithAgent`. */
+  /** How to reach the API server: requests go through `makeCoreV1Calls`, the pod is watched through a `RestClient`. */
   readonly kubeConfig: KubeConfig;
   readonly logger?: Logger | undefined;
   /**
@@ -101,7 +102,7 @@ function withTerminationMessage(pod: V1Pod, logs: LogRead): string {
 /** Creates, waits for and deletes helper pods through the API. */
 export class HelperPodRunner {
   private readonly kubeConfig: KubeConfig;
-  private readonly core: CoreV1Api;
+  private readonly core: CoreV1Calls;
   private readonly logger: Logger;
   private readonly pollIntervalMs: number;
   private readonly clock: Clock;
@@ -110,7 +111,7 @@ export class HelperPodRunner {
 
   constructor(options: HelperPodRunnerOptions) {
     this.kubeConfig = options.kubeConfig;
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.core = makeCoreV1Calls(options.kubeConfig);
     this.logger = options.logger ?? silentLogger;
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.clock = options.clock ?? realClock;

@@ -9,8 +9,8 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { makeApiClient, withSignal, type Logger } from '@kprov/provisioner-lib';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { makeCoreV1Calls, withSignal, type CoreV1Calls, type Logger } from '@kprov/provisioner-lib';
 import { buildHelperPod, HELPER_POD_NAME_MAX_LENGTH } from './build.js';
 import { validateHelperPodTemplate } from './template.js';
 import { LABEL_OPERATION } from './labels.js';
@@ -58,11 +58,11 @@ export function parseStatfsOutput(log: string): FileSystemSize {
 /** Measures node paths with helper pods. */
 export class HelperPodStatfs {
   private readonly runner: HelperPodRunner;
-  private readonly core: CoreV1Api;
+  private readonly core: CoreV1Calls;
 
   constructor(private readonly options: HelperPodStatfsOptions) {
     this.runner = new HelperPodRunner({ kubeConfig: options.kubeConfig, logger: options.logger });
-    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.core = makeCoreV1Calls(options.kubeConfig);
   }
 
   /** The measuring pod for `basePath` on `node`. */

@@ -110,14 +110,22 @@ export interface Child {
   exited: Promise<number | null>;
   /** Its JSON log lines so far. */
   entries: () => LogEntry[];
+  /** Everything it wrote so far, stdout and stderr. */
+  output: () => string;
   messages: () => string[];
 }
 
 /**
- * `node dist/cli.js --debug start --kubeconfig <kubeconfig> --health-port 0 --logging-format json
- * --leader-election=false --kube-api-qps -1 ...extra`; killed (SIGKILL) after the test if still running.
+ * `node ...nodeFlags dist/cli.js --debug start --kubeconfig <kubeconfig> --health-port 0 --logging-format json
+ * --leader-election=false --kube-api-qps -1 ...extra` with `PATH` and `env`; killed (SIGKILL) after the test if still
+ * running.
  */
-export function spawnProvisioner(kubeconfig: string, extra: string[] = []): Child {
+export function spawnProvisioner(
+  kubeconfig: string,
+  extra: string[] = [],
+  nodeFlags: string[] = [],
+  env: Record<string, string> = {},
+): Child {
   const argv = [
     '--debug',
     'start',
@@ -132,8 +140,8 @@ export function spawnProvisioner(kubeconfig: string, extra: string[] = []): Chil
     '-1',
     ...extra,
   ];
-  const child = spawn(process.execPath, [bin, ...argv], {
-    env: { PATH: process.env.PATH ?? '' },
+  const child = spawn(process.execPath, [...nodeFlags, bin, ...argv], {
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -149,5 +157,5 @@ export function spawnProvisioner(kubeconfig: string, extra: string[] = []): Chil
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as LogEntry);
-  return { process: child, exited, entries, messages: () => entries().map((e) => e.msg) };
+  return { process: child, exited, entries, output: () => output, messages: () => entries().map((e) => e.msg) };
 }

@@ -88,9 +88,9 @@ export function undici(): typeof import('undici') {
 
 const NO_WEBASSEMBLY =
   'a proxy (kubeconfig proxy-url), an undici dispatcher or client-node API clients need undici, whose HTTP parser ' +
-  "is WebAssembly, and this Node.js process has none: it runs with V8's --jitless (local-static's provisioner " +
-  'restarts itself with it); start Node.js without --jitless, or set KPROV_V8_FLAGS (for example to ' +
-  "'--optimize-for-size --no-turbofan', the runtime's defaults) so that the binary keeps V8's JIT";
+  "is WebAssembly, and this Node.js process has none: it runs with V8's --jitless (local-static's provisioner and " +
+  'local-path in node mode restart themselves with it); start Node.js without --jitless, or set KPROV_V8_FLAGS ' +
+  "(for example to '--optimize-for-size --no-turbofan', the runtime's defaults) so that the binary keeps V8's JIT";
 
 /** A {@link Transport} over an undici dispatcher (`dispatcher.request`). */
 export function undiciTransport(dispatcher: Dispatcher, owned = false): Transport {

@@ -25,62 +25,25 @@ export interface Endpoint {
 
 const PARAMETER = /\{(\w+)\}/g;
 
+/** The maker of {@link Endpoint}s of one kind of call, from their path and model. */
+const endpoint =
+  (method: RestRequest['method'], answer: Answer, body: Endpoint['body']) =>
+  (path: string, model: string): Endpoint => ({ method, path, model, answer, body });
+
 /** A read (GET) of one object. */
-export const read = (path: string, model: string): Endpoint => ({
-  method: 'GET',
-  path,
-  model,
-  answer: 'object',
-  body: 'none',
-});
+export const read = endpoint('GET', 'object', 'none');
 /** A list (GET of a collection). */
-export const list = (path: string, model: string): Endpoint => ({
-  method: 'GET',
-  path,
-  model,
-  answer: 'list',
-  body: 'none',
-});
+export const list = endpoint('GET', 'list', 'none');
 /** A create (POST to a collection). */
-export const create = (path: string, model: string): Endpoint => ({
-  method: 'POST',
-  path,
-  model,
-  answer: 'object',
-  body: 'required',
-});
+export const create = endpoint('POST', 'object', 'required');
 /** A replace (PUT of one object). */
-export const replace = (path: string, model: string): Endpoint => ({
-  method: 'PUT',
-  path,
-  model,
-  answer: 'object',
-  body: 'required',
-});
+export const replace = endpoint('PUT', 'object', 'required');
 /** A patch of one object: a JSON patch unless the per-call options set another of `JSON_PATCH_TYPES`. */
-export const patch = (path: string, model: string): Endpoint => ({
-  method: 'PATCH',
-  path,
-  model,
-  answer: 'object',
-  body: 'required',
-});
+export const patch = endpoint('PATCH', 'object', 'required');
 /** A delete of one object; its `DeleteOptions` body is optional. */
-export const remove = (path: string, model: string): Endpoint => ({
-  method: 'DELETE',
-  path,
-  model,
-  answer: 'object',
-  body: 'optional',
-});
+export const remove = endpoint('DELETE', 'object', 'optional');
 /** A GET whose answer is text, e.g. a pod's log. */
-export const readText = (path: string): Endpoint => ({
-  method: 'GET',
-  path,
-  model: 'string',
-  answer: 'text',
-  body: 'none',
-});
+export const readText = (path: string): Endpoint => endpoint('GET', 'text', 'none')(path, 'string');
 
 const decodeListMeta = modelDecoder<V1ListMeta>('V1ListMeta');
 

@@ -3,7 +3,7 @@
  * The `local-path-provisioner` binary: runs {@link main} with the process's arguments and environment, then exits
  * with its code (explicitly, so that idle keep-alive connections cannot hold the process open).
  */
-import { addV8Flags, restartWithV8Flags } from '@kprov/provisioner-lib/runtime';
+import { restartWithoutJit } from '@kprov/provisioner-lib/runtime';
 import { parseCommandLine } from './cli/options.js';
 import { main } from './main.js';
 
@@ -12,13 +12,11 @@ import { main } from './main.js';
  * (a directory made or removed per claim of its node) is not hot enough to pay for V8's compilers. At rest through
  * the images' launcher 59.4-59.5 MiB with them, 56.3-56.4 without; after a burst of 300 claims on its node 83-86
  * against 64 MiB, for 4.0 against 4.1-4.3 ms of CPU per claim (bench/README.md, local-static). `--jitless` takes
- * effect only on Node.js's command line: the binary starts again in its own process with it (`restartWithV8Flags`),
+ * effect only on Node.js's command line: the binary starts again in its own process with it (`restartWithoutJit`),
  * and turns the compilers off from inside where it cannot. Without the JIT there is no WebAssembly, which only a
  * kubeconfig's `proxy-url` would need (it says so). `KPROV_V8_FLAGS` replaces these flags. The cluster-wide
  * provisioner, with its helper pods, keeps the compilers. A command line that does not parse is left to `main`.
  */
-const NODE_MODE_RESTART_FLAGS = ['--jitless'];
-const NODE_MODE_V8_FLAGS = ['--no-sparkplug', '--no-maglev'];
 
 function startsInNodeMode(argv: readonly string[]): boolean {
   try {
@@ -30,10 +28,7 @@ function startsInNodeMode(argv: readonly string[]): boolean {
 }
 
 const argv = process.argv.slice(2);
-if (startsInNodeMode(argv)) {
-  restartWithV8Flags(NODE_MODE_RESTART_FLAGS);
-  addV8Flags(NODE_MODE_V8_FLAGS);
-}
+if (startsInNodeMode(argv)) restartWithoutJit();
 
 main(argv, process.env).then(
   (code) => process.exit(code),

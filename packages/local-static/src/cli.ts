@@ -4,7 +4,7 @@
  * the first argument is `node-cleanup`, the node-cleanup controller ({@link nodeCleanupMain}) with the rest; then
  * exits with its code (explicitly, so that idle keep-alive connections cannot hold the process open).
  */
-import { addV8Flags, restartWithV8Flags } from '@kprov/provisioner-lib/runtime';
+import { restartWithoutJit } from '@kprov/provisioner-lib/runtime';
 import { main } from './main.js';
 import { nodeCleanupMain } from './node-cleanup/main.js';
 import { NODE_CLEANUP_COMMAND } from './node-cleanup/options.js';
@@ -15,17 +15,11 @@ import { NODE_CLEANUP_COMMAND } from './node-cleanup/options.js';
  * enough to pay for V8's compilers: at rest with 50 volumes, through the images' launcher, 60.2-60.3 MiB with them,
  * 58.5-58.8 with Sparkplug and Maglev off, 56.4 without the JIT (three runs each; bench/README.md, local-static).
  * `--jitless` takes effect only on Node.js's command line: the binary starts again in its own process with it
- * (`restartWithV8Flags`), and turns the compilers off from inside where it cannot. Without the JIT there is no
+ * (`restartWithoutJit`), and turns the compilers off from inside where it cannot. Without the JIT there is no
  * WebAssembly, which only a kubeconfig's `proxy-url` would need (it says so). `KPROV_V8_FLAGS` replaces these flags.
  */
-const PROVISIONER_RESTART_FLAGS = ['--jitless'];
-const PROVISIONER_V8_FLAGS = ['--no-sparkplug', '--no-maglev'];
-
 const [command, ...rest] = process.argv.slice(2);
-if (command !== NODE_CLEANUP_COMMAND) {
-  restartWithV8Flags(PROVISIONER_RESTART_FLAGS);
-  addV8Flags(PROVISIONER_V8_FLAGS);
-}
+if (command !== NODE_CLEANUP_COMMAND) restartWithoutJit();
 const run =
   command === NODE_CLEANUP_COMMAND ? nodeCleanupMain(rest, process.env) : main(process.argv.slice(2), process.env);
 

@@ -13,6 +13,7 @@
 export {
   addV8Flags,
   DEFAULT_V8_FLAGS,
+  restartWithoutJit,
   restartWithV8Flags,
   V8_FLAGS_ENV,
   V8_FLAGS_SET,

@@ -21,6 +21,7 @@ interface Report {
   args: string[];
   webAssembly: string;
   marker: string | null;
+  setInside?: string[];
 }
 
 describe('a binary that restarts with V8 flags given at start', () => {
@@ -74,5 +75,32 @@ describe('a binary that restarts with V8 flags given at start', () => {
     const { report, entryRuns } = await run({}, entry);
     expect(report).toMatchObject({ execArgv: [], args: ARGS, webAssembly: 'object' });
     expect(entryRuns).toBe(1);
+  });
+
+  describe('restartWithoutJit', () => {
+    const WITHOUT_JIT = { RESTART_WITH: 'without-jit' };
+
+    it('starts again with --jitless and sets nothing from inside', async () => {
+      const { report, program, entryRuns } = await run(WITHOUT_JIT);
+      expect(report).toMatchObject({ pid: program.pid, execArgv: ['--jitless'], args: ARGS, webAssembly: 'undefined' });
+      expect(report.setInside).toEqual([]);
+      expect(entryRuns).toBe(2);
+    });
+
+    it('turns Sparkplug and Maglev off from inside where it cannot start again (a TypeScript entry)', async () => {
+      const entry = join(scratch, 'without-jit.ts');
+      writeFileSync(entry, `import ${JSON.stringify(SCRIPT)};\nexport const typed: number = 1;\n`);
+      const { report, entryRuns } = await run(WITHOUT_JIT, entry);
+      expect(report).toMatchObject({ execArgv: [], webAssembly: 'object' });
+      expect(report.setInside).toEqual(['--no-sparkplug', '--no-maglev']);
+      expect(entryRuns).toBe(1);
+    });
+
+    it('does nothing when KPROV_V8_FLAGS is set', async () => {
+      const { report, entryRuns } = await run({ ...WITHOUT_JIT, KPROV_V8_FLAGS: '' });
+      expect(report).toMatchObject({ execArgv: [], webAssembly: 'object' });
+      expect(report.setInside).toEqual([]);
+      expect(entryRuns).toBe(1);
+    });
   });
 });

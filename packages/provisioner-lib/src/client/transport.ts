@@ -129,9 +129,18 @@ export function abortReason(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
 }
 
-/** A Node.js keep-alive agent for a server over TLS (`secure`) or plain HTTP. */
+/**
+ * A Node.js keep-alive agent for a server over TLS (`secure`) or plain HTTP. Over TLS its connections share one
+ * secure context made from the kubeconfig's CA, certificate and key: given those themselves, Node.js makes a context
+ * for each connection, parsing them and building a certificate store again, and a burst opens dozens of connections.
+ */
 function nodeAgent(secure: boolean, tls: TlsOptions): HttpAgent {
   const http = require(secure ? 'node:https' : 'node:http') as typeof import('node:https');
+  const { ca, cert, key, ...connect } = tls;
+  const material = { ...(ca && { ca }), ...(cert && { cert }), ...(key && { key }) };
+  const context = secure
+    ? { secureContext: (require('node:tls') as typeof import('node:tls')).createSecureContext(material) }
+    : material;
   return new http.Agent({
     keepAlive: true,
     // Also the TCP keep-alive delay of its connections: a server that went away under a quiet watch is found by
@@ -140,7 +149,8 @@ function nodeAgent(secure: boolean, tls: TlsOptions): HttpAgent {
     // Idle sockets in the pool are closed after this (a socket in use is left alone).
     timeout: KEEP_ALIVE_TIMEOUT_MS,
     scheduling: 'lifo',
-    ...tls,
+    ...connect,
+    ...context,
   });
 }
 

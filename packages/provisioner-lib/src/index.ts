@@ -89,6 +89,7 @@ export {
   type InformerKinds,
 } from './cache/informer.js';
 export { stripManagedFields } from './cache/managed-fields.js';
+export { restListFn, type RestListOptions } from './cache/rest-list.js';
 export {
   createStore,
   metaNamespaceKey,

@@ -1,12 +1,12 @@
 /**
  * A Node informer that keeps only what the node-cleanup controller reads of a Node: its name, uid, labels and
  * resourceVersion. provisioner-lib's `informerFor` knows PVs, PVCs and StorageClasses only, so this one is put
- * together from its `Informer`, listed and watched through the library's JSON client.
+ * together from its `Informer`, listed (`restListFn`) and watched through the library's JSON client.
  *
  * @module
  */
-import type { KubeConfig, V1ListMeta, V1Node } from '@kubernetes/client-node';
-import { Informer, RestClient, type Clock, type Logger } from '@kprov/provisioner-lib';
+import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import { Informer, RestClient, restListFn, type Clock, type Logger } from '@kprov/provisioner-lib';
 import { hostnameIndex, HOSTNAME_INDEX } from './node-exists.js';
 
 /** A Node cut down to its identity and labels (a Node's status, with its image list, is most of its size). */
@@ -24,32 +24,17 @@ function slimNode(node: V1Node): V1Node {
   };
 }
 
-/** A list's `metadata` as the API server sends it, with its continue token renamed to client-node's `_continue`. */
-function listMetaOf(metadata: (V1ListMeta & { continue?: string }) | undefined): V1ListMeta {
-  const { continue: token, ...rest } = metadata ?? {};
-  return token === undefined ? rest : { ...rest, _continue: token };
-}
-
 /** An informer of every Node, slimmed (see the module comment), with the {@link HOSTNAME_INDEX} index. */
 export function nodeInformer(kc: KubeConfig, options: { clock: Clock; logger: Logger }): Informer<V1Node> {
   const rest = new RestClient(kc);
+  const decode = (raw: unknown): V1Node => slimNode(raw as V1Node);
   return new Informer<V1Node>({
     path: '/api/v1/nodes',
     // Node by Node as the answer arrives, each slimmed at once: a page of 500 Nodes with their image lists is never
     // held whole.
-    list: async (p, signal, each) => {
-      const list = await rest.list<{ metadata?: V1ListMeta & { continue?: string } }>(
-        {
-          path: '/api/v1/nodes',
-          query: { limit: p.limit, continue: p.continue, resourceVersion: p.resourceVersion },
-          signal,
-        },
-        (raw) => each(slimNode(raw as V1Node)),
-      );
-      return { metadata: listMetaOf(list.metadata), items: [] };
-    },
+    list: restListFn(rest, '/api/v1/nodes', decode),
     watch: rest,
-    decode: (raw) => slimNode(raw as V1Node),
+    decode,
     indexers: { [HOSTNAME_INDEX]: hostnameIndex },
     clock: options.clock,
     logger: options.logger,

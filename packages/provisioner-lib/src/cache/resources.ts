@@ -1,6 +1,5 @@
 import type {
   KubeConfig,
-  KubernetesListObject,
   KubernetesObject,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
@@ -10,8 +9,9 @@ import type { Agent as HttpAgent } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { modelDecoder } from '../client/models.js';
 import { RestClient } from '../client/rest.js';
-import type { ListFn, ListParams, WatchLike } from '../watch/watcher.js';
+import type { ListFn, WatchLike } from '../watch/watcher.js';
 import { stripManagedFields as stripManagedFieldsOf } from './managed-fields.js';
+import { restListFn } from './rest-list.js';
 import { uidIndex, type IndexFunc } from './store.js';
 
 /** The kinds {@link informerFor} knows, with their object types. */
@@ -45,16 +45,6 @@ export interface ResourceSpec<T extends KubernetesObject> {
   decode: (raw: unknown) => T;
 }
 
-function query(p: ListParams): Record<string, string | number | undefined> {
-  return {
-    limit: p.limit,
-    continue: p.continue,
-    resourceVersion: p.resourceVersion,
-    labelSelector: p.labelSelector,
-    fieldSelector: p.fieldSelector,
-  };
-}
-
 /**
  * A kind's list and watch through one {@link RestClient}. Listed items carry no apiVersion/kind on the wire; they get
  * them, so listed and watched objects look alike, and both are decoded in place by the same {@link modelDecoder}
@@ -70,7 +60,6 @@ function spec<T extends KubernetesObject>(
 ): ResourceSpec<T> {
   const rest = new RestClient(kc, agent === undefined ? {} : { agent });
   const decodeItem = modelDecoder<T>(`V1${kind}`);
-  const decodeMeta = modelDecoder<KubernetesListObject<T>['metadata']>('V1ListMeta');
   // managedFields left out before an object is decoded: a list's are never parsed, a watched object's timestamps
   // in them never converted.
   const strip = stripManagedFields ? stripManagedFieldsOf : (o: KubernetesObject): KubernetesObject => o;
@@ -84,13 +73,8 @@ function spec<T extends KubernetesObject>(
     apiVersion,
     kind,
     path,
-    list: async (p, signal, each) => {
-      // Item by item as the answer arrives: 10,000 claims are never held as one text and one tree.
-      const list = await rest.list({ path, query: query(p), signal }, (raw) => each(decode(raw)), {
-        stripManagedFields,
-      });
-      return { metadata: decodeMeta(list.metadata ?? {}), items: [] };
-    },
+    // Item by item as the answer arrives: 10,000 claims are never held as one text and one tree.
+    list: restListFn(rest, path, decode, { stripManagedFields }),
     watch: rest,
     indexers,
     decode,

@@ -138,9 +138,7 @@ function nodeAgent(secure: boolean, tls: TlsOptions): HttpAgent {
   const http = require(secure ? 'node:https' : 'node:http') as typeof import('node:https');
   const { ca, cert, key, ...connect } = tls;
   const material = { ...(ca && { ca }), ...(cert && { cert }), ...(key && { key }) };
-  const context = secure
-    ? { secureContext: (require('node:tls') as typeof import('node:tls')).createSecureContext(material) }
-    : material;
+  const context = secure ? { secureContext: secureContextOf(material) } : material;
   return new http.Agent({
     keepAlive: true,
     // Also the TCP keep-alive delay of its connections: a server that went away under a quiet watch is found by
@@ -152,6 +150,24 @@ function nodeAgent(secure: boolean, tls: TlsOptions): HttpAgent {
     ...connect,
     ...context,
   });
+}
+
+/**
+ * One TLS context of the kubeconfig's CA, client certificate and key.
+ *
+ * @throws Error naming the kubeconfig's fields to check, when OpenSSL cannot read them: such a kubeconfig can make
+ *   no request at all (client-go's client fails to be made from it too).
+ */
+function secureContextOf(material: Pick<TlsOptions, 'ca' | 'cert' | 'key'>): import('node:tls').SecureContext {
+  try {
+    return (require('node:tls') as typeof import('node:tls')).createSecureContext(material);
+  } catch (err) {
+    throw new Error(
+      `the kubeconfig's TLS material is not usable (${err instanceof Error ? err.message : String(err)}): check ` +
+        "the cluster's certificate-authority(-data) and the user's client-certificate(-data) and client-key(-data)",
+      { cause: err },
+    );
+  }
 }
 
 /** A {@link Transport} over a Node.js `http` or `https` agent (the agent's `protocol` says which). */

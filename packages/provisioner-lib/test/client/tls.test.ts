@@ -1,11 +1,12 @@
 /**
  * The library's own client over TLS, against a real kube-apiserver (its serving certificate signed by the control
  * plane's CA, its users authenticated by client certificates): every connection of a burst presents the kubeconfig's
- * client certificate and checks the server against its CA and, when set, its `tlsServerName`.
+ * client certificate and checks the server against its CA and, when set, its `tlsServerName`. A kubeconfig whose
+ * TLS material OpenSSL cannot read is refused when the client is made, naming what to check.
  */
 import { KubeConfig, type Cluster as KubeConfigCluster } from '@kubernetes/client-node';
 import { describeTiers } from '@kprov/testkit/vitest';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { closeSharedConnections } from '../../src/client/agent.js';
 import { RestClient } from '../../src/client/rest.js';
 
@@ -64,3 +65,16 @@ describeTiers(
   },
   { tiers: ['real'] },
 );
+
+describe('RestClient and TLS material that cannot be read', () => {
+  it('is refused when the client is made, naming the kubeconfig fields to check and what OpenSSL said', () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:6443' }],
+      users: [{ name: 'u', certData: Buffer.from('not a certificate').toString('base64'), keyData: 'bm90IGEga2V5' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    expect(() => new RestClient(kc)).toThrow(/TLS material is not usable \(.*PEM.*\): check .*client-key\(-data\)/);
+  });
+});

@@ -6,7 +6,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { startApiServer, type KubeObject, type Testkit } from '@kprov/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WAIT } from '@kprov/testkit/vitest';
-import { Informer } from '../../src/cache/informer.js';
+import { Informer, type InformerOptions } from '../../src/cache/informer.js';
 import { restListFn } from '../../src/cache/rest-list.js';
 import { closeSharedConnections } from '../../src/client/agent.js';
 import { RestClient } from '../../src/client/rest.js';
@@ -26,6 +26,17 @@ function configMap(name: string, size = 'small'): KubeObject {
 function slim(raw: unknown): V1ConfigMap {
   const { name, namespace, resourceVersion, labels } = (raw as V1ConfigMap).metadata ?? {};
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion, labels } };
+}
+
+/** An informer of the ConfigMaps at {@link PATH}, slimmed, listed with `restListFn` and watched through `rest`. */
+function configMapInformer(rest: RestClient, options: Partial<InformerOptions<V1ConfigMap>>): Informer<V1ConfigMap> {
+  return new Informer<V1ConfigMap>({
+    path: PATH,
+    list: restListFn(rest, PATH, slim),
+    watch: rest,
+    decode: slim,
+    ...options,
+  });
 }
 
 describe('restListFn', () => {
@@ -49,13 +60,7 @@ describe('restListFn', () => {
     kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false });
     for (let i = 0; i < 5; i++) kit.store.create('configmaps', configMap(`cm-${i}`));
     const rest = new RestClient(kit.kubeConfig);
-    const informer = new Informer<V1ConfigMap>({
-      path: PATH,
-      list: restListFn(rest, PATH, slim),
-      watch: rest,
-      decode: slim,
-      pageSize: 2,
-    });
+    const informer = configMapInformer(rest, { pageSize: 2 });
     done = informer.run(controller.signal);
     await informer.waitForSync(controller.signal);
 
@@ -78,16 +83,13 @@ describe('restListFn', () => {
     kit = await startApiServer({ nodes: [], binder: false, scheduler: false, kubelet: false });
     kit.store.create('configmaps', configMap('a', 'small'));
     kit.store.create('configmaps', configMap('b', 'large'));
-    const rest = new RestClient(kit.kubeConfig);
-    const informer = new Informer<V1ConfigMap>({
-      path: PATH,
-      list: restListFn(rest, PATH, slim),
-      watch: rest,
-      decode: slim,
-      labelSelector: 'size=large',
-    });
+    kit.store.create('configmaps', configMap('c', 'large'));
+    kit.store.create('configmaps', configMap('d', 'small'));
+    const informer = configMapInformer(new RestClient(kit.kubeConfig), { labelSelector: 'size=large', pageSize: 1 });
     done = informer.run(controller.signal);
     await informer.waitForSync(controller.signal);
-    expect(informer.store.keys()).toEqual(['default/b']);
+    expect(informer.store.keys().sort()).toEqual(['default/b', 'default/c']);
+    // One page per large ConfigMap: the small ones were left out by the server on every page.
+    expect(kit.server.requestCounts()['list configmaps']).toBe(2);
   });
 });

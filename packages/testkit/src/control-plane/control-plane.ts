@@ -236,6 +236,26 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     running.push(c);
     return c;
   };
+  /**
+   * Starts what `start(port)` launches on `port`, or, when that is 0, on a free one, and on another (twice more at
+   * most) when a free port was taken between the pick and the binary's bind (`portRace`). Resolves with the
+   * component and its port.
+   */
+  const launchOnPort = async (
+    name: Binary,
+    port: number,
+    start: (port: number) => Promise<Component>,
+  ): Promise<[Component, number]> => {
+    for (let attempt = 0; ; attempt++) {
+      const picked = port === 0 ? await freePort() : port;
+      try {
+        return [await start(picked), picked];
+      } catch (err) {
+        if (port === 0 && attempt < 2 && portRace(logFile(name))) continue;
+        throw err;
+      }
+    }
+  };
 
   const stopAll = async (): Promise<void> => {
     guardian.dismiss();
@@ -276,42 +296,30 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     step('credentials made');
 
     // etcd reads every ETCD_* variable as a flag: it gets an environment of its own.
-    let etcdPort = options.etcdPort ?? 0;
-    let etcd: Component | undefined;
-    for (let attempt = 0; etcd === undefined; attempt++) {
-      const port = etcdPort === 0 ? await freePort() : etcdPort;
+    const [, etcdPort] = await launchOnPort('etcd', options.etcdPort ?? 0, async (port) => {
       const peer = await freePort();
-      try {
-        etcd = await launch(
-          {
-            name: 'etcd',
-            binary: bin.etcd,
-            args: [
-              `--data-dir=${path.join(dataDir, 'etcd')}`,
-              `--listen-client-urls=http://127.0.0.1:${port}`,
-              `--advertise-client-urls=http://127.0.0.1:${port}`,
-              `--listen-peer-urls=http://127.0.0.1:${peer}`,
-              `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-              `--initial-cluster=default=http://127.0.0.1:${peer}`,
-              '--unsafe-no-fsync',
-              ...(extra.etcd ?? []),
-            ],
-            env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-          },
-          () => answers200(`http://127.0.0.1:${port}/health`),
-        );
-        etcdPort = port;
-        step('etcd ready');
-      } catch (err) {
-        if (options.etcdPort === undefined || options.etcdPort === 0 ? attempt < 2 && portRace(logFile('etcd')) : false)
-          continue;
-        throw err;
-      }
-    }
+      return launch(
+        {
+          name: 'etcd',
+          binary: bin.etcd,
+          args: [
+            `--data-dir=${path.join(dataDir, 'etcd')}`,
+            `--listen-client-urls=http://127.0.0.1:${port}`,
+            `--advertise-client-urls=http://127.0.0.1:${port}`,
+            `--listen-peer-urls=http://127.0.0.1:${peer}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+            `--initial-cluster=default=http://127.0.0.1:${peer}`,
+            '--unsafe-no-fsync',
+            ...(extra.etcd ?? []),
+          ],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        },
+        () => answers200(`http://127.0.0.1:${port}/health`),
+      );
+    });
+    step('etcd ready');
 
-    let apiPort = options.apiServerPort ?? 0;
-    if (apiPort === 0) apiPort = await freePort();
-    const apiArgs = (): string[] => [
+    const apiArgs = (apiPort: number): string[] => [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${apiPort}`,
@@ -340,25 +348,22 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       POD_NAMESPACE: 'kube-system',
       POD_NAME: 'kube-apiserver',
     };
-    const url = `https://127.0.0.1:${apiPort}`;
     const tls = { ca: ca.cert, cert: admin.cert, key: admin.key };
-    const apiReady = (): Promise<boolean> => answers200(`${url}/readyz`, tls);
-    let started: Component | undefined;
-    for (let attempt = 0; started === undefined; attempt++) {
-      try {
-        started = await launch(
-          { name: 'kube-apiserver', binary: bin['kube-apiserver'], args: apiArgs(), env: apiEnv, graceMs: apiGraceMs },
-          apiReady,
-        );
-      } catch (err) {
-        if ((options.apiServerPort ?? 0) === 0 && attempt < 2 && portRace(logFile('kube-apiserver'))) {
-          apiPort = await freePort();
-          continue;
-        }
-        throw err;
-      }
-    }
+    const apiReady = (port: number) => (): Promise<boolean> => answers200(`https://127.0.0.1:${port}/readyz`, tls);
+    const [started, apiPort] = await launchOnPort('kube-apiserver', options.apiServerPort ?? 0, (port) =>
+      launch(
+        {
+          name: 'kube-apiserver',
+          binary: bin['kube-apiserver'],
+          args: apiArgs(port),
+          env: apiEnv,
+          graceMs: apiGraceMs,
+        },
+        apiReady(port),
+      ),
+    );
     let apiServer = started;
+    const url = `https://127.0.0.1:${apiPort}`;
     step('kube-apiserver ready');
 
     const kubeConfig = makeKubeConfig(url, ca.cert, admin, 'admin');
@@ -416,22 +421,23 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     }
     if (schedulerBinary === undefined) skipped('kube-scheduler', options.scheduler);
     else {
-      const port = await freePort();
-      await launch(
-        {
-          name: 'kube-scheduler',
-          binary: schedulerBinary,
-          args: [
-            `--kubeconfig=${await componentKubeconfig('kube-scheduler', { user: 'system:kube-scheduler' })}`,
-            '--leader-elect=false',
-            '--bind-address=127.0.0.1',
-            `--secure-port=${port}`,
-            `-v=${verbosity}`,
-            ...(extra.scheduler ?? []),
-          ],
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        },
-        () => answers200(`https://127.0.0.1:${port}/healthz`, {}),
+      await launchOnPort('kube-scheduler', 0, async (port) =>
+        launch(
+          {
+            name: 'kube-scheduler',
+            binary: schedulerBinary,
+            args: [
+              `--kubeconfig=${await componentKubeconfig('kube-scheduler', { user: 'system:kube-scheduler' })}`,
+              '--leader-elect=false',
+              '--bind-address=127.0.0.1',
+              `--secure-port=${port}`,
+              `-v=${verbosity}`,
+              ...(extra.scheduler ?? []),
+            ],
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          },
+          () => answers200(`https://127.0.0.1:${port}/healthz`, {}),
+        ),
       );
       binaries.push('kube-scheduler');
       step('kube-scheduler ready');
@@ -480,7 +486,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       async startApiServer() {
         if (running.includes(apiServer)) return;
         // After the controllers: stop() goes in reverse, and they need no API server to stop.
-        apiServer = await Component.start({ ...apiServer.spec, args: apiArgs() }, apiReady, timeoutMs);
+        apiServer = await Component.start({ ...apiServer.spec, args: apiArgs(apiPort) }, apiReady(apiPort), timeoutMs);
         guardian.watch(apiServer.child.pid);
         running.push(apiServer);
       },

@@ -1,5 +1,5 @@
-import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { modelDecoder } from '../client/models.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { decodeListMeta } from '../client/models.js';
 import type { RestClient } from '../client/rest.js';
 import type { ListFn, ListParams } from '../watch/watcher.js';
 
@@ -11,8 +11,6 @@ export interface RestListOptions {
    */
   stripManagedFields?: boolean | undefined;
 }
-
-const decodeListMeta = modelDecoder<KubernetesListObject<KubernetesObject>['metadata']>('V1ListMeta');
 
 /** A page's query parameters as the API server names them. */
 function query(p: ListParams): Record<string, string | number | undefined> {
@@ -42,7 +40,7 @@ export function restListFn<T extends KubernetesObject>(
   decode: (raw: unknown) => T,
   options: RestListOptions = {},
 ): ListFn<T> {
-  const itemOptions = options.stripManagedFields === true ? { stripManagedFields: true } : {};
+  const itemOptions = { stripManagedFields: options.stripManagedFields === true };
   return async (p, signal, each) => {
     const list = await rest.list({ path, query: query(p), signal }, (raw) => each(decode(raw)), itemOptions);
     return { metadata: decodeListMeta(list.metadata ?? {}), items: [] };

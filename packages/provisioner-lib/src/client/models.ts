@@ -138,3 +138,6 @@ export function modelDecoder<T>(type: string): (json: unknown) => T {
     );
   return convert === null ? (json) => json as T : (json) => convert(json) as T;
 }
+
+/** A list's `metadata` as client-node's `V1ListMeta` (its continue token as `_continue`), in place. */
+export const decodeListMeta = modelDecoder<V1ListMeta>('V1ListMeta');

@@ -137,8 +137,9 @@ export function abortReason(signal: AbortSignal): Error {
 function nodeAgent(secure: boolean, tls: TlsOptions): HttpAgent {
   const http = require(secure ? 'node:https' : 'node:http') as typeof import('node:https');
   const { ca, cert, key, ...connect } = tls;
-  const material = { ...(ca && { ca }), ...(cert && { cert }), ...(key && { key }) };
-  const context = secure ? { secureContext: secureContextOf(material) } : material;
+  const context = secure
+    ? { secureContext: secureContextOf({ ...(ca && { ca }), ...(cert && { cert }), ...(key && { key }) }) }
+    : {};
   return new http.Agent({
     keepAlive: true,
     // Also the TCP keep-alive delay of its connections: a server that went away under a quiet watch is found by

@@ -1,5 +1,5 @@
-import type { ConfigurationOptions, V1ListMeta } from '@kubernetes/client-node';
-import { DECODED_MODELS, modelDecoder } from '../models.js';
+import type { ConfigurationOptions } from '@kubernetes/client-node';
+import { DECODED_MODELS, decodeListMeta, modelDecoder } from '../models.js';
 import { checkRequired, JSON_PATCH_TYPES, type Query, type RestClient, type RestRequest } from '../rest.js';
 
 /** How the answer of an {@link Endpoint} is read. */
@@ -44,8 +44,6 @@ export const patch = endpoint('PATCH', 'object', 'required');
 export const remove = endpoint('DELETE', 'object', 'optional');
 /** A GET whose answer is text, e.g. a pod's log. */
 export const readText = (path: string): Endpoint => endpoint('GET', 'text', 'none')(path, 'string');
-
-const decodeListMeta = modelDecoder<V1ListMeta>('V1ListMeta');
 
 /** The decoder of `model` if the library decodes it (dates to `Date`s), else the parsed JSON as it is. */
 function decoderOf(model: string): (json: unknown) => unknown {

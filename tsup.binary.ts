@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Options } from 'tsup';
+import { asciiOutput } from './tsup.ascii.js';
 
 /**
  * The builds of a package that is both a library and a binary: `dist/index.js` (and its types) with the dependencies
@@ -21,6 +22,7 @@ export function libraryAndBinary(binary: Options, library: Options = {}): Option
       clean: [...names.map((name) => `!${name}.js*`), `!${GATES_DIR}/**`],
       target: 'node22',
       platform: 'node',
+      plugins: [asciiOutput],
       ...library,
     },
     binary,

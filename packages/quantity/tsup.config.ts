@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { asciiOutput } from '../../tsup.ascii.js';
 
 export default defineConfig({
   entry: ['src/index.ts'],
@@ -8,4 +9,5 @@ export default defineConfig({
   clean: true,
   target: 'node22',
   platform: 'node',
+  plugins: [asciiOutput],
 });

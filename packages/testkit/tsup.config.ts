@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { asciiOutput } from '../../tsup.ascii.js';
 import { GATES_DIR, nodeVersionGates } from '../../tsup.binary.js';
 
 export default defineConfig([
@@ -11,6 +12,7 @@ export default defineConfig([
     clean: [`!${GATES_DIR}/**`],
     target: 'node22',
     platform: 'node',
+    plugins: [asciiOutput],
   },
   ...nodeVersionGates(),
 ]);

@@ -1,4 +1,5 @@
 import { dirname } from 'node:path';
+import { DEFAULT_METRIC_MODULES } from '../metrics/default-metrics.js';
 import type { EsbuildPlugin } from './plugin.js';
 
 /**
@@ -50,8 +51,7 @@ export const libraryRequire: EsbuildPlugin = {
           'prom-client/lib/gauge': () => { try { return require('prom-client/lib/gauge'); } finally {} },
           'prom-client/lib/histogram': () => { try { return require('prom-client/lib/histogram'); } finally {} },
           'prom-client/lib/registry': () => { try { return require('prom-client/lib/registry'); } finally {} },
-          'prom-client/lib/defaultMetrics': () => { try { return require('prom-client/lib/defaultMetrics'); } finally {} },
-        };
+${DEFAULT_METRIC_MODULES.map((id) => `          '${id}': () => { try { return require('${id}'); } finally {} },\n`).join('')}        };
         export function createRequire(url) {
           const own = nodeModule.createRequire(url);
           return (id) => (Object.hasOwn(bundled, id) ? bundled[id]() : own(id));

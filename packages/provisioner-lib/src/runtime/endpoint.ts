@@ -35,7 +35,7 @@ export async function serveEndpoint(options: EndpointOptions): Promise<HttpEndpo
   // The event loop's lag is sampled every 100 ms, not prom-client's default 10: a timer each 10 ms woke an idle
   // provisioner 100 times a second, most of its CPU at rest (local-static with 50 volumes: 14 ticks in 20 s, 4 with
   // 100 ms). A lag is measured as exactly; it is sampled less often.
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  collectDefaultMetrics(registry, { eventLoopMonitoringPrecision: 100 });
   const checks =
     options.controller === undefined
       ? { readyChecks: {} }

@@ -33,7 +33,7 @@ WORKDIR /workspace
 # the build tools (tsup, typescript); testkit's manifest is there only so the workspace:* dev dependencies on it
 # resolve (it is not built). Other workspace packages are left out; the frozen lockfile allows that. pnpm's store is a
 # cache mount: a change of the lockfile downloads only what changed.
-COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsup.binary.ts node-version-gate.ts ./
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsup.binary.ts tsup.ascii.ts node-version-gate.ts ./
 COPY packages/quantity/package.json packages/quantity/
 COPY packages/provisioner-lib/package.json packages/provisioner-lib/
 COPY packages/testkit/package.json packages/testkit/

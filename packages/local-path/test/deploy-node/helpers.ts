@@ -437,8 +437,10 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
   const pods = await watchNamespacePods(cluster);
 
   await i.apply('pvc.yaml', exampleClaim());
-  await waitFor('the claim waiting for its first consumer', async () =>
-    (await claimEvents(read, 'local-path-pvc', 'WaitForFirstConsumer')).length > 0 ? true : undefined,
+  await waitFor(
+    'the claim waiting for its first consumer',
+    async () => ((await claimEvents(read, 'local-path-pvc', 'WaitForFirstConsumer')).length > 0 ? true : undefined),
+    { timeoutMs: PROVISION_MS },
   );
   expect((await read.claim('local-path-pvc'))?.status?.phase).toBe('Pending');
   const writer = examplePod(
@@ -457,8 +459,10 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
     hostPath: { path: `${BASE_PATH}/${pv}_default_local-path-pvc` },
     nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ values: [NODE] }] }] } },
   });
-  await waitFor(`helper-pod-create-${pv} Succeeded and deleted`, () =>
-    ranAndWentAway(pods.events, `helper-pod-create-${pv}`) ? true : undefined,
+  await waitFor(
+    `helper-pod-create-${pv} Succeeded and deleted`,
+    () => (ranAndWentAway(pods.events, `helper-pod-create-${pv}`) ? true : undefined),
+    { timeoutMs: PROVISION_MS },
   );
 
   // A new pod for the claim: the same volume, the data still there.
@@ -467,10 +471,14 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
   await waitReady(i, 'volume-test');
   expect((await read.claim('local-path-pvc'))?.spec?.volumeName).toBe(pv);
   expect((await read.volume(pv))?.metadata?.uid).toBe(volume?.metadata?.uid);
-  await waitFor('the second pod to print the file', async () => {
-    const log = await kubectl('logs', 'volume-test');
-    return log === 'local-path-test\nlocal-path-test\n' ? true : undefined;
-  });
+  await waitFor(
+    'the second pod to print the file',
+    async () => {
+      const log = await kubectl('logs', 'volume-test');
+      return log === 'local-path-test\nlocal-path-test\n' ? true : undefined;
+    },
+    { timeoutMs: POD_MS },
+  );
 
   // Deleting the claim removes the volume's directory, through a teardown helper pod.
   await kubectl('delete', 'pod', 'volume-test');
@@ -480,8 +488,10 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
     async () => ((await read.volume(pv)) === undefined && !existsSync(dir) ? true : undefined),
     { timeoutMs: PROVISION_MS, intervalMs: 250 },
   );
-  await waitFor(`helper-pod-delete-${pv} Succeeded and deleted`, () =>
-    ranAndWentAway(pods.events, `helper-pod-delete-${pv}`) ? true : undefined,
+  await waitFor(
+    `helper-pod-delete-${pv} Succeeded and deleted`,
+    () => (ranAndWentAway(pods.events, `helper-pod-delete-${pv}`) ? true : undefined),
+    { timeoutMs: PROVISION_MS },
   );
   expect(existsSync(cluster.onNode(NODE, BASE_PATH))).toBe(true);
   expect(basePathEntries(cluster)).toEqual([]);

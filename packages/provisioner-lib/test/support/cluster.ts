@@ -124,12 +124,19 @@ export async function waitBound(api: Api, name: string): Promise<V1PersistentVol
   }, WAIT);
 }
 
+/** The component kube-controller-manager's PV controller reports its Events as. */
+const KUBE_CONTROLLER_MANAGER_PV = 'persistentvolume-controller';
+
 /**
- * The Events about one object (by UID) in `namespace`, by reason: what `kubectl describe` shows. Other components'
- * Events (kube-controller-manager's `ExternalProvisioning` on the real tier) are among them; look them up by reason.
+ * The Events about one object (by UID) in `namespace`, by reason: what `kubectl describe` shows, but for
+ * kube-controller-manager's on the real tier. Its PV controller reports about claims too (`ExternalProvisioning`),
+ * and a claim that reaches it before its class does gets a `ProvisioningFailed` of its own ("storageclass ... not
+ * found"), beside the controller's.
  */
 export async function eventsAbout(api: Api, namespace: string, uid: string): Promise<Map<string, CoreV1Event>> {
-  const items = (await api.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.uid === uid);
+  const items = (await api.core.listNamespacedEvent({ namespace })).items.filter(
+    (e) => e.involvedObject.uid === uid && e.source?.component !== KUBE_CONTROLLER_MANAGER_PV,
+  );
   const byReason = new Map<string, CoreV1Event>();
   for (const e of items) {
     const reason = e.reason ?? '';

@@ -12,13 +12,13 @@ type TsupPlugin = NonNullable<Options['plugins']>[number];
 export const asciiOutput: TsupPlugin = {
   name: 'ascii-output',
   renderChunk(code, chunk) {
-    if (chunk.type !== 'chunk' || !NON_ASCII.test(code)) return undefined;
-    return { code: code.replace(NON_ASCII_ALL, escape) };
+    if (chunk.type !== 'chunk') return undefined;
+    const ascii = code.replace(NON_ASCII, escape);
+    return ascii === code ? undefined : { code: ascii };
   },
 };
 
-const NON_ASCII = /[^\0-\x7f]/u;
-const NON_ASCII_ALL = /[^\0-\x7f]/gu;
+const NON_ASCII = /[^\0-\x7f]/gu;
 
 function escape(char: string): string {
   const code = char.codePointAt(0) ?? 0;

@@ -39,8 +39,9 @@ for (const pkg of readdirSync(PACKAGES).sort()) {
     const at = text.search(/[^\0-\x7f]/u);
     if (at === -1) continue;
     const line = text.slice(0, at).split('\n').length;
-    const char = String.fromCodePoint(text.codePointAt(at) ?? 0);
-    const code = `U+${(text.codePointAt(at) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+    const point = text.codePointAt(at) ?? 0;
+    const char = String.fromCodePoint(point);
+    const code = `U+${point.toString(16).toUpperCase().padStart(4, '0')}`;
     problems.push(
       `${path.relative(ROOT, file)}:${line}: "${char}" (${code}) is not ASCII, so Node.js holds the whole file as ` +
         'UTF-16, twice its size; give its build the asciiOutput plugin of tsup.ascii.ts',

@@ -45,6 +45,7 @@ export const libraryRequire: EsbuildPlugin = {
             get ServerConfiguration() { return require('@kubernetes/client-node/dist/gen/servers.js').ServerConfiguration; },
             get Watch() { return require('@kubernetes/client-node/dist/watch.js').Watch; },
           }),
+          'js-yaml': () => require('js-yaml'),
           undici: () => { try { return require('undici'); } finally {} },
           pino: () => { try { return require('pino'); } finally {} },
           'prom-client/lib/counter': () => { try { return require('prom-client/lib/counter'); } finally {} },

@@ -7,9 +7,10 @@ import path from 'node:path';
 import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
 // client-node's parsing of a kubeconfig's entries, by path: its module imports nothing but node:fs.
 import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
-import { load as loadYaml } from 'js-yaml';
 
 const SERVICEACCOUNT_ROOT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+const require = createRequire(import.meta.url);
 
 /** One of client-node's authenticators (`ExecAuth`, `FileAuth`, ...). */
 interface Authenticator {
@@ -100,7 +101,9 @@ class KubeConfigData {
   /** client-node's `loadFromFile`: the file's entries, with relative certificate paths made absolute. */
   readFile(file: string): void {
     const root = path.dirname(file);
-    const config = loadYaml(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    // Required here, not imported: a pod's service account needs no YAML parser (js-yaml is 0.5 MiB of V8's heap).
+    const { load } = require('js-yaml') as typeof import('js-yaml');
+    const config = load(readFileSync(file, 'utf8')) as Record<string, unknown>;
     this.clusters = newClusters(config.clusters);
     this.contexts = newContexts(config.contexts);
     this.users = newUsers(config.users);
@@ -207,8 +210,6 @@ for (const name of CLIENT_NODE_ONLY_METHODS) {
     },
   });
 }
-
-const require = createRequire(import.meta.url);
 
 /**
  * `kc` as client-node's `KubeConfig`: a `KubeConfig` as it is; the runtime's kubeconfig ({@link loadKubeConfigData})

@@ -117,6 +117,8 @@ class SinkQueueMetrics<T> implements QueueMetrics<T> {
   private readonly addTimes = new Map<T, number>();
   private readonly processingStartTimes = new Map<T, number>();
   private depth = 0;
+  /** Whether the gauges last reported an idle queue (zeros): an idle queue's refresh then sets nothing. */
+  private reportedIdle = false;
 
   constructor(name: string, sink: MetricsSink, clock: Clock) {
     this.labels = { name };
@@ -155,6 +157,10 @@ class SinkQueueMetrics<T> implements QueueMetrics<T> {
   }
 
   updateUnfinishedWork(): void {
+    // A provisioner is idle most of the time: its refreshes (two per queue a second) then have nothing to change.
+    const idle = this.processingStartTimes.size === 0;
+    if (idle && this.reportedIdle) return;
+    this.reportedIdle = idle;
     const now = this.clock.now();
     let total = 0;
     let oldest = 0;

@@ -61,6 +61,32 @@ describe('a binary on the runtime, before it runs', () => {
     expect(messages(example)).toContain('    \tdirectory holding the volumes (default "/var/lib/example-hostpath")');
     expect(messages(example)).toContain('  -kube-api-qps float');
   });
+
+  it("in a pod without its service account's files, exits 1 naming the missing one, having loaded no YAML parser", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kprov-runtime-pod-'));
+    const trace = path.join(dir, 'modules.txt');
+    // A pod's environment (no kubeconfig file anywhere: HOME has none), on a machine that is not a pod.
+    const env = {
+      ...ENV,
+      HOME: dir,
+      KUBERNETES_SERVICE_HOST: '127.0.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      NODE_OPTIONS: `--import ${MODULE_TRACE}`,
+      KPROV_MODULE_TRACE: trace,
+    };
+    const pod = new Program(SCRIPT, ['--root', dir, '--logging-format', 'json'], env);
+    programs.push(pod);
+    try {
+      expect(await pod.exited).toEqual({ code: 1, signal: null });
+      expect(pod.find('Provisioner failed')[0]?.err).toContain('/var/run/secrets/kubernetes.io/serviceaccount/');
+      // A service account's configuration is a few files, not YAML: a pod does not pay for a parser.
+      const modules = (await readFile(trace, 'utf8')).split('\n');
+      expect(modules.some((url) => url.includes('/runtime'))).toBe(true);
+      expect(modules.filter((url) => url.includes('yaml'))).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describeTiers('a binary on the runtime', (tier) => {

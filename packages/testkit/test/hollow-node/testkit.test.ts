@@ -215,8 +215,11 @@ describe('startKubelet on the testkit, when the API server misbehaves', () => {
       await core.createNamespacedPod({ namespace: 'default', body: hostPathPod('contested', 'echo fine') });
       const pod = await waitForPhase(kit.kubeConfig, 'contested', 'Succeeded');
       expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+      const contested = errors.filter((e) => e.startsWith('pod default/contested: '));
+      // The errors whole in the failure's message: a code alone does not say which write failed, or why.
       expect(
-        errors.filter((e) => e.startsWith('pod default/contested: ')).map((e) => /HTTP-Code: (\d+)/.exec(e)?.[1]),
+        contested.map((e) => /HTTP-Code: (\d+)/.exec(e)?.[1]),
+        contested.join('\n'),
       ).toEqual(['409', '409', '409', '500']);
     } finally {
       removeConflicts();

@@ -3,11 +3,9 @@
 # (KPROV_BUSY_PROCESSES, default 2: as many as the 2 cores CI has), runs the command beside them, and stops them when
 # it ends, with its exit status.
 #
-# `pnpm test:busy` runs the tests this way (docs/testkit.md, "On a busy machine"), on the testkit and real tiers
-# (KPROV_TIERS=testkit,real unless set): that is where a test's own timing can race the machine (leases and renew
-# deadlines, watches, processes started and awaited) and where every failure of a loaded run was. The node tier's
-# suites are left out: they take 20–45 minutes of test time alone, their limits are already minutes (300 s a
-# test), and under load they would not fit the 45 minutes aimed at for the whole of .ci/run.
+# `pnpm test:busy` runs the suites where a test's own timing races the machine this way (vitest.busy.config.ts says
+# which; docs/testkit.md, "On a busy machine"), on the testkit and real tiers (KPROV_TIERS=testkit,real unless set).
+# `scripts/busy.sh vitest run` runs every suite that way.
 set -euo pipefail
 
 count="${KPROV_BUSY_PROCESSES:-2}"

@@ -6,7 +6,7 @@
  * hostpath-example's binaries, and the repository's test of every binary. The behaviour suites drive the same
  * programs through the same waits; they run in `pnpm test`, itself a loaded run (four workers on two cores).
  */
-import { defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
 import hostpathExample from './packages/hostpath-example/vitest.config.ts';
 import localPath from './packages/local-path/vitest.config.ts';
 import localStatic from './packages/local-static/vitest.config.ts';
@@ -22,7 +22,9 @@ function narrowed(
   include: string[],
   exclude: string[] = [],
 ): TestProjectInlineConfiguration {
-  return { test: { ...config.test, root: `./packages/${dir}`, include, exclude } };
+  return {
+    test: { ...config.test, root: `./packages/${dir}`, include, exclude: [...configDefaults.exclude, ...exclude] },
+  };
 }
 
 export default defineConfig({

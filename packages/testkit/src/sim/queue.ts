@@ -78,10 +78,14 @@ export class WorkQueue {
     if (this.immediate !== undefined || this.draining !== undefined) return;
     this.immediate = setImmediate(() => {
       this.immediate = undefined;
-      this.draining = this.drain().finally(() => {
-        this.draining = undefined;
-        if (this.pending.size > 0) this.schedule();
-      });
+      // The drain starts once `draining` is set: a reconcile that adds a key before its first await (the resync's
+      // does) would otherwise schedule a second drain beside this one, and one key could be reconciled twice at once.
+      this.draining = Promise.resolve()
+        .then(() => this.drain())
+        .finally(() => {
+          this.draining = undefined;
+          if (this.pending.size > 0) this.schedule();
+        });
     });
   }
 

@@ -11,6 +11,7 @@ import hostpathExample from './packages/hostpath-example/vitest.config.ts';
 import localPath from './packages/local-path/vitest.config.ts';
 import localStatic from './packages/local-static/vitest.config.ts';
 import provisionerLib from './packages/provisioner-lib/vitest.config.ts';
+import { repo } from './vitest.config.ts';
 
 /**
  * The project of the package in `dir` (its own configuration, `config`), narrowed to `include` less `exclude` (paths
@@ -40,14 +41,7 @@ export default defineConfig({
       narrowed('local-path', localPath, ['test/main/**/*.test.ts', 'test/config/**/*.test.ts']),
       narrowed('local-static', localStatic, ['test/main.test.ts', 'test/node-cleanup/main.test.ts']),
       narrowed('hostpath-example', hostpathExample, ['test/walkthrough.test.ts', 'test/leader-election.test.ts']),
-      {
-        test: {
-          name: 'repo',
-          include: ['test/binaries.test.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 60_000,
-        },
-      },
+      { test: { ...repo.test, include: ['test/binaries.test.ts'] } },
     ],
     globalSetup: ['./vitest.global-setup.ts'],
   },

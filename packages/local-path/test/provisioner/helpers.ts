@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ObjectReader, recordWatch, type Cluster, type NodeSpec } from '@kprov/testkit';
-import { currentTier, type TierContext } from '@kprov/testkit/vitest';
+import { currentTier, WAIT, type TierContext } from '@kprov/testkit/vitest';
 import {
   CoreV1Api,
   StorageV1Api,
@@ -373,10 +373,10 @@ export function volumeTestPod(
 }
 
 /**
- * How long a test waits for a condition before it fails: long enough for real helper and consumer pods (node tier)
- * on a busy machine; a wait ends as soon as its condition holds.
+ * How long a test waits for a condition before it fails, and how often it looks (the testkit's: less often on the
+ * node tier, where real helper and consumer pods take seconds); a wait ends as soon as its condition holds.
  */
-export const WAIT = { timeout: 60_000, interval: 50 };
+export { WAIT };
 
 /** Anything that reads through the API: an {@link Env}, or main()'s test harness. */
 export interface Reads {

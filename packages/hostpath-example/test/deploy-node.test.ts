@@ -16,7 +16,7 @@ import {
   waitFor,
   type UserTools,
 } from '@kprov/testkit';
-import { currentTier, describeTiers } from '@kprov/testkit/vitest';
+import { currentTier, describeTiers, WAIT } from '@kprov/testkit/vitest';
 import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import packageJson from '../package.json' with { type: 'json' };
@@ -95,7 +95,7 @@ if (CANNOT_RUN !== undefined) {
             (await read.volume(pv)) === undefined && !existsSync(cluster.onNode('node-1', `${PV_DIR}/${pv}`))
               ? true
               : undefined,
-          { timeoutMs: WAIT_MS },
+          { timeoutMs: WAIT_MS, intervalMs: WAIT.interval },
         );
       });
 
@@ -111,7 +111,7 @@ if (CANNOT_RUN !== undefined) {
           async () =>
             (await leases.readNamespacedLease({ namespace: 'default', name: LEASE }).catch(() => undefined))?.spec
               ?.holderIdentity || undefined,
-          { timeoutMs: WAIT_MS },
+          { timeoutMs: WAIT_MS, intervalMs: WAIT.interval },
         );
         const [pod] = (await new ObjectReader(cluster.kubeConfig).pods('default')).filter((p) =>
           p.metadata?.name?.startsWith('hostpath-provisioner-'),
@@ -142,7 +142,7 @@ if (CANNOT_RUN !== undefined) {
             const h = (await leases.readNamespacedLease({ namespace: 'default', name: LEASE })).spec?.holderIdentity;
             return h !== undefined && h !== '' && h !== holder ? h : undefined;
           },
-          { timeoutMs: WAIT_MS },
+          { timeoutMs: WAIT_MS, intervalMs: WAIT.interval },
         );
       });
     },

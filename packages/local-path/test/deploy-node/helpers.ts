@@ -20,7 +20,7 @@ import {
   type RecordedEvent,
   type WatchRecorder,
 } from '@kprov/testkit';
-import { currentTier, describeTiers, type TierContext } from '@kprov/testkit/vitest';
+import { currentTier, describeTiers, WAIT, type TierContext } from '@kprov/testkit/vitest';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
 import { LABEL_OPERATION } from '../../src/executor/helper-pod/labels.js';
@@ -282,7 +282,7 @@ export async function waitBound(read: ObjectReader, claim: string): Promise<stri
       const c = await read.claim(claim);
       return c?.status?.phase === 'Bound' ? c.spec?.volumeName : undefined;
     },
-    { timeoutMs: PROVISION_MS, intervalMs: 250 },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
 }
 
@@ -291,7 +291,7 @@ export async function waitPhase(read: ObjectReader, pod: string, phase: string, 
   await waitFor(
     `pod ${namespace}/${pod} ${phase}`,
     async () => ((await read.pod(pod, namespace))?.status?.phase === phase ? true : undefined),
-    { timeoutMs: POD_MS, intervalMs: 250 },
+    { timeoutMs: POD_MS, intervalMs: WAIT.interval },
   );
 }
 
@@ -354,7 +354,7 @@ export async function waitLeader(i: Installation, wanted: (pod: string) => boole
       // Quoted by the timeout's message.
       throw new Error(pod === '' ? 'no holder' : `held by ${pod}`);
     },
-    { timeoutMs: PROVISION_MS, intervalMs: 250 },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
 }
 
@@ -440,7 +440,7 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
   await waitFor(
     'the claim waiting for its first consumer',
     async () => ((await claimEvents(read, 'local-path-pvc', 'WaitForFirstConsumer')).length > 0 ? true : undefined),
-    { timeoutMs: PROVISION_MS },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
   expect((await read.claim('local-path-pvc'))?.status?.phase).toBe('Pending');
   const writer = examplePod(
@@ -462,7 +462,7 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
   await waitFor(
     `helper-pod-create-${pv} Succeeded and deleted`,
     () => (ranAndWentAway(pods.events, `helper-pod-create-${pv}`) ? true : undefined),
-    { timeoutMs: PROVISION_MS },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
 
   // A new pod for the claim: the same volume, the data still there.
@@ -477,7 +477,7 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
       const log = await kubectl('logs', 'volume-test');
       return log === 'local-path-test\nlocal-path-test\n' ? true : undefined;
     },
-    { timeoutMs: POD_MS },
+    { timeoutMs: POD_MS, intervalMs: WAIT.interval },
   );
 
   // Deleting the claim removes the volume's directory, through a teardown helper pod.
@@ -486,12 +486,12 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
   await waitFor(
     `PV ${pv} and its directory gone`,
     async () => ((await read.volume(pv)) === undefined && !existsSync(dir) ? true : undefined),
-    { timeoutMs: PROVISION_MS, intervalMs: 250 },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
   await waitFor(
     `helper-pod-delete-${pv} Succeeded and deleted`,
     () => (ranAndWentAway(pods.events, `helper-pod-delete-${pv}`) ? true : undefined),
-    { timeoutMs: PROVISION_MS },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
   expect(existsSync(cluster.onNode(NODE, BASE_PATH))).toBe(true);
   expect(basePathEntries(cluster)).toEqual([]);
@@ -502,7 +502,7 @@ export async function coreScenarios(i: Installation, useSetup: (script: string) 
   const failed = await waitFor(
     'a ProvisioningFailed Event of claim broken',
     async () => (await claimEvents(read, 'broken', 'ProvisioningFailed'))[0],
-    { timeoutMs: PROVISION_MS, intervalMs: 250 },
+    { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
   );
   const uid = (await read.claim('broken'))?.metadata?.uid ?? '';
   expect(failed.type).toBe('Warning');

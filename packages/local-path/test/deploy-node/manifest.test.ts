@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { terminatePod, waitFor } from '@kprov/testkit';
+import { WAIT } from '@kprov/testkit/vitest';
 import { expect, it } from 'vitest';
 import {
   NAMESPACE,
@@ -71,7 +72,7 @@ describeDeployment('local-path installed with kubectl apply -f deploy/local-path
     await waitFor(
       'the first setup helper pod',
       () => (pods.events.some((e) => e.object.metadata?.name?.startsWith('helper-pod-create-')) ? true : undefined),
-      { timeoutMs: PROVISION_MS },
+      { timeoutMs: PROVISION_MS, intervalMs: WAIT.interval },
     );
     const [stopped] = await terminatePod(cluster.kubeConfig, NAMESPACE, leader);
     const madeBeforeStop = (await read.volumes()).length;
@@ -100,7 +101,7 @@ describeDeployment('local-path installed with kubectl apply -f deploy/local-path
       );
     await waitFor('no helper pod left', async () => ((await helperPodsNow(read)).length === 0 ? true : undefined), {
       timeoutMs: PROVISION_MS,
-      intervalMs: 250,
+      intervalMs: WAIT.interval,
     });
 
     // The stopped leader gave the Lease up; the new pod took it.

@@ -96,7 +96,8 @@ function call(api: object, name: string, param: object, options?: ConfigurationO
 
 /**
  * `x` as JSON; `sameTimestamps`: every timestamp as `Date.toISOString` writes it (from a string sent or a `Date`);
- * `created`: without the new object's creationTimestamp, its uid (wherever it appears) a placeholder.
+ * `created`: without what the server stamped the new object with at creation (its creationTimestamp, a PV's
+ * `status.lastPhaseTransitionTime`), its uid (wherever it appears) a placeholder.
  */
 function comparable(x: unknown, sameTimestamps: boolean, created = false): unknown {
   const uid = (x as { metadata?: { uid?: string } }).metadata?.uid;
@@ -105,7 +106,11 @@ function comparable(x: unknown, sameTimestamps: boolean, created = false): unkno
   const json = JSON.parse(text, (_key, v: unknown) =>
     sameTimestamps && typeof v === 'string' && TIMESTAMP.test(v) ? new Date(v).toISOString() : v,
   ) as { metadata?: Record<string, unknown> };
-  if (created) delete json.metadata?.creationTimestamp;
+  // Two creates a second apart differ in these.
+  if (created) {
+    delete json.metadata?.creationTimestamp;
+    delete (json as { status?: Record<string, unknown> }).status?.lastPhaseTransitionTime;
+  }
   return json;
 }
 

@@ -126,13 +126,29 @@ function throttledHttpApi(kc: KubeConfig, override: RateLimitOverride): HttpLibr
   const { IsomorphicFetchHttpLibrary } = clientNode();
   const fetchLibrary = new IsomorphicFetchHttpLibrary();
   return {
-    send: (ctx) =>
-      new Observable(
-        throttleRequest(kc, override, ctx.getHttpMethod().toString(), ctx.getUrl(), ctx.getSignal()).then(() =>
-          fetchLibrary.send(ctx).toPromise(),
-        ),
-      ),
+    send: (ctx) => {
+      const method = ctx.getHttpMethod().toString();
+      const url = ctx.getUrl();
+      return new Observable(
+        throttleRequest(kc, override, method, url, ctx.getSignal())
+          .then(() => fetchLibrary.send(ctx).toPromise())
+          .catch((err: unknown) => {
+            throw requestFailed(method, url, err);
+          }),
+      );
+    },
   };
+}
+
+/**
+ * `err` with the request and the reason in its message when it is fetch's network failure (`TypeError: fetch
+ * failed`, the reason only in its `cause`): `GET https://…/api/v1/nodes/a: connect ECONNREFUSED 127.0.0.1:6443`, as
+ * client-go names a failed request, so that the logs and Events that print an error's message say what went wrong.
+ * Still a `TypeError` with the same `cause` (its `code` included); anything else (an abort, an API error) unchanged.
+ */
+function requestFailed(method: string, url: string, err: unknown): unknown {
+  if (!(err instanceof TypeError && err.message === 'fetch failed' && err.cause instanceof Error)) return err;
+  return new TypeError(`${method} ${url}: ${err.cause.message}`, { cause: err.cause });
 }
 
 function dispatcherFor(kc: KubeConfig, options: AgentClientOptions): Dispatcher | undefined {
@@ -157,7 +173,9 @@ export function dispatcherMiddleware(agent: Dispatcher): Middleware {
  * Like `kc.makeApiClient(ApiClass)` (same base URL and authentication: `kc` is the auth method, so tokens,
  * exec plugins and basic auth work as usual), but every request goes through the shared keep-alive agent, installed
  * as a promise middleware that calls `ctx.setDispatcher(agent)` after authentication was applied, and, just before
- * it is sent, waits for a token of the client-side rate limiter if there is one (see `setClientRateLimit`).
+ * it is sent, waits for a token of the client-side rate limiter if there is one (see `setClientRateLimit`). A request
+ * that reaches no server rejects with a `TypeError` that names it and the reason (`GET https://…: connect
+ * ECONNREFUSED …`, the network error as its `cause`) where fetch says only `fetch failed`.
  *
  * @param kc - the KubeConfig; its current context at call time picks the server.
  * @param apiClientType - a generated API class, e.g. `CoreV1Api`.

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -111,7 +111,19 @@ describe('shared agent against the testkit (plain HTTP)', () => {
     const pending = core.listNamespace({}, withSignal(controller.signal));
     await vi.waitFor(() => expect(kit.server.requestCounts()['list namespaces']).toBe(1), WAIT);
     controller.abort();
-    await expect(pending).rejects.toThrow();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('names the request and the reason when the server cannot be reached', async () => {
+    const port = await closedPort();
+    const core = makeApiClient(kubeConfigFor(`http://127.0.0.1:${port}`), CoreV1Api);
+    const err = await core.readNamespace({ name: 'default' }).catch((e: unknown) => e);
+    // fetch itself says `fetch failed`, the reason only in its cause.
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toBe(
+      `GET http://127.0.0.1:${port}/api/v1/namespaces/default: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+    expect((err as Error).cause).toMatchObject({ code: 'ECONNREFUSED' });
   });
 
   it('refuses plain HTTP without skipTLSVerify, as client-node does', () => {
@@ -125,6 +137,15 @@ describe('shared agent against the testkit (plain HTTP)', () => {
     expect(() => sharedAgent(insecure)).toThrow(/skipTLSVerify/);
   });
 });
+
+/** A local port nothing listens on (one just closed). */
+async function closedPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 function hasOpenssl(): boolean {
   try {
@@ -229,6 +250,8 @@ describe.skipIf(!hasOpenssl())('shared agent over TLS', () => {
 
   it('rejects a server whose certificate the KubeConfig CA did not sign', async () => {
     const core = makeApiClient(kubeConfig(otherCert), CoreV1Api);
-    await expect(core.listNamespace()).rejects.toThrow();
+    await expect(core.listNamespace()).rejects.toThrow(
+      /^GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces: .*certificate/,
+    );
   });
 });

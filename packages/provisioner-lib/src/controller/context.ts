@@ -23,6 +23,13 @@ export interface OperationContext {
   metrics: ControllerMetrics;
   volumeStore: VolumeStore;
   slowSet: SlowSet;
+  /**
+   * UIDs of the volumes whose deletion this run finished (asset, PV object, finalizer), until the informer reports
+   * them gone. The PV's own update (its deletion timestamp) is queued while it is deleted, and the cached copy the
+   * next pass reads may not show our finalizer's removal yet: without this, that pass would delete it again (the
+   * Go library does, and counts the PV's NotFound as a failed deletion).
+   */
+  deletedVolumes: Set<string>;
   /** The PV of that name as the informer has it now. */
   getVolume(name: string): V1PersistentVolume | undefined;
   /** The StorageClass of that name as the informer has it now. */

@@ -79,6 +79,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private readonly slowSet: SlowSet;
   /** Claims whose last provision returned InBackground, by UID. */
   private readonly claimsInProgress = new Map<string, V1PersistentVolumeClaim>();
+  /** Volumes this run deleted, by UID, until the informer reports them gone (see `OperationContext`). */
+  private readonly deletedVolumes = new Set<string>();
   /** What every claim and volume pass works through, made once. */
   private readonly context: OperationContext;
   private informers: ControllerInformers | undefined;
@@ -163,6 +165,7 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
       metrics: this.metrics,
       volumeStore: this.volumeStore,
       slowSet: this.slowSet,
+      deletedVolumes: this.deletedVolumes,
       getVolume: (name) => this.informers?.volumeByName(name),
       getClass: (name) => this.informers?.classByName(name),
       reporter: {
@@ -315,6 +318,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
   private async runBody(signal: AbortSignal): Promise<void> {
     const o = this.options;
     this.running = true;
+    // The informers list afresh: no copy older than a deletion of an earlier run can come from them.
+    this.deletedVolumes.clear();
     const injected = { claims: o.claimsInformer, volumes: o.volumesInformer, classes: o.classesInformer };
     const informers = startInformers(
       o.kubeConfig,
@@ -334,6 +339,8 @@ export class ProvisionController extends EventEmitter<ProvisionControllerEvents>
         onVolumeDeleted: (pv) => {
           const name = pv.metadata?.name;
           if (name !== undefined) this.volumeQueue.forget(name);
+          const uid = pv.metadata?.uid;
+          if (uid !== undefined) this.deletedVolumes.delete(uid);
         },
       },
       injected,

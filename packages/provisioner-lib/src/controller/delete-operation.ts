@@ -3,6 +3,7 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { describeError, isNotFound, toError } from '../client/api-errors.js';
+import { FINALIZER_PV } from './annotations.js';
 import type { OperationContext } from './context.js';
 import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError } from './provisioner.js';
@@ -19,6 +20,7 @@ export async function syncVolume(
   signal: AbortSignal,
 ): Promise<OperationOutcome> {
   let pv: V1PersistentVolume;
+  if (ctx.deletedVolumes.has(volume.metadata?.uid ?? '')) return STOPPED;
   try {
     if (!isProvisionerForVolume(ctx.knownNames, volume)) return STOPPED;
     pv = await handleProtectionFinalizer(ctx, volume);
@@ -40,28 +42,27 @@ export async function syncVolume(
 }
 
 /**
- * Writes a PV's finalizer list: a JSON merge patch of the whole list guarded by `resourceVersion`, so a concurrent
- * change is a conflict (retried), not a lost update. (Go sends a strategic merge patch computed from a diff.)
+ * Adds our finalizer to a PV or takes it off, as the Go library does since v10.0.1: a strategic merge patch that
+ * names only our finalizer (`finalizers` is a merge list: the server adds it to, or deletes it from, the list as it is
+ * then) and carries no `resourceVersion`. So a change made meanwhile (kube-controller-manager taking its
+ * `kubernetes.io/pv-protection` off a PV being deleted, another finalizer added), or a cached copy that has not yet
+ * seen the PV's deletion, is no conflict, and the deletion is not done twice for one.
  */
-function patchFinalizers(
-  ctx: OperationContext,
-  pv: V1PersistentVolume,
-  finalizers: string[] | undefined,
-): Promise<V1PersistentVolume> {
+function patchFinalizer(ctx: OperationContext, name: string, change: 'add' | 'remove'): Promise<V1PersistentVolume> {
+  const metadata =
+    change === 'add' ? { finalizers: [FINALIZER_PV] } : { '$deleteFromPrimitiveList/finalizers': [FINALIZER_PV] };
   return ctx.client.patchPersistentVolume(
-    {
-      name: pv.metadata?.name ?? '',
-      body: { metadata: { finalizers: finalizers ?? null, resourceVersion: pv.metadata?.resourceVersion } },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    { name, body: { metadata } },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
   );
 }
 
 async function handleProtectionFinalizer(ctx: OperationContext, pv: V1PersistentVolume): Promise<V1PersistentVolume> {
   const [finalizers, modified] = desiredFinalizers(ctx.options.addFinalizer, pv);
   if (!modified) return pv;
+  const adds = (finalizers ?? []).includes(FINALIZER_PV);
   try {
-    return await patchFinalizers(ctx, pv, finalizers);
+    return await patchFinalizer(ctx, pv.metadata?.name ?? '', adds ? 'add' : 'remove');
   } catch (err) {
     throw new Error(
       `failed to modify finalizers to ${JSON.stringify(finalizers ?? [])} on volume ${pv.metadata?.name ?? ''} err: ${describeError(err)}`,
@@ -101,16 +102,18 @@ async function deleteVolumeOperation(
   }
   log.info({}, 'Persistentvolume deleted');
   ctx.reporter.emit('deleted', pv);
-  if (!ctx.options.addFinalizer || (pv.metadata?.finalizers ?? []).length === 0) return;
-  const cached = ctx.getVolume(name);
-  if (cached === undefined) return;
-  const [finalizers, modified] = removeFinalizer(cached.metadata?.finalizers);
-  if (!modified) return;
-  try {
-    await patchFinalizers(ctx, cached, finalizers);
-  } catch (err) {
-    if (isNotFound(err)) return;
-    log.error({ err: describeError(err) }, 'Failed to remove finalizer for persistentvolume');
-    throw err;
+  if (ctx.options.addFinalizer && (pv.metadata?.finalizers ?? []).length > 0) {
+    const cached = ctx.getVolume(name);
+    if (cached === undefined || !removeFinalizer(cached.metadata?.finalizers)[1]) return;
+    try {
+      await patchFinalizer(ctx, name, 'remove');
+    } catch (err) {
+      if (isNotFound(err)) return;
+      log.error({ err: describeError(err) }, 'Failed to remove finalizer for persistentvolume');
+      throw err;
+    }
   }
+  // Done with it: a copy of it the cache still has (or gets, until it is gone) is not to be deleted again.
+  const uid = pv.metadata?.uid;
+  if (uid !== undefined && ctx.getVolume(name)?.metadata?.uid === uid) ctx.deletedVolumes.add(uid);
 }

@@ -481,6 +481,7 @@ describe('TestController', () => {
     });
     await expect.poll(() => h?.volumes().length, WAIT).toBe(0);
     expect(h.metrics.classes(DELETE_OK)).toEqual(['']);
+    expect(h.metrics.classes(DELETE_FAILED)).toEqual([]);
   });
 
   it('ensure volume with finalizer is deleted if it is in a Released state and reclaim policy is Delete and already under deletion', async () => {
@@ -492,6 +493,7 @@ describe('TestController', () => {
     });
     await expect.poll(() => h?.volumes().length, WAIT).toBe(0);
     expect(h.metrics.classes(DELETE_OK)).toEqual(['']);
+    expect(h.metrics.classes(DELETE_FAILED)).toEqual([]);
   });
 
   it('provisioner fails to delete the volume with finalizer, the pv is not deleted', async () => {

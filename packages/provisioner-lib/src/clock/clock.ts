@@ -51,14 +51,16 @@ export interface ClockTimeout {
 }
 
 /**
- * `AbortSignal.timeout(ms)` on `clock`: the signal aborts with a `DOMException` named `TimeoutError` when `ms` have
- * passed on the clock. Call `clear` when the bounded operation ends, so the timer does not outlive it.
+ * `AbortSignal.timeout(ms)` on `clock`: the signal aborts with `reason` (default a `DOMException` named
+ * `TimeoutError`, as `AbortSignal.timeout`'s) when `ms` have passed on the clock. Call `clear` when the bounded
+ * operation ends, so the timer does not outlive it.
  */
-export function timeoutSignal(clock: Clock, ms: number): ClockTimeout {
+export function timeoutSignal(
+  clock: Clock,
+  ms: number,
+  reason: () => unknown = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+): ClockTimeout {
   const controller = new AbortController();
-  const handle = clock.setTimeout(
-    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
-    ms,
-  );
+  const handle = clock.setTimeout(() => controller.abort(reason()), ms);
   return { signal: controller.signal, clear: () => clock.clearTimeout(handle) };
 }

@@ -5,7 +5,7 @@ import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { describeError, isNotFound, toError } from '../client/api-errors.js';
 import { FINALIZER_PV } from './annotations.js';
 import type { OperationContext } from './context.js';
-import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
+import { controllerStopping, failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError } from './provisioner.js';
 import { desiredFinalizers, isProvisionerForVolume, removeFinalizer, shouldDelete } from './volumes.js';
 
@@ -88,8 +88,10 @@ async function deleteVolumeOperation(
       log.debug({ reason: err.reason }, 'Volume deletion ignored');
       return;
     }
-    // A stopping controller (shutdown or lost leadership) interrupted the deletion: no Warning on the volume.
-    if (signal.aborted) log.info({ err: describeError(err) }, 'Deletion interrupted: the controller is stopping');
+    // A stopping controller (shutdown or lost leadership) interrupted the deletion: no Warning on the volume (a
+    // timeout is a failure as any other).
+    if (controllerStopping(signal))
+      log.info({ err: describeError(err) }, 'Deletion interrupted: the controller is stopping');
     else ctx.reporter.volumeEvent(pv, 'Warning', 'VolumeFailedDelete', describeError(err));
     throw err;
   }

@@ -27,6 +27,26 @@ export function failed(error: unknown, state: ProvisioningState = ProvisioningSt
   return { result: 'failed', error, state };
 }
 
+/**
+ * The reason an operation's signal aborts with when the operation's own timeout (`provisionTimeoutMs`,
+ * `deletionTimeoutMs`) has passed: a `TimeoutError`, as `AbortSignal.timeout`'s, told apart from the controller
+ * stopping by its class.
+ */
+export class OperationTimeoutError extends DOMException {
+  constructor(ms: number) {
+    super(`the operation did not finish within its timeout of ${ms} ms`, 'TimeoutError');
+  }
+}
+
+/**
+ * Whether an operation's `signal` aborted because the controller is stopping (shutdown or lost leadership): the
+ * interruption is not the claim's or volume's failure, and the next run or the new leader takes the work up. An
+ * operation that ran out of its own time ({@link OperationTimeoutError}) failed, like any other error.
+ */
+export function controllerStopping(signal: AbortSignal): boolean {
+  return signal.aborted && !(signal.reason instanceof OperationTimeoutError);
+}
+
 /** What an operation reports as it goes, to the Kubernetes API (Events) and to the embedding program. */
 export interface OperationReporter {
   /** Records a Kubernetes Event about a claim. Never throws or waits. */

@@ -109,9 +109,16 @@ export interface ProvisionControllerOptions {
   additionalProvisionerNames?: readonly string[];
   /** Manage the `external-provisioner.volume.kubernetes.io/finalizer` finalizer on PVs. Default false. */
   addFinalizer?: boolean;
-  /** Timeout of one claim operation (provision and save), ms; 0 = none. Default 0. */
+  /**
+   * Timeout of one claim operation (provision and save), ms; 0 = none. Default 0. The operation's signal then aborts
+   * with a `TimeoutError`, and what the provisioner throws is a failure as any other (a `ProvisioningFailed` Warning,
+   * a retry, a `ProvisioningError`'s state kept); only the controller stopping interrupts without a Warning.
+   */
   provisionTimeoutMs?: number;
-  /** Timeout of one volume operation, ms; 0 = none. Default 0. */
+  /**
+   * Timeout of one volume operation, ms; 0 = none. Default 0. As `provisionTimeoutMs`: a timed-out deletion is a
+   * `VolumeFailedDelete` Warning and a retry.
+   */
   deletionTimeoutMs?: number;
   /** PV name for a claim. Default `pvc-<claim uid>`. */
   volumeName?: (claim: V1PersistentVolumeClaim) => string;

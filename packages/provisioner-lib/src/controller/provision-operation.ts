@@ -4,7 +4,7 @@ import type { Logger } from '../logging/logger.js';
 import { ANN_PROVISIONED_BY, ANN_SELECTED_NODE, FINALIZER_PV } from './annotations.js';
 import { canProvision, claimClass, claimKey, claimRefOf, selectedNodeName } from './claims.js';
 import type { OperationContext } from './context.js';
-import { failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
+import { controllerStopping, failed, STOPPED, SUCCEEDED, type OperationOutcome } from './operation.js';
 import { IgnoredError, isInfeasible, ProvisioningState, stateOf } from './provisioner.js';
 
 /**
@@ -98,9 +98,9 @@ async function provisionFailed(
     return STOPPED;
   }
   ctx.reporter.emit('provisionFailed', claim, toError(err));
-  if (signal.aborted) {
+  if (controllerStopping(signal)) {
     // The controller is stopping (shutdown or lost leadership), not the claim failing: no Warning on the claim, whose
-    // provisioning the next run (or the new leader) takes up again.
+    // provisioning the next run (or the new leader) takes up again. A timeout is a failure as any other.
     log.info({ err: describeError(err) }, 'Provisioning interrupted: the controller is stopping');
     return failed(err);
   }

@@ -1,5 +1,6 @@
 import { timeoutSignal, type Clock } from '../clock/clock.js';
 import type { RateLimitingQueue } from '../workqueue/index.js';
+import { OperationTimeoutError } from './operation.js';
 
 /** What one worker loop needs: its queue, the sync of one key, and what to do on success and failure. */
 export interface WorkerSpec {
@@ -38,7 +39,10 @@ export async function runWorker(spec: WorkerSpec, signal: AbortSignal): Promise<
       return;
     }
     spec.busy(1);
-    const timeout = spec.timeoutMs > 0 ? timeoutSignal(spec.clock, spec.timeoutMs) : undefined;
+    const timeout =
+      spec.timeoutMs > 0
+        ? timeoutSignal(spec.clock, spec.timeoutMs, () => new OperationTimeoutError(spec.timeoutMs))
+        : undefined;
     try {
       await spec.sync(key, timeout === undefined ? signal : AbortSignal.any([signal, timeout.signal]));
       queue.forget(key);

@@ -192,6 +192,58 @@ describeTiers('ProvisionController end to end', (tier) => {
     expect([...s.backend.backing]).toEqual([pvName]);
   });
 
+  it('reports a provision and a deletion that outlive their timeouts as failures the user sees', async () => {
+    const s = await start();
+    const backend = s.backend.provisioner('e2e');
+    const timeoutMs = 3000;
+    // The first call of each waits until its signal aborts, and fails with the reason.
+    const firstCall = async (calls: number, signal: AbortSignal, what: string): Promise<void> => {
+      if (calls > 1) return;
+      const reason = await new Promise<unknown>((resolve) =>
+        signal.addEventListener('abort', () => resolve(signal.reason), { once: true }),
+      );
+      throw new Error(`${what}: ${(reason as Error).message}`);
+    };
+    let provisions = 0;
+    let deletes = 0;
+    const provisioner: Provisioner = {
+      provision: async (o, signal) => {
+        await firstCall(++provisions, signal, 'the backend is still creating the volume');
+        return backend.provision(o, signal);
+      },
+      delete: async (pv, signal) => {
+        await firstCall(++deletes, signal, 'the backend did not answer');
+        return backend.delete(pv, signal);
+      },
+    };
+    run(s, provisioner, { provisionTimeoutMs: timeoutMs, deletionTimeoutMs: timeoutMs });
+    const uid = (await createClaim(s.api, 'data', CLASS)).metadata?.uid ?? '';
+    const pvName = `pvc-${uid}`;
+    await waitBound(s.api, 'data');
+    const timedOut = `the operation did not finish within its timeout of ${timeoutMs} ms`;
+    await vi.waitFor(
+      async () =>
+        expect((await events(s, uid)).ProvisioningFailed).toEqual({
+          count: 1,
+          message: `the backend is still creating the volume: ${timedOut}`,
+        }),
+      WAIT,
+    );
+
+    const pvUid = (await getVolume(s.api, pvName))?.metadata?.uid ?? '';
+    await deleteClaims(s.api, ['data']);
+    await vi.waitFor(async () => expect(await getVolume(s.api, pvName)).toBeUndefined(), WAIT);
+    await vi.waitFor(
+      async () =>
+        expect((await events(s, pvUid)).VolumeFailedDelete).toEqual({
+          count: 1,
+          message: `the backend did not answer: ${timedOut}`,
+        }),
+      WAIT,
+    );
+    expect([...s.backend.backing]).toEqual([]);
+  });
+
   it('with addFinalizer, guards a provisioned volume with its finalizer until the volume is deleted', async () => {
     const s = await start();
     const rc = run(s, s.backend.provisioner('e2e'), { addFinalizer: true });

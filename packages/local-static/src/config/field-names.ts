@@ -7,20 +7,29 @@
  * when it becomes JSON), each into what the one before left: a later scalar wins, a `null` changes nothing (and
  * empties a list or map), maps are merged, and list elements are decoded into the elements already there.
  * {@link canonicalKeys} does the same and spells every key as the config's own names, so that the rest reads one
- * spelling.
+ * spelling; and, as sigs.k8s.io/yaml does for a field of Go type string, it turns a number or a boolean there into its
+ * text ({@link goString}), so that `tier: 1` is the label `"1"`.
  *
  * @module
  */
+import { goString } from './go-string.js';
 
-/** A Go type of upstream's config, as far as decoding JSON into it goes. */
+/**
+ * A Go type of upstream's config, as far as decoding JSON into it goes: a `string` (a number or a boolean read into it
+ * becomes its text), another `scalar` (a bool, an int, a duration: read as it is, for the config's checks), or a
+ * struct, map or slice of them.
+ */
 export type GoType =
-  | { kind: 'scalar'; zero?: string }
+  | { kind: 'string' }
+  | { kind: 'scalar' }
   | { kind: 'struct'; fields: Readonly<Record<string, GoType>> }
   | { kind: 'map'; elem: GoType }
   | { kind: 'slice'; elem: GoType };
 
-const string: GoType = { kind: 'scalar', zero: '' };
+const string: GoType = { kind: 'string' };
 const scalar: GoType = { kind: 'scalar' };
+/** A `metav1.Duration`: it decodes itself from JSON, so sigs.k8s.io/yaml leaves a number there as it is. */
+const duration: GoType = scalar;
 const strings: GoType = { kind: 'slice', elem: string };
 
 /** `v1.NodeSelectorRequirement`. */
@@ -53,7 +62,7 @@ export const CLASS_TYPE: GoType = {
     fsType: string,
     namePattern: string,
     selector: { kind: 'slice', elem: TERM },
-    cleanupTimeout: string,
+    cleanupTimeout: duration,
   },
 };
 
@@ -66,7 +75,7 @@ export const CONFIG_TYPE: GoType = {
     useAlphaAPI: scalar,
     useJobForCleaning: scalar,
     jobTolerations: { kind: 'slice', elem: TOLERATION },
-    minResyncPeriod: scalar,
+    minResyncPeriod: duration,
     useNodeNameOnly: scalar,
     labelsForPV: { kind: 'map', elem: string },
     setPVOwnerRef: scalar,
@@ -107,10 +116,22 @@ function goOrder(keys: string[]): string[] {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * `value` with its YAML ints (bigints) as numbers, as JSON has them: a value that is not decoded any further (a
+ * scalar, or a value of the wrong shape, for the config's checks) reaches the rest as plain JSON.
+ */
+function jsonNumbers(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value)) return value.map(jsonNumbers);
+  if (isRecord(value) && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonNumbers(v)]));
+  return value;
+}
+
 /** A Go zero value for a map or list element decoded from nothing. */
 function zeroOf(type: GoType): unknown {
   if (type.kind === 'struct') return {};
-  if (type.kind === 'scalar') return type.zero;
+  if (type.kind === 'string') return '';
   return undefined;
 }
 
@@ -131,23 +152,25 @@ function where(at: string, key: string): string {
 
 /**
  * Decodes `value` into `target` as encoding/json decodes JSON into a Go value of type `type` (see the module comment);
- * returns the result, `undefined` for a nil map or list. A value of the wrong shape is returned as it is, for the
- * config's checks to report.
+ * returns the result, `undefined` for a nil map or list. A value of the wrong shape is returned as it is (its ints as
+ * numbers), for the config's checks to report.
  */
 function decodeInto(target: unknown, value: unknown, type: GoType, at: string, notices: KeyNotice[]): unknown {
   if (value === null || value === undefined) return type.kind === 'map' || type.kind === 'slice' ? undefined : target;
   switch (type.kind) {
+    case 'string':
+      return jsonNumbers(goString(value));
     case 'scalar':
-      return value;
+      return jsonNumbers(value);
     case 'slice': {
-      if (!Array.isArray(value)) return value;
+      if (!Array.isArray(value)) return jsonNumbers(value);
       const old = Array.isArray(target) ? target : [];
       return value.map((v: unknown, i) =>
         decodeInto(i < old.length ? old[i] : zeroOf(type.elem), v, type.elem, `${at}[${i}]`, notices),
       );
     }
     case 'map': {
-      if (!isRecord(value)) return value;
+      if (!isRecord(value)) return jsonNumbers(value);
       // The keys of one map are distinct, so their order does not matter: the document's is kept.
       const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
       for (const [key, v] of Object.entries(value))
@@ -155,7 +178,7 @@ function decodeInto(target: unknown, value: unknown, type: GoType, at: string, n
       return out;
     }
     case 'struct': {
-      if (!isRecord(value)) return value;
+      if (!isRecord(value)) return jsonNumbers(value);
       const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
       const spellings = new Map<string, string[]>();
       for (const key of goOrder(Object.keys(value))) {

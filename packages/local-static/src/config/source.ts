@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { realClock, sleep, silentLogger, type Clock, type Logger } from '@kprov/provisioner-lib';
 import { LastGood } from '@kprov/provisioner-lib/runtime';
-import { isScalar, parse } from 'yaml';
+import { isScalar, parse, type Tags } from 'yaml';
 import { readdir, readFile, stat } from '../fs/async.js';
 import { buildConfig, type ProvisionerConfig } from './config.js';
 import { canonicalKeys } from './field-names.js';
@@ -43,8 +43,20 @@ export async function readConfigTexts(dir: string): Promise<Record<string, strin
 }
 
 /**
- * The keys' values as YAML 1.1 (what upstream's Go YAML library reads: `yes` and `no` are booleans too). A key set twice
- * in one mapping is read as upstream's library reads it: the last one wins; `onWarning` is told.
+ * YAML 1.1's tags less those that upstream's Go YAML library (go-yaml v2) does not resolve: base-60 numbers (`1:30`)
+ * and timestamps (`2024-01-31`) stay strings there.
+ */
+function goYamlTags(tags: Tags): Tags {
+  return tags.filter(
+    (tag) => typeof tag === 'string' || (tag.format !== 'TIME' && tag.tag !== 'tag:yaml.org,2002:timestamp'),
+  );
+}
+
+/**
+ * The keys' values as YAML 1.1 (what upstream's Go YAML library reads: `yes` and `no` are booleans too; base-60 numbers
+ * and timestamps are strings, as there). Ints are bigints and floats numbers, so that a string field reads `1` and
+ * `1.0` as upstream does (see `goString`); the config's readers turn the other ints into numbers. A key set twice in
+ * one mapping is read as upstream's library reads it: the last one wins; `onWarning` is told.
  *
  * @throws {@link ConfigReadError} naming the key whose text is not YAML.
  */
@@ -58,6 +70,8 @@ export function parseConfigTexts(
     try {
       keys[name] = parse(text, {
         version: '1.1',
+        intAsBigInt: true,
+        customTags: goYamlTags,
         // Never equal (so never refused), but noted when they are.
         uniqueKeys: (a, b) => {
           if (isScalar(a) && isScalar(b) && a.value === b.value) twice.add(String(a.value));

@@ -63,7 +63,7 @@ export interface ProvisionControllerOptions {
    * `backoffRateLimiter({ baseMs: 1_000, maxMs: 300_000 })`. Default: see above.
    */
   rateLimiter?: RateLimiter<string>;
-  /** Attempts to save a provisioned PV before the volume is deleted again. Default 5. */
+  /** Attempts to save a provisioned PV before the volume is deleted again. Default 5 (0 means the default, as in Go). */
   createProvisionedPVRetryCount?: number;
   /** Interval between those attempts, in ms. Default 10 000. */
   createProvisionedPVIntervalMs?: number;
@@ -301,7 +301,8 @@ export function resolveOptions(
     threadiness,
     exponentialBackOffOnError: o.exponentialBackOffOnError ?? DEFAULTS.exponentialBackOffOnError,
     rateLimiter: o.rateLimiter,
-    createProvisionedPVRetryCount: o.createProvisionedPVRetryCount ?? DEFAULTS.createProvisionedPVRetryCount,
+    // 0 is the default too, as in Go (which applies it when the count is still 0): no attempt at all is no choice.
+    createProvisionedPVRetryCount: o.createProvisionedPVRetryCount || DEFAULTS.createProvisionedPVRetryCount,
     createProvisionedPVIntervalMs: o.createProvisionedPVIntervalMs ?? DEFAULTS.createProvisionedPVIntervalMs,
     createProvisionedPVLimiter: o.createProvisionedPVLimiter,
     failedProvisionThreshold: o.failedProvisionThreshold ?? threshold ?? DEFAULTS.failedProvisionThreshold,

@@ -89,6 +89,11 @@ describe('ProvisionController options: defaults', () => {
     expect(c.hasRun()).toBe(false);
   });
 
+  it('a createProvisionedPVRetryCount of 0 means the default 5 attempts, as in Go', () => {
+    expect(optionsOf(make({ createProvisionedPVRetryCount: 0 })).createProvisionedPVRetryCount).toBe(5);
+    expect(optionsOf(make({ createProvisionedPVRetryCount: 1 })).createProvisionedPVRetryCount).toBe(1);
+  });
+
   it('the PV name defaults to pvc-<claim uid>', () => {
     const claim: V1PersistentVolumeClaim = { metadata: { name: 'claim-1', namespace: 'default', uid: 'uid-1-1' } };
     expect(optionsOf(make()).volumeName(claim)).toBe('pvc-uid-1-1');

@@ -92,6 +92,9 @@ export class TeardownChecks {
     const storageClass = await this.readStorageClass(request.className, signal);
     let pathPattern: string | undefined;
     let allowUnsafePathPattern = false;
+    // Upstream deletes without reading the class: a volume whose class was deleted first (or changed so that its
+    // parameters no longer parse) is still deleted when it has the default folder or a safe pattern's shape.
+    let classUnknown = storageClass === undefined;
     if (storageClass !== undefined) {
       try {
         const params = parseVolumeParameters({
@@ -100,7 +103,7 @@ export class TeardownChecks {
         });
         ({ pathPattern, allowUnsafePathPattern } = params);
       } catch {
-        // A class whose parameters no longer parse made no pattern volumes: the default folder name applies.
+        classUnknown = true;
       }
     }
     // The cache lags the API server by the time a watch event takes to arrive (milliseconds). A PV that would be
@@ -121,6 +124,7 @@ export class TeardownChecks {
       claim: request.claim,
       pathPattern,
       allowUnsafePathPattern,
+      classUnknown,
       allowPvNameFolder: request.allowPvNameFolder,
       otherVolumes,
     });

@@ -9,7 +9,8 @@
  *   PV's node and class (never a base path itself);
  * - below that base path, the folder the PV and its claim produce: `<pv>_<namespace>_<claim>`, or, when the
  *   StorageClass has a `pathPattern`, what that pattern can produce for the claim (under `<namespace>/<claim>` in
- *   safe mode; in unsafe mode exactly the pattern rendered from the PV name and the claim's name, namespace and uid);
+ *   safe mode; in unsafe mode exactly the pattern rendered from the PV name and the claim's name, namespace and uid;
+ *   when the class is gone or no longer parses, the default folder or the safe shape);
  * - not a parent of (nor the same as) another PV's path.
  *
  * @module
@@ -51,6 +52,13 @@ export interface TeardownTarget {
   /** The class's `allowUnsafePathPattern`. */
   readonly allowUnsafePathPattern?: boolean | undefined;
   /**
+   * The PV's StorageClass is gone, or its parameters no longer parse, so whether it had a `pathPattern` cannot be
+   * told: besides the default folder, what a safe pattern can produce for the claim (under `<namespace>/<claim>`) is
+   * accepted, so that such volumes are still deleted. An unsafe pattern's folders cannot be told without the class.
+   * Ignored when `pathPattern` is given. Default false.
+   */
+  readonly classUnknown?: boolean | undefined;
+  /**
    * Also accept the folder named after the PV alone (`<base>/<pv name>`): the shape of the volumes of
    * kuttiproject/provisioner-localvolume, for the PVs it made. Default false.
    */
@@ -71,8 +79,8 @@ function expectedFolder(
 ): ((folder: string, base: string) => boolean) | string {
   const byName = defaultFolderName(target.pvName, claim.namespace, claim.name);
   const pattern = target.pathPattern;
-  if (pattern === undefined) return byName;
-  if (target.allowUnsafePathPattern !== true) {
+  if (pattern === undefined && target.classUnknown !== true) return byName;
+  if (pattern === undefined || target.allowUnsafePathPattern !== true) {
     const prefix = `${claim.namespace}/${claim.name}`;
     return (folder) => folder === byName || folder === prefix || folder.startsWith(`${prefix}/`);
   }
@@ -122,7 +130,7 @@ export function checkTeardownTarget(target: TeardownTarget): string {
     const shape =
       typeof expected === 'string'
         ? `${base}/${expected}`
-        : target.allowUnsafePathPattern === true
+        : target.allowUnsafePathPattern === true && target.pathPattern !== undefined
           ? `the StorageClass pathPattern rendered for claim ${claim.namespace}/${claim.name}`
           : `${base}/${claim.namespace}/${claim.name}[/...]`;
     throw refuse(`it is not the directory this provisioner makes for that PV and claim (${shape})`);

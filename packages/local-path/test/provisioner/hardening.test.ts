@@ -241,6 +241,27 @@ describeTiers(
   { tiers: ['testkit', 'real'] },
 );
 
+describeTiers('a pathPattern volume whose StorageClass was deleted first', () => {
+  it('is still deleted, as upstream deletes it without reading the class', async () => {
+    const e = await env();
+    await e.storage.createStorageClass({
+      body: storageClass('local-path', { parameters: { pathPattern: '{{ .PVC.Namespace }}/{{ .PVC.Name }}/' } }),
+    });
+    const { pvName, nodePath, dir } = await liveVolume(e);
+    expect(nodePath).toBe(`${BASE_PATH}/default/local-path-pvc`);
+    expect(readFileSync(`${dir}/test`, 'utf8')).toBe('local-path-test\n');
+
+    await e.core.deleteNamespacedPod({ name: 'volume-test', namespace: 'default' });
+    await e.storage.deleteStorageClass({ name: 'local-path' });
+    await e.core.deleteNamespacedPersistentVolumeClaim({ name: 'local-path-pvc', namespace: 'default' });
+    await vi.waitFor(async () => {
+      expect(await getVolume(e, pvName)).toBeUndefined();
+      expect(existsSync(dir)).toBe(false);
+    }, WAIT);
+    expect(await eventsFor(e, 'PersistentVolume', pvName, 'VolumeDeletionRefused')).toEqual([]);
+  });
+});
+
 describeTiers('a volume path', () => {
   it.each([
     ['a newline', 'a\nb', 'control character'],

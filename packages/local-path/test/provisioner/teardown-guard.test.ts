@@ -77,6 +77,25 @@ describe('checkTeardownTarget', () => {
     expect(refused({ ...pattern, path: '/opt/lpp/default' })).toContain('not the directory');
   });
 
+  it("without the class (deleted, or no longer parsing) accepts the default folder and a safe pattern's shape", () => {
+    const unknown = { ...base, classUnknown: true };
+    expect(checkTeardownTarget(unknown)).toBe('/opt/lpp');
+    expect(checkTeardownTarget({ ...unknown, path: '/opt/lpp/default/data' })).toBe('/opt/lpp');
+    expect(checkTeardownTarget({ ...unknown, path: '/opt/lpp/default/data/2024' })).toBe('/opt/lpp');
+    expect(refused({ ...base, path: '/opt/lpp/default/data' })).toContain('not the directory this provisioner makes');
+    expect(refused({ ...unknown, path: '/opt/lpp/default/other' })).toContain(
+      'not the directory this provisioner makes for that PV and claim (/opt/lpp/default/data[/...])',
+    );
+    expect(refused({ ...unknown, path: '/opt/lpp/data' })).toContain('not the directory this provisioner makes');
+    expect(
+      refused({
+        ...unknown,
+        path: '/opt/lpp/default/data',
+        otherVolumes: [{ name: 'live', path: '/opt/lpp/default/data/x' }],
+      }),
+    ).toContain('it holds the volume of PV live');
+  });
+
   it('with an unsafe pathPattern accepts only the pattern rendered from the PV and claim', () => {
     const pattern = { ...base, pathPattern: 'x/{{ .PVC.Name }}-{{ .PVName }}', allowUnsafePathPattern: true };
     expect(checkTeardownTarget({ ...pattern, path: `/opt/lpp/x/data-${PV}` })).toBe('/opt/lpp');

@@ -160,6 +160,7 @@ async function helperPods(program: Program, templatePollIntervalMs: number | und
     helperPodTemplate,
     serviceAccountName: options.serviceAccountName,
     configMapName,
+    provisionerName: options.provisionerName,
     allowUnsafeHelperPodTemplate: options.allowUnsafeHelperPodTemplate,
     timeoutSeconds,
     logger,

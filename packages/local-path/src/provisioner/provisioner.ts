@@ -67,7 +67,10 @@ export interface LocalPathProvisionerOptions {
   readonly helperPodTemplate: () => V1Pod;
   /** `--service-account-name`, set on every helper pod. */
   readonly serviceAccountName: string;
-  /** `--provisioner-name`, for messages. */
+  /**
+   * `--provisioner-name`, for messages; recorded on every helper pod, so that the reconciler (and the runner) leave
+   * the helper pods of other provisioners in the namespace alone.
+   */
   readonly provisionerName: string;
   /** `--configmap-name`. Default `DEFAULT_CONFIGMAP_NAME`. */
   readonly configMapName?: string | undefined;

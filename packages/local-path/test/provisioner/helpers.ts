@@ -193,6 +193,7 @@ export async function startEnv(tier: TierContext, setup: Setup = {}): Promise<En
         helperPodTemplate: () => template,
         serviceAccountName: SERVICE_ACCOUNT,
         configMapName: 'local-path-config',
+        provisionerName: PROVISIONER_NAME,
         timeoutSeconds: () => config.cmdTimeoutSeconds,
       });
       capacity = new CapacityTracker({

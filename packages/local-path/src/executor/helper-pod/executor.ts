@@ -13,7 +13,7 @@ import { baseHolding, EVERY_NODE, type VolumeDirectory, type VolumeExecutor, typ
 import type { VolumeAction } from '../script.js';
 import { UnsavedVolumes } from '../unsaved.js';
 import { buildHelperPod } from './build.js';
-import { labelsOf } from './labels.js';
+import { labelsOf, madeByAnotherProvisioner } from './labels.js';
 import { HelperPodRunner } from './runner.js';
 import { validateHelperPodTemplate } from './template.js';
 
@@ -27,6 +27,12 @@ export interface HelperPodExecutorOptions {
   readonly helperPodTemplate: () => V1Pod;
   /** `--service-account-name`, set on every helper pod. */
   readonly serviceAccountName: string;
+  /**
+   * `--provisioner-name`, recorded on every helper pod (`local.path.provisioner/provisioner`): the helper pods of
+   * another provisioner in the namespace are left alone ({@link HelperPodExecutor.owns}). Default none: the pods
+   * record no provisioner, and those that record one are all another's.
+   */
+  readonly provisionerName?: string | undefined;
   /** `--configmap-name`, whose `setup` and `teardown` the pods mount. Default {@link DEFAULT_CONFIGMAP_NAME}. */
   readonly configMapName?: string | undefined;
   /** `--allow-unsafe-helper-pod-template`: skip the template checks. Default false. */
@@ -92,6 +98,14 @@ export class HelperPodExecutor implements VolumeExecutor {
     return this.busy.has(pvName) || this.unsaved.waiting(pvName);
   }
 
+  /**
+   * Whether a helper pod is this provisioner's to finish or delete: not one that records another provisioner. A pod
+   * that records none (made by an earlier version) is, as before.
+   */
+  owns(pod: V1Pod): boolean {
+    return !madeByAnotherProvisioner(pod, this.options.provisionerName);
+  }
+
   /** The helper pod of `action` for the directory, from the current template (checked again). */
   private pod(action: VolumeAction, directory: VolumeDirectory): V1Pod {
     const template = this.options.helperPodTemplate();
@@ -108,7 +122,7 @@ export class HelperPodExecutor implements VolumeExecutor {
       teardownCommand: config?.teardownCommand,
       // An unsafe pattern may leave the base path: then only the parent is mounted, as upstream.
       basePath: baseHolding(directory.path, directory.basePath),
-      ...labelsOf(action, directory),
+      ...labelsOf(action, directory, this.options.provisionerName),
     });
   }
 

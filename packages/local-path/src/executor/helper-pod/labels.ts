@@ -1,9 +1,11 @@
 /**
  * The labels and annotations that record on each helper pod what it does, so that an operation a crash
- * interrupted can be finished: which operation, for which claim and volume, where.
+ * interrupted can be finished: which operation, for which claim and volume, where, and for which provisioner (two
+ * provisioners, e.g. one per disk, may share a namespace: each finishes only its own operations).
  *
  * @module
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeRecord } from '../executor.js';
 import type { VolumeAction } from '../script.js';
 
@@ -21,11 +23,20 @@ export const ANNOTATION_PATH = 'local.path.provisioner/path';
 export const ANNOTATION_NODE = 'local.path.provisioner/node';
 /** Annotation: the StorageClass of the claim. */
 export const ANNOTATION_STORAGE_CLASS = 'local.path.provisioner/storage-class';
+/**
+ * Annotation: the `--provisioner-name` of the provisioner that made the pod. An annotation, as names such as
+ * `rancher.io/local-path` are not valid label values.
+ */
+export const ANNOTATION_PROVISIONER = 'local.path.provisioner/provisioner';
 
-/** The labels and annotations of the helper pod of `action` on a volume, from which an interrupted operation can be finished. */
+/**
+ * The labels and annotations of the helper pod of `action` on a volume, from which an interrupted operation can be
+ * finished; {@link ANNOTATION_PROVISIONER} is `provisionerName` when given.
+ */
 export function labelsOf(
   action: VolumeAction,
   record: VolumeRecord,
+  provisionerName?: string,
 ): { labels: Record<string, string>; annotations: Record<string, string> } {
   const uid = record.claim?.uid ?? '';
   return {
@@ -36,6 +47,22 @@ export function labelsOf(
       [ANNOTATION_PATH]: record.path,
       [ANNOTATION_NODE]: record.node,
       [ANNOTATION_STORAGE_CLASS]: record.storageClassName,
+      ...provisionerAnnotation(provisionerName),
     },
   };
+}
+
+/** {@link ANNOTATION_PROVISIONER} of `provisionerName`; none when it is not given. */
+export function provisionerAnnotation(provisionerName: string | undefined): Record<string, string> {
+  return provisionerName === undefined ? {} : { [ANNOTATION_PROVISIONER]: provisionerName };
+}
+
+/**
+ * Whether the helper pod records another provisioner than `provisionerName` ({@link ANNOTATION_PROVISIONER}): such a
+ * pod is that provisioner's to finish or delete, never ours. A pod without the annotation, made by a version that did
+ * not record it, is not: it is handled as before, as this provisioner's.
+ */
+export function madeByAnotherProvisioner(pod: V1Pod, provisionerName: string | undefined): boolean {
+  const recorded = pod.metadata?.annotations?.[ANNOTATION_PROVISIONER];
+  return recorded !== undefined && recorded !== provisionerName;
 }

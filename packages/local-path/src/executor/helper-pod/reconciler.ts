@@ -1,7 +1,7 @@
 /**
- * Finishes what a crash interrupted. Every helper pod records its operation, claim, volume, node and path
- * (`labels.ts`); the setup pod is kept until the PV is saved. A pass of {@link HelperPodReconciler} looks at
- * the helper pods no operation of this process is using:
+ * Finishes what a crash interrupted. Every helper pod records its operation, claim, volume, node, path and
+ * provisioner (`labels.ts`); the setup pod is kept until the PV is saved. A pass of {@link HelperPodReconciler}
+ * looks at the helper pods no operation of this process is using:
  *
  * - a setup pod whose PV exists: its volume is saved, the pod is deleted;
  * - a setup pod whose claim still exists (same uid) and has no PV yet: left alone, the claim's provisioning goes on
@@ -10,6 +10,10 @@
  *   `cmdTimeoutSeconds` passed), the teardown runs, with the checks of a PV deletion, and then the pod is deleted.
  *   Until the teardown succeeded the pod stays, so a crash during this is finished by the next pass;
  * - a teardown pod: deleted (a PV still Released is torn down again by the controller, teardown is idempotent).
+ *
+ * Only this provisioner's helper pods: one that records another provisioner (another `--provisioner-name` in the
+ * same namespace, e.g. one per disk) is left alone, as its operations and config are that provisioner's. A pod that
+ * records none was made by an earlier version, which did not record it, and is handled as before.
  *
  * Upstream leaves such directories and Completed pods behind for good.
  *
@@ -79,6 +83,8 @@ export class HelperPodReconciler extends OrphanReconciler<ReconcileReport> {
     for (const pod of pods.items) {
       const name = pod.metadata?.name ?? '';
       if (executor.runner.isRunning(namespace, name) || pod.metadata?.deletionTimestamp !== undefined) continue;
+      // Another provisioner's pod (an unmarked one, from an earlier version, is taken as ours: see the module).
+      if (!executor.owns(pod)) continue;
       const annotations = pod.metadata?.annotations ?? {};
       const pvName = annotations[ANNOTATION_VOLUME] ?? '';
       const operation = pod.metadata?.labels?.[LABEL_OPERATION];

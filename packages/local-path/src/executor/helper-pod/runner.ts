@@ -1,6 +1,6 @@
 /**
- * Runs a helper pod to completion: creates it (replacing a leftover of the same name), watches it until it
- * Succeeded, Failed or `cmdTimeoutSeconds` elapsed, then always deletes it.
+ * Runs a helper pod to completion: creates it (replacing a leftover of the same name, unless the leftover records
+ * another provisioner), watches it until it Succeeded, Failed or `cmdTimeoutSeconds` elapsed, then always deletes it.
  *
  * Fix over upstream, which only ever notices `Succeeded` and so waits out the whole timeout when the script fails:
  * a `Failed` pod fails at once, and the error carries the exit code and the last lines of the pod's log.
@@ -9,6 +9,7 @@
  */
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import {
+  apiStatus,
   describeError,
   isAlreadyExists,
   isNotFound,
@@ -22,6 +23,7 @@ import {
   type Logger,
 } from '@kprov/provisioner-lib';
 import { lastLines } from '../output.js';
+import { ANNOTATION_PROVISIONER, madeByAnotherProvisioner } from './labels.js';
 import { waitForPod } from './pod-watch.js';
 
 /** Default interval between two looks at a leftover helper pod that is being deleted, in ms. */
@@ -160,9 +162,12 @@ export class HelperPodRunner {
           created = await this.core.createNamespacedPod({ namespace, body: run.pod }, withSignal(signal));
           break;
         } catch (err) {
-          // A pod of that name is left from an earlier attempt (or a racing one): remove it and try again.
-          if (!isAlreadyExists(err) || attempt >= 3) throw err;
-          await this.removeLeftover(name, namespace, deadline, signal);
+          if (!isAlreadyExists(err)) throw err;
+          // This request created nothing: the pod of that name is a leftover of an earlier attempt (or a racing one, or
+          // another provisioner's), not this run's to log or delete. Remove it (unless another's) and try again.
+          attempted = false;
+          if (attempt >= 3) throw err;
+          await this.removeLeftover(run.pod, deadline, signal);
         }
       }
       const pod = await waitForPod({
@@ -211,25 +216,48 @@ export class HelperPodRunner {
     }
   }
 
-  /** Deletes a pod of the same name left from an earlier attempt and waits until it is gone. */
-  private async removeLeftover(name: string, namespace: string, deadline: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Deletes a pod of the same name as `pod` left from an earlier attempt and waits until it is gone. A leftover that
+   * records another provisioner than `pod` (`labels.ts`) is that provisioner's: it is not deleted, the run fails. One
+   * that records none (made by an earlier version) is deleted, as before.
+   */
+  private async removeLeftover(pod: V1Pod, deadline: number, signal: AbortSignal): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    const leftover = await this.readPod(name, namespace, signal);
+    if (leftover === undefined) return;
+    if (madeByAnotherProvisioner(leftover, pod.metadata?.annotations?.[ANNOTATION_PROVISIONER])) {
+      const owner = leftover.metadata?.annotations?.[ANNOTATION_PROVISIONER] ?? '';
+      throw new Error(`helper pod ${namespace}/${name} already exists and belongs to the provisioner ${owner}`);
+    }
+    // Only the pod that was checked: one made again since is looked at by the next attempt.
+    const uid = leftover.metadata?.uid;
     try {
-      await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }, withSignal(signal));
+      await this.core.deleteNamespacedPod(
+        { name, namespace, gracePeriodSeconds: 0, ...(uid === undefined ? {} : { body: { preconditions: { uid } } }) },
+        withSignal(signal),
+      );
       this.logger.info({ pod: `${namespace}/${name}` }, 'Deleted a leftover helper pod');
     } catch (err) {
-      if (isNotFound(err)) return;
+      if (isNotFound(err) || apiStatus(err)?.code === 409) return;
       throw err;
     }
     for (;;) {
-      try {
-        await this.core.readNamespacedPod({ name, namespace }, withSignal(signal));
-      } catch (err) {
-        if (isNotFound(err)) return;
-        throw err;
-      }
+      const current = await this.readPod(name, namespace, signal);
+      if (current === undefined || current.metadata?.uid !== uid) return;
       if (this.clock.now() >= deadline)
         throw new HelperPodTimeoutError(`leftover helper pod ${namespace}/${name} is still being deleted`);
       await sleep(this.clock, this.pollIntervalMs, signal);
+    }
+  }
+
+  /** The pod, or `undefined` when there is none; other errors are thrown. */
+  private async readPod(name: string, namespace: string, signal: AbortSignal): Promise<V1Pod | undefined> {
+    try {
+      return await this.core.readNamespacedPod({ name, namespace }, withSignal(signal));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
     }
   }
 

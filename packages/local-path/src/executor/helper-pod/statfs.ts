@@ -3,8 +3,9 @@
  * does not see the nodes' disks): a pod built like the setup helper pod, mounting the base path, that prints
  * `stat -f -c '%S %b %a'` of it (block size, blocks, blocks available), read from its log.
  *
- * The pod is labelled `local.path.provisioner/operation: statfs` (the reconciler leaves it alone) and named after
- * the node and path, so a pod left by a crash is replaced by the next measurement of that path.
+ * The pod is labelled `local.path.provisioner/operation: statfs` (the reconciler leaves it alone), records the
+ * provisioner as every helper pod does, and is named after the node and path, so a pod left by a crash is replaced by
+ * the next measurement of that path (not one of another provisioner: see `HelperPodRunner`).
  *
  * @module
  */
@@ -13,7 +14,7 @@ import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { makeCoreV1Calls, withSignal, type CoreV1Calls, type Logger } from '@kprov/provisioner-lib';
 import { buildHelperPod, HELPER_POD_NAME_MAX_LENGTH } from './build.js';
 import { validateHelperPodTemplate } from './template.js';
-import { LABEL_OPERATION } from './labels.js';
+import { LABEL_OPERATION, provisionerAnnotation } from './labels.js';
 import { HelperPodRunner } from './runner.js';
 import type { FileSystemSize } from '../executor.js';
 
@@ -35,6 +36,8 @@ export interface HelperPodStatfsOptions {
   readonly serviceAccountName: string;
   /** `--configmap-name`. */
   readonly configMapName: string;
+  /** `--provisioner-name`, recorded on the pod (`local.path.provisioner/provisioner`). Default none. */
+  readonly provisionerName?: string | undefined;
   /** Skip the template checks. Default false. */
   readonly allowUnsafeHelperPodTemplate?: boolean | undefined;
   /** The wait limit in seconds (`cmdTimeoutSeconds`). */
@@ -84,6 +87,7 @@ export class HelperPodStatfs {
       sizeBytes: 0,
       volumeMode: 'Filesystem',
       labels: { [LABEL_OPERATION]: STATFS_OPERATION },
+      annotations: provisionerAnnotation(this.options.provisionerName),
     });
     pod.metadata!.name = `${template.metadata?.name ?? 'helper-pod'}-${STATFS_OPERATION}-${hash}`.slice(
       0,

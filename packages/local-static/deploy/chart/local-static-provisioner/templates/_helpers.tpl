@@ -55,3 +55,24 @@ app.kubernetes.io/component: node-cleanup
 {{- default "default" .Values.nodeCleanup.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The image of every container (the provisioner, its cleanup Jobs, node-cleanup): `image` as upstream's chart writes it,
+a plain string rendered through tpl, or this chart's repository and tag (default the appVersion).
+*/}}
+{{- define "local-static.image" -}}
+{{- if kindIs "string" .Values.image -}}
+{{- tpl .Values.image . -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pull policy: upstream's imagePullPolicy, else image.pullPolicy; none (Kubernetes' default) with neither. */}}
+{{- define "local-static.imagePullPolicy" -}}
+{{- if .Values.imagePullPolicy -}}
+{{- .Values.imagePullPolicy -}}
+{{- else if kindIs "map" .Values.image -}}
+{{- .Values.image.pullPolicy -}}
+{{- end -}}
+{{- end -}}

@@ -4,7 +4,7 @@
  * leadership, and a binary's own command line parser.
  */
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
@@ -70,7 +70,10 @@ const defaultSetup: Setup = () => ({ provisionerName: PROVISIONER, provisioner }
 function run(
   argv: string[],
   setup: Setup = defaultSetup,
-  context: Partial<RuntimeContext> & { messages?: Parameters<typeof runProvisioner>[0]['messages'] } = {},
+  context: Partial<RuntimeContext> & {
+    messages?: Parameters<typeof runProvisioner>[0]['messages'];
+    env?: Parameters<typeof runProvisioner>[0]['env'];
+  } = {},
 ): Run {
   const abort = new AbortController();
   let stdout = '';
@@ -483,6 +486,28 @@ describe('runProvisioner before the controller', () => {
     expect({ qps: limited.qps, burst: limited.burst }).toEqual({ qps: 2, burst: 3 });
     expect({ qps: defaults.qps, burst: defaults.burst }).toEqual({ qps: 5, burst: 10 });
     expect(none).toBeUndefined();
+  });
+
+  it('skips the files of $KUBECONFIG that do not exist, as client-go does, and goes on to ~/.kube/config when none does', async () => {
+    const kubeconfig = await unusedKubeconfig();
+    const home = path.dirname(await unusedKubeconfig());
+    await mkdir(path.join(home, '.kube'));
+    await copyFile(kubeconfig, path.join(home, '.kube', 'config'));
+    const servers: (string | undefined)[] = [];
+    const grab: Setup = ({ kubeConfig }) => {
+      servers.push(kubeConfig.getCurrentCluster()?.server);
+      throw new Error('done');
+    };
+    const missing = '/nonexistent/kubeconfig';
+    const withEnv = (env: Record<string, string>) => run([], grab, { env }).exited;
+    expect(await withEnv({ KUBECONFIG: `${missing}${path.delimiter}${kubeconfig}`, HOME: '/nonexistent' })).toBe(1);
+    expect(await withEnv({ KUBECONFIG: missing, HOME: home })).toBe(1);
+    expect(servers).toEqual(['https://127.0.0.1:1', 'https://127.0.0.1:1']);
+    // An explicit --kubeconfig must exist, as client-go's explicit path.
+    const program = run(['--kubeconfig', missing], grab, { env: { HOME: home } });
+    expect(await program.exited).toBe(1);
+    expect(program.lines().at(-1)?.err).toMatch(/^cannot load kubeconfig "\/nonexistent\/kubeconfig"/);
+    expect(servers).toHaveLength(2);
   });
 
   it("takes the binary's own parser: its exit results as given, its common options acted on, the binary's log lines", async () => {

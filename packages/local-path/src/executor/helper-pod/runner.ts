@@ -230,11 +230,12 @@ export class HelperPodRunner {
       const owner = leftover.metadata?.annotations?.[ANNOTATION_PROVISIONER] ?? '';
       throw new Error(`helper pod ${namespace}/${name} already exists and belongs to the provisioner ${owner}`);
     }
-    // Only the pod that was checked: one made again since is looked at by the next attempt.
+    // Only the pod that was checked: one made again since is looked at by the next attempt. With a body, the API
+    // server reads the delete options from it alone (its query parameters are ignored): the grace period goes there.
     const uid = leftover.metadata?.uid;
     try {
       await this.core.deleteNamespacedPod(
-        { name, namespace, gracePeriodSeconds: 0, ...(uid === undefined ? {} : { body: { preconditions: { uid } } }) },
+        { name, namespace, body: { gracePeriodSeconds: 0, ...(uid === undefined ? {} : { preconditions: { uid } }) } },
         withSignal(signal),
       );
       this.logger.info({ pod: `${namespace}/${name}` }, 'Deleted a leftover helper pod');

@@ -2,9 +2,9 @@
 #
 # The images of the provisioner binaries, one Dockerfile for all; PACKAGE names the folder under packages/:
 #
-#   docker build --build-arg PACKAGE=local-path -t ghcr.io/kprov/local-path:0.2.13 .
-#   docker build --build-arg PACKAGE=hostpath-example -t ghcr.io/kprov/hostpath-example:0.2.13 .
-#   docker build --build-arg PACKAGE=local-static -t ghcr.io/kprov/local-static:0.2.13 .
+#   docker build --build-arg PACKAGE=local-path -t ghcr.io/kprov/local-path:0.2.14 .
+#   docker build --build-arg PACKAGE=hostpath-example -t ghcr.io/kprov/hostpath-example:0.2.14 .
+#   docker build --build-arg PACKAGE=local-static -t ghcr.io/kprov/local-static:0.2.14 .
 #
 # `pnpm images` builds all three with buildah, without a daemon (docs/images.md).
 #
